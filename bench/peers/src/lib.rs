@@ -1,0 +1,1 @@
+//! Peer benchmarks live in benches/.

@@ -1,0 +1,2 @@
+//! `coterie`: the one binary of the toolkit.
+fn main() {}

@@ -1,0 +1,34 @@
+//! # coterie-math
+//!
+//! The lattice arithmetic core that every coterie scheme stands on. It knows nothing of schemes or
+//! protocols; schemes (BFV, TFHE, HSS) depend on it, never the other way round.
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`modulus`] | word-size modular arithmetic (Barrett and Shoup) for moduli below 2^62 |
+//! | [`primes`] | primality testing and generation of NTT-friendly primes |
+//! | [`ntt`] | negacyclic NTT over Z_q\[X\]/(X^N+1) on `tfhe-ntt` |
+//! | [`rns`] | RNS bases: CRT reconstruction, fast base conversion/extension, exact scaling, modulus switching |
+//! | [`poly`] | RNS polynomial ring elements in coefficient and NTT form, automorphisms |
+//! | [`gadget`] | signed power-of-two and RNS-digit gadget decomposition |
+//! | [`sample`] | samplers: uniform, binary, ternary, centered binomial, discrete Gaussian |
+//! | [`prg`] | seeded XOF for public common reference strings |
+//! | [`fft`] | negacyclic floating-point FFT over the discretized torus on `tfhe-fft` |
+//! | [`intpoly`] | exact integer negacyclic products (where FFT error is not allowed) |
+//! | [`bigint`] | big integers up to 4096 bits and beyond (GMP through `rug`) |
+#![warn(missing_docs)]
+
+pub mod bigint;
+pub mod error;
+pub mod fft;
+pub mod gadget;
+pub mod intpoly;
+pub mod modulus;
+pub mod ntt;
+pub mod poly;
+pub mod prg;
+pub mod primes;
+pub mod rns;
+pub mod sample;
+
+pub use error::{Error, Result};
