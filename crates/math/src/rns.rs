@@ -1,1 +1,553 @@
-//! (in progress)
+//! Residue number system (RNS) bases and the conversions BFV-style schemes need.
+//!
+//! * [`RnsBasis`]: a set of pairwise coprime word moduli `q_0 … q_{L-1}` with `Q = ∏ q_i`;
+//!   decomposition of big integers into residues and CRT reconstruction back.
+//! * [`BaseConverter`]: fast base conversion from a basis `Q` to a basis `P` (Halevi–Polyakov–Shoup).
+//!   [`BaseConverter::convert_approx`] returns `x + u·Q` for a small `0 ≤ u < L` (the textbook
+//!   "fast base conversion"); [`BaseConverter::convert_exact`] removes `u` with a floating-point
+//!   estimate of `Σ y_i/q_i`, and falls back to exact big-integer CRT for the rare coefficient whose
+//!   estimate is too close to a rounding boundary, so it is *always* exact (HPS's floating-point
+//!   variant alone fails with probability about `L·2^-53` per coefficient).
+//! * [`ScaleRounder`]: exact `round(t·x/Q)` for `x` given in the extended basis `Q ∪ P`, returned
+//!   in basis `Q` — the rescaling step of BFV multiplication. It is computed as
+//!   `(t·x + ⌊Q/2⌋ − r)/Q` with `r = [t·x + ⌊Q/2⌋]_Q`, using two exact base conversions; every step
+//!   is an exact integer identity, so the result is the exact rounding (no HPS approximation).
+//! * [`drop_last_rounded`]: modulus switching `x → round(x / q_{L-1})` from `Q` to `Q/q_{L-1}`.
+//!
+//! Layout convention: an RNS vector of `n` coefficients is stored limb-major, `data[i*n + c]` is
+//! coefficient `c` modulo `q_i`.
+
+use crate::bigint::BigInt;
+use crate::modulus::Modulus;
+use crate::{Error, Result};
+
+/// Distance from a rounding boundary below which the floating-point correction of
+/// [`BaseConverter::convert_exact`] is not trusted and exact CRT is used instead. The floating-point
+/// error of `Σ y_i/q_i` is below `4·L·2^-53`, far below this for any `L ≤ 2^10`.
+const FLOAT_GUARD: f64 = 1.0 / (1u64 << 40) as f64;
+
+/// A basis of pairwise coprime word moduli.
+#[derive(Clone, Debug)]
+pub struct RnsBasis {
+    moduli: Vec<Modulus>,
+    product: BigInt,
+    half_product: BigInt,
+    /// `Q / q_i`.
+    q_hat: Vec<BigInt>,
+    /// `(Q / q_i)^{-1} mod q_i` and its Shoup constant.
+    q_hat_inv: Vec<(u64, u64)>,
+}
+
+impl RnsBasis {
+    /// Builds the basis; the moduli must be pairwise coprime (distinct primes, typically).
+    pub fn new(moduli: &[u64]) -> Result<Self> {
+        if moduli.is_empty() {
+            return Err(Error::InvalidParameter("empty RNS basis".into()));
+        }
+        let moduli: Vec<Modulus> = moduli
+            .iter()
+            .map(|&q| Modulus::new(q))
+            .collect::<Result<_>>()?;
+        let mut product = BigInt::from(1u32);
+        for (i, a) in moduli.iter().enumerate() {
+            for b in &moduli[..i] {
+                if gcd(a.value(), b.value()) != 1 {
+                    return Err(Error::InvalidParameter(format!(
+                        "RNS moduli {} and {} are not coprime",
+                        a.value(),
+                        b.value()
+                    )));
+                }
+            }
+            product *= a.value();
+        }
+        let mut q_hat = Vec::with_capacity(moduli.len());
+        let mut q_hat_inv = Vec::with_capacity(moduli.len());
+        for m in &moduli {
+            let h = BigInt::from(&product / m.value());
+            let h_mod = bigint_mod_u64(&h, m.value());
+            let inv = m.inv(h_mod)?;
+            q_hat_inv.push((inv, m.shoup(inv)));
+            q_hat.push(h);
+        }
+        let half_product = BigInt::from(&product >> 1u32);
+        Ok(RnsBasis {
+            moduli,
+            product,
+            half_product,
+            q_hat,
+            q_hat_inv,
+        })
+    }
+
+    /// Number of moduli `L`.
+    pub fn len(&self) -> usize {
+        self.moduli.len()
+    }
+
+    /// Always false (a basis has at least one modulus); for API symmetry with `len`.
+    pub fn is_empty(&self) -> bool {
+        self.moduli.is_empty()
+    }
+
+    /// The moduli.
+    pub fn moduli(&self) -> &[Modulus] {
+        &self.moduli
+    }
+
+    /// The product `Q`.
+    pub fn product(&self) -> &BigInt {
+        &self.product
+    }
+
+    /// Total bit size of `Q`.
+    pub fn bits(&self) -> u32 {
+        self.product.significant_bits()
+    }
+
+    /// Residues of a (possibly negative) big integer.
+    pub fn decompose(&self, x: &BigInt) -> Vec<u64> {
+        self.moduli
+            .iter()
+            .map(|m| bigint_mod_u64(x, m.value()))
+            .collect()
+    }
+
+    /// CRT reconstruction of the residues into `[0, Q)`.
+    pub fn reconstruct(&self, residues: &[u64]) -> Result<BigInt> {
+        if residues.len() != self.len() {
+            return Err(Error::Malformed(format!(
+                "{} residues for a basis of {} moduli",
+                residues.len(),
+                self.len()
+            )));
+        }
+        let mut acc = BigInt::new();
+        for (i, (&r, m)) in residues.iter().zip(&self.moduli).enumerate() {
+            if r >= m.value() {
+                return Err(Error::Malformed(format!(
+                    "residue {r} ≥ modulus {}",
+                    m.value()
+                )));
+            }
+            let (inv, inv_s) = self.q_hat_inv[i];
+            let y = m.mul_shoup(r, inv, inv_s);
+            acc += &self.q_hat[i] * y;
+        }
+        acc %= &self.product;
+        Ok(acc)
+    }
+
+    /// CRT reconstruction into the centered range `(-Q/2, Q/2]`.
+    pub fn reconstruct_centered(&self, residues: &[u64]) -> Result<BigInt> {
+        let mut x = self.reconstruct(residues)?;
+        if x > self.half_product {
+            x -= &self.product;
+        }
+        Ok(x)
+    }
+}
+
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// `x mod m` in `[0, m)` for any sign of `x`.
+pub(crate) fn bigint_mod_u64(x: &BigInt, m: u64) -> u64 {
+    let r = BigInt::from(x % m);
+    let r = if r < 0 { r + m } else { r };
+    r.to_u64().expect("remainder below a u64 modulus")
+}
+
+/// Fast base conversion from basis `Q` to basis `P` (the two must be coprime to each other).
+#[derive(Clone, Debug)]
+pub struct BaseConverter {
+    from: RnsBasis,
+    to: RnsBasis,
+    /// `[k][i] = (Q/q_i) mod p_k`.
+    q_hat_mod_p: Vec<Vec<u64>>,
+    /// `Q mod p_k`.
+    q_mod_p: Vec<u64>,
+    /// `1/q_i` as floats.
+    inv_q: Vec<f64>,
+}
+
+impl BaseConverter {
+    /// Precomputes the conversion tables from `from` to `to`.
+    pub fn new(from: &RnsBasis, to: &RnsBasis) -> Result<Self> {
+        for a in from.moduli() {
+            for b in to.moduli() {
+                if gcd(a.value(), b.value()) != 1 {
+                    return Err(Error::InvalidParameter(format!(
+                        "bases share a factor: {} and {}",
+                        a.value(),
+                        b.value()
+                    )));
+                }
+            }
+        }
+        let q_hat_mod_p = to
+            .moduli()
+            .iter()
+            .map(|p| {
+                from.q_hat
+                    .iter()
+                    .map(|h| bigint_mod_u64(h, p.value()))
+                    .collect()
+            })
+            .collect();
+        let q_mod_p = to
+            .moduli()
+            .iter()
+            .map(|p| bigint_mod_u64(from.product(), p.value()))
+            .collect();
+        let inv_q = from
+            .moduli()
+            .iter()
+            .map(|q| 1.0 / q.value() as f64)
+            .collect();
+        Ok(BaseConverter {
+            from: from.clone(),
+            to: to.clone(),
+            q_hat_mod_p,
+            q_mod_p,
+            inv_q,
+        })
+    }
+
+    /// Source basis.
+    pub fn from_basis(&self) -> &RnsBasis {
+        &self.from
+    }
+
+    /// Target basis.
+    pub fn to_basis(&self) -> &RnsBasis {
+        &self.to
+    }
+
+    fn check_lengths(&self, input: &[u64], output: &[u64], n: usize) -> Result<()> {
+        if input.len() != n * self.from.len() || output.len() != n * self.to.len() {
+            return Err(Error::Mismatch(format!(
+                "base conversion of {n} coefficients: input {} words for {} moduli, output {} words for {} moduli",
+                input.len(),
+                self.from.len(),
+                output.len(),
+                self.to.len()
+            )));
+        }
+        Ok(())
+    }
+
+    /// `y_i = x_i · (Q/q_i)^{-1} mod q_i` for one coefficient; returns `Σ y_i / q_i` (float).
+    #[inline(always)]
+    fn y_values(&self, input: &[u64], n: usize, c: usize, y: &mut [u64]) -> f64 {
+        let mut s = 0.0f64;
+        for (i, m) in self.from.moduli.iter().enumerate() {
+            let (inv, inv_s) = self.from.q_hat_inv[i];
+            let yi = m.mul_shoup(input[i * n + c], inv, inv_s);
+            y[i] = yi;
+            s += yi as f64 * self.inv_q[i];
+        }
+        s
+    }
+
+    #[inline(always)]
+    fn dot_mod(&self, k: usize, y: &[u64]) -> u64 {
+        let p = &self.to.moduli[k];
+        let row = &self.q_hat_mod_p[k];
+        let mut acc: u128 = 0;
+        for (chunk_y, chunk_r) in y.chunks(15).zip(row.chunks(15)) {
+            let mut part: u128 = 0;
+            for (&a, &b) in chunk_y.iter().zip(chunk_r) {
+                part += a as u128 * b as u128;
+            }
+            acc = p.reduce_u128(part) as u128 + acc;
+        }
+        p.reduce_u128(acc)
+    }
+
+    /// Fast (approximate) base conversion: for each coefficient with residues `x_i` of some
+    /// `x ∈ [0, Q)`, outputs residues modulo every `p_k` of `x + u·Q` for some `0 ≤ u < L`.
+    pub fn convert_approx(&self, input: &[u64], output: &mut [u64], n: usize) -> Result<()> {
+        self.check_lengths(input, output, n)?;
+        let mut y = vec![0u64; self.from.len()];
+        for c in 0..n {
+            self.y_values(input, n, c, &mut y);
+            for k in 0..self.to.len() {
+                output[k * n + c] = self.dot_mod(k, &y);
+            }
+        }
+        Ok(())
+    }
+
+    /// Exact base conversion. With `centered = false` the input residues are read as the integer
+    /// `x ∈ [0, Q)`; with `centered = true` as the integer `x ∈ (-Q/2, Q/2]` (what lifting a
+    /// ciphertext to a larger basis needs). The output holds the residues of that exact integer.
+    pub fn convert_exact(
+        &self,
+        input: &[u64],
+        output: &mut [u64],
+        n: usize,
+        centered: bool,
+    ) -> Result<()> {
+        self.check_lengths(input, output, n)?;
+        let l = self.from.len();
+        let mut y = vec![0u64; l];
+        let mut residues = vec![0u64; l];
+        let shift = if centered { 0.5 } else { 0.0 };
+        for c in 0..n {
+            let s = self.y_values(input, n, c, &mut y) + shift;
+            let v = s.floor();
+            let frac = s - v;
+            if !(FLOAT_GUARD..=1.0 - FLOAT_GUARD).contains(&frac) {
+                // Too close to a boundary to trust the float: reconstruct exactly.
+                for i in 0..l {
+                    residues[i] = input[i * n + c];
+                }
+                let x = if centered {
+                    self.from.reconstruct_centered(&residues)?
+                } else {
+                    self.from.reconstruct(&residues)?
+                };
+                for (k, p) in self.to.moduli.iter().enumerate() {
+                    output[k * n + c] = bigint_mod_u64(&x, p.value());
+                }
+                continue;
+            }
+            // x = Σ y_i (Q/q_i) − v·Q, with v = floor(Σ y_i/q_i + shift).
+            let v = v as u64;
+            for (k, p) in self.to.moduli.iter().enumerate() {
+                let t = self.dot_mod(k, &y);
+                let vq = p.mul(v, self.q_mod_p[k]);
+                output[k * n + c] = p.sub(t, vq);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Exact scale-and-round `round(t·x/Q)` for `x` given in the basis `Q ∪ P`, output in basis `Q`
+/// (the BFV multiplication rescaling; `t` may be a big integer, e.g. a 4096-bit plaintext modulus).
+///
+/// Requires `|t·x/Q| < P/2` for the integer `x` represented, which holds when `x` is the
+/// tensor product of two ciphertexts and `P` is chosen larger than `t·N·Q` (BFV parameter choice).
+#[derive(Clone, Debug)]
+pub struct ScaleRounder {
+    q_to_p: BaseConverter,
+    p_to_q: BaseConverter,
+    /// `t mod q_i`, `⌊Q/2⌋ mod q_i` .
+    t_mod_q: Vec<u64>,
+    half_q_mod_q: Vec<u64>,
+    /// `t mod p_k`, `⌊Q/2⌋ mod p_k`, `Q^{-1} mod p_k`.
+    t_mod_p: Vec<u64>,
+    half_q_mod_p: Vec<u64>,
+    q_inv_mod_p: Vec<u64>,
+}
+
+impl ScaleRounder {
+    /// Precomputes the tables for numerator `t` and bases `q`, `p` (coprime to each other).
+    pub fn new(q: &RnsBasis, p: &RnsBasis, t: &BigInt) -> Result<Self> {
+        if *t <= 0 {
+            return Err(Error::InvalidParameter(
+                "scaling numerator must be positive".into(),
+            ));
+        }
+        let q_to_p = BaseConverter::new(q, p)?;
+        let p_to_q = BaseConverter::new(p, q)?;
+        let half = BigInt::from(q.product() >> 1u32);
+        let q_inv_mod_p = p
+            .moduli()
+            .iter()
+            .map(|m| m.inv(bigint_mod_u64(q.product(), m.value())))
+            .collect::<Result<_>>()?;
+        Ok(ScaleRounder {
+            t_mod_q: q.decompose(t),
+            half_q_mod_q: q.decompose(&half),
+            t_mod_p: p.decompose(t),
+            half_q_mod_p: p.decompose(&half),
+            q_inv_mod_p,
+            q_to_p,
+            p_to_q,
+        })
+    }
+
+    /// `x` is given by its residues `x_q` (basis `Q`, limb-major, `n` coefficients) and `x_p`
+    /// (basis `P`); writes `round(t·x/Q)` in basis `Q` to `out_q`.
+    pub fn scale_round(&self, x_q: &[u64], x_p: &[u64], out_q: &mut [u64], n: usize) -> Result<()> {
+        let qb = self.q_to_p.from_basis();
+        let pb = self.q_to_p.to_basis();
+        if x_q.len() != n * qb.len() || x_p.len() != n * pb.len() || out_q.len() != n * qb.len() {
+            return Err(Error::Mismatch("scale_round operand lengths".into()));
+        }
+        // r = [t·x + ⌊Q/2⌋]_Q in basis Q.
+        let mut r_q = vec![0u64; n * qb.len()];
+        for (i, m) in qb.moduli().iter().enumerate() {
+            let (t, h) = (self.t_mod_q[i], self.half_q_mod_q[i]);
+            let ts = m.shoup(t);
+            for c in 0..n {
+                r_q[i * n + c] = m.add(m.mul_shoup(x_q[i * n + c], t, ts), h);
+            }
+        }
+        // r in basis P (r ∈ [0, Q)).
+        let mut r_p = vec![0u64; n * pb.len()];
+        self.q_to_p.convert_exact(&r_q, &mut r_p, n, false)?;
+        // z = (t·x + ⌊Q/2⌋ − r) / Q in basis P, reusing r_p as the output.
+        for (k, m) in pb.moduli().iter().enumerate() {
+            let (t, h, qi) = (self.t_mod_p[k], self.half_q_mod_p[k], self.q_inv_mod_p[k]);
+            let (ts, qis) = (m.shoup(t), m.shoup(qi));
+            for c in 0..n {
+                let num = m.sub(m.add(m.mul_shoup(x_p[k * n + c], t, ts), h), r_p[k * n + c]);
+                r_p[k * n + c] = m.mul_shoup(num, qi, qis);
+            }
+        }
+        // Lift the (centered, |z| < P/2) result back to Q.
+        self.p_to_q.convert_exact(&r_p, out_q, n, true)
+    }
+}
+
+/// Modulus switching `x → round(x / q_{L-1})` from basis `q_0 … q_{L-1}` to `q_0 … q_{L-2}`:
+/// `input` holds `L` limbs of `n` coefficients, `output` the first `L − 1`.
+/// Rounds to the nearest integer (ties: toward `−∞` in the centered remainder convention).
+pub fn drop_last_rounded(
+    basis: &RnsBasis,
+    input: &[u64],
+    output: &mut [u64],
+    n: usize,
+) -> Result<()> {
+    let l = basis.len();
+    if l < 2 || input.len() != l * n || output.len() != (l - 1) * n {
+        return Err(Error::Mismatch("drop_last_rounded operand lengths".into()));
+    }
+    let last = basis.moduli()[l - 1];
+    let last_limb = &input[(l - 1) * n..];
+    for (i, m) in basis.moduli()[..l - 1].iter().enumerate() {
+        let inv = m.inv(m.reduce(last.value()))?;
+        let inv_s = m.shoup(inv);
+        for c in 0..n {
+            // x = q_last·x' + e with e the centered remainder, so x' = (x − e)/q_last.
+            let e = m.reduce_i64(last.center(last_limb[c]));
+            let d = m.sub(input[i * n + c], e);
+            output[i * n + c] = m.mul_shoup(d, inv, inv_s);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::primes::{ntt_primes, ntt_primes_excluding};
+    use proptest::prelude::*;
+    use rug::integer::Order;
+    use rug::ops::DivRounding;
+
+    fn big_from_words(w: &[u64]) -> BigInt {
+        BigInt::from_digits(w, Order::Lsf)
+    }
+
+    fn basis(count: usize, bits: u32) -> RnsBasis {
+        RnsBasis::new(&ntt_primes(bits, 16, count).unwrap()).unwrap()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn crt_roundtrip(words in proptest::collection::vec(any::<u64>(), 1..8), l in 1usize..8, neg in any::<bool>()) {
+            let b = basis(l, 55);
+            let mut x = big_from_words(&words) % b.product();
+            let r = b.decompose(&x);
+            prop_assert_eq!(b.reconstruct(&r).unwrap(), x.clone());
+            if neg { x = -x; }
+            let r = b.decompose(&x);
+            let y = b.reconstruct_centered(&r).unwrap();
+            // Congruent, and centered.
+            prop_assert_eq!(BigInt::from(&y - &x) % b.product(), 0);
+            prop_assert!(BigInt::from(&y * 2u32).abs() <= *b.product());
+        }
+
+        #[test]
+        fn base_conversion_exact_and_approx(words in proptest::collection::vec(any::<u64>(), 1..8), lq in 1usize..6, lp in 1usize..6, centered in any::<bool>()) {
+            let qs = ntt_primes(55, 16, lq).unwrap();
+            let ps = ntt_primes_excluding(55, 16, lp, &qs).unwrap();
+            let (qb, pb) = (RnsBasis::new(&qs).unwrap(), RnsBasis::new(&ps).unwrap());
+            let conv = BaseConverter::new(&qb, &pb).unwrap();
+            let n = 3;
+            // Three coefficients: random, 0 and Q-1 (edge cases of the float correction).
+            let x0 = big_from_words(&words) % qb.product();
+            let xs = [x0, BigInt::new(), BigInt::from(qb.product() - 1u32)];
+            let mut input = vec![0u64; lq * n];
+            for (c, x) in xs.iter().enumerate() {
+                for (i, r) in qb.decompose(x).into_iter().enumerate() { input[i * n + c] = r; }
+            }
+            let mut out = vec![0u64; lp * n];
+            conv.convert_exact(&input, &mut out, n, centered).unwrap();
+            let mut approx = vec![0u64; lp * n];
+            conv.convert_approx(&input, &mut approx, n).unwrap();
+            for (c, x) in xs.iter().enumerate() {
+                let xr = if centered && *x > qb.half_product { BigInt::from(x - qb.product()) } else { x.clone() };
+                let want = pb.decompose(&xr);
+                let approx_val = pb.reconstruct(&(0..lp).map(|k| approx[k * n + c]).collect::<Vec<_>>()).unwrap();
+                for k in 0..lp {
+                    prop_assert_eq!(out[k * n + c], want[k]);
+                }
+                // approx = x + u·Q (mod P) for some 0 ≤ u < L.
+                if pb.product() > &BigInt::from(qb.product() * (lq as u32 + 1)) {
+                    let diff = BigInt::from(&approx_val - x);
+                    let u = BigInt::from(&diff / qb.product());
+                    prop_assert_eq!(BigInt::from(&diff % qb.product()), 0);
+                    prop_assert!(u >= 0 && u < lq as u32);
+                }
+            }
+        }
+
+        #[test]
+        fn scale_round_is_exact(words in proptest::collection::vec(any::<u64>(), 1..14), neg in any::<bool>(), t in prop_oneof![Just(2u64), Just(256), Just(65537), any::<u64>()]) {
+            let qs = ntt_primes(50, 16, 3).unwrap();
+            let ps = ntt_primes_excluding(50, 16, 5, &qs).unwrap();
+            let (qb, pb) = (RnsBasis::new(&qs).unwrap(), RnsBasis::new(&ps).unwrap());
+            let t = BigInt::from(t.max(1));
+            let sr = ScaleRounder::new(&qb, &pb, &t).unwrap();
+            // |x| bounded so that |t x / Q| < P/2.
+            let bound = BigInt::from(pb.product() * qb.product()) / BigInt::from(&t * 4u32);
+            let mut x = big_from_words(&words) % bound;
+            if neg { x = -x; }
+            let n = 1;
+            let (x_q, x_p) = (qb.decompose(&x), pb.decompose(&x));
+            let mut out = vec![0u64; qs.len()];
+            sr.scale_round(&x_q, &x_p, &mut out, n).unwrap();
+            // Reference: floor((2 t x + Q) / (2Q)) = round half up.
+            let num = BigInt::from(&t * &x) * 2u32 + qb.product();
+            let want = num.div_floor(BigInt::from(qb.product() * 2u32));
+            prop_assert_eq!(out, qb.decompose(&want));
+        }
+
+        #[test]
+        fn drop_last_rounds(words in proptest::collection::vec(any::<u64>(), 1..4), neg in any::<bool>()) {
+            let b = basis(4, 50);
+            let mut x = big_from_words(&words) % b.product();
+            if neg { x = -x; }
+            let input = b.decompose(&x);
+            let mut out = vec![0u64; 3];
+            drop_last_rounded(&b, &input, &mut out, 1).unwrap();
+            let last = b.moduli()[3].value();
+            let small = RnsBasis::new(&b.moduli()[..3].iter().map(|m| m.value()).collect::<Vec<_>>()).unwrap();
+            // x' = (x − e)/q_last with e the centered remainder of x mod q_last.
+            let got = small.reconstruct_centered(&out).unwrap();
+            let diff = BigInt::from(&x - BigInt::from(&got * last));
+            prop_assert!(BigInt::from(&diff * 2u32).abs() <= last);
+        }
+    }
+
+    #[test]
+    fn rejects_bad_bases() {
+        assert!(RnsBasis::new(&[]).is_err());
+        assert!(RnsBasis::new(&[15, 21]).is_err());
+        let b = basis(2, 40);
+        assert!(b.reconstruct(&[1]).is_err());
+        assert!(b.reconstruct(&[u64::MAX, 0]).is_err());
+        assert!(BaseConverter::new(&b, &b).is_err());
+    }
+}
