@@ -1,2 +1,486 @@
-//! `coterie`: the one binary of the toolkit.
-fn main() {}
+//! `coterie`: the one binary of the toolkit — certificates, party daemons, demos, link emulation.
+
+mod demo_math;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::{Parser, Subcommand};
+use coterie_net::netem::{LinkParams, Relay};
+use coterie_net::{Error, Mesh, MeshOptions, TlsMesh, certs, commit};
+
+#[derive(Parser)]
+#[command(
+    name = "coterie",
+    version,
+    about = "coterie: multi-party computation and threshold HE toolkit"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Write a local CA, per-party keys and certificates, and a party config for N parties on
+    /// loopback ports.
+    Certs {
+        /// Number of parties.
+        #[arg(long)]
+        parties: usize,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        /// Port of party 0; party i listens on base-port + i.
+        #[arg(long, default_value_t = 47000)]
+        base_port: u16,
+    },
+    /// Run one party of a protocol.
+    Party {
+        /// Party config (TOML).
+        #[arg(long)]
+        config: PathBuf,
+        /// This party's id.
+        #[arg(long)]
+        id: usize,
+        /// Private key (PEM); default: the config's `key` entry for this party.
+        #[arg(long)]
+        key: Option<PathBuf>,
+        /// Certificate (PEM); default: the config's `cert` entry for this party.
+        #[arg(long)]
+        cert: Option<PathBuf>,
+        /// Receive timeout in seconds.
+        #[arg(long, default_value_t = 30)]
+        timeout_s: u64,
+        /// Start-up deadline in seconds (all parties connected).
+        #[arg(long, default_value_t = 60)]
+        connect_s: u64,
+        #[command(subcommand)]
+        protocol: Protocol,
+    },
+    /// Run a protocol with all parties on this machine.
+    Demo {
+        #[command(subcommand)]
+        which: Demo,
+    },
+    /// User-space link emulation (latency, bandwidth) for benchmarks.
+    Netem {
+        #[command(subcommand)]
+        cmd: Netem,
+    },
+}
+
+#[derive(Subcommand, Clone, Debug)]
+enum Protocol {
+    /// Every party sends a greeting to every other party, which echoes it back.
+    Echo,
+    /// Every party contributes a value; all-to-all rounds; every party checks the sum.
+    Sum {
+        /// This party's value (default: id + 1).
+        #[arg(long)]
+        value: Option<u64>,
+        /// Number of all-to-all rounds.
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
+        /// Testing: exit abruptly (as if killed) after this many rounds.
+        #[arg(long, hide = true)]
+        crash_after: Option<u32>,
+    },
+}
+
+#[derive(Subcommand)]
+enum Demo {
+    /// Local math demo (no network).
+    Math {
+        /// log2 of the ring dimension.
+        #[arg(long, default_value_t = 12)]
+        n: u32,
+    },
+    /// `echo` with N party processes over TLS on loopback.
+    Echo {
+        /// Number of parties.
+        #[arg(long, default_value_t = 3)]
+        parties: usize,
+    },
+    /// `sum` with N party processes over TLS on loopback.
+    Sum {
+        /// Number of parties.
+        #[arg(long, default_value_t = 3)]
+        parties: usize,
+        /// Number of rounds.
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
+    },
+}
+
+#[derive(Subcommand)]
+enum Netem {
+    /// One relay: listen, forward to target, delay and pace both directions.
+    Relay {
+        /// Listen address.
+        #[arg(long)]
+        listen: String,
+        /// Target address.
+        #[arg(long)]
+        target: String,
+        /// Round-trip time in ms (each direction gets half).
+        #[arg(long, default_value_t = 0.0)]
+        rtt_ms: f64,
+        /// Bandwidth per direction in Mbit/s (0 = unlimited).
+        #[arg(long, default_value_t = 0.0)]
+        rate_mbit: f64,
+    },
+    /// Put a relay in front of every party of a config; write the config the parties should use
+    /// (others dial the relay, the party listens on its original address); run until killed.
+    Mesh {
+        /// Original party config.
+        #[arg(long)]
+        config: PathBuf,
+        /// Where to write the relayed config (written next to the original if relative paths).
+        #[arg(long)]
+        out: PathBuf,
+        /// Round-trip time in ms.
+        #[arg(long, default_value_t = 0.0)]
+        rtt_ms: f64,
+        /// Bandwidth per link direction in Mbit/s (0 = unlimited).
+        #[arg(long, default_value_t = 0.0)]
+        rate_mbit: f64,
+        /// Host the relays listen on.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+    },
+    /// Measure the emulator: ping-pong round trip and bulk rate through one relay.
+    Selfcheck {
+        /// Round-trip time in ms.
+        #[arg(long)]
+        rtt_ms: f64,
+        /// Bandwidth in Mbit/s (0 = unlimited).
+        #[arg(long, default_value_t = 0.0)]
+        rate_mbit: f64,
+        /// Ping-pongs (median reported).
+        #[arg(long, default_value_t = 50)]
+        pings: usize,
+        /// Bulk transfer size in MB.
+        #[arg(long, default_value_t = 20)]
+        bulk_mb: usize,
+    },
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("coterie: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), String> {
+    match cli.cmd {
+        Cmd::Certs {
+            parties,
+            out,
+            base_port,
+        } => {
+            if parties < 2 {
+                return Err("need at least 2 parties".into());
+            }
+            let pki = certs::generate_pki(parties).map_err(|e| e.to_string())?;
+            let path = certs::write_pki(&out, &pki, &certs::loopback_addresses(parties, base_port))
+                .map_err(|e| e.to_string())?;
+            println!(
+                "wrote CA, {parties} party keys and certificates, and {}",
+                path.display()
+            );
+            Ok(())
+        }
+        Cmd::Party {
+            config,
+            id,
+            key,
+            cert,
+            timeout_s,
+            connect_s,
+            protocol,
+        } => {
+            let opts = MeshOptions {
+                timeout: Duration::from_secs(timeout_s),
+                connect_deadline: Duration::from_secs(connect_s),
+                ..MeshOptions::default()
+            };
+            let rt = runtime()?;
+            rt.block_on(run_party(
+                &config,
+                id,
+                cert.as_deref(),
+                key.as_deref(),
+                opts,
+                protocol,
+            ))
+            .map_err(|e| format!("party {id}: {e}"))
+        }
+        Cmd::Demo { which } => match which {
+            Demo::Math { n } => demo_math::run(n),
+            Demo::Echo { parties } => demo(parties, &["echo"]),
+            Demo::Sum { parties, rounds } => {
+                demo(parties, &["sum", "--rounds", &rounds.to_string()])
+            }
+        },
+        Cmd::Netem { cmd } => netem(cmd),
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())
+}
+
+async fn run_party(
+    config: &Path,
+    id: usize,
+    cert: Option<&Path>,
+    key: Option<&Path>,
+    opts: MeshOptions,
+    protocol: Protocol,
+) -> Result<(), Error> {
+    let t0 = Instant::now();
+    let mut mesh = TlsMesh::connect_with_config(config, id, cert, key, opts).await?;
+    let t_conn = t0.elapsed();
+    let n = mesh.n();
+    let summary = match protocol {
+        Protocol::Echo => {
+            for j in (0..n).filter(|&j| j != id) {
+                mesh.send(j, &format!("hello from {id} to {j}")).await?;
+            }
+            for j in (0..n).filter(|&j| j != id) {
+                let m: String = mesh.recv(j).await?;
+                if m != format!("hello from {j} to {id}") {
+                    return Err(mesh.abort(&format!("party {j} sent {m:?}")).await);
+                }
+                mesh.send_tagged(j, 1, &m).await?;
+            }
+            for j in (0..n).filter(|&j| j != id) {
+                let m: String = mesh.recv_tagged(j, 1).await?;
+                if m != format!("hello from {id} to {j}") {
+                    return Err(mesh.abort(&format!("party {j} echoed {m:?}")).await);
+                }
+            }
+            format!("echo ok with {} peers", n - 1)
+        }
+        Protocol::Sum {
+            value,
+            rounds,
+            crash_after,
+        } => {
+            let v = value.unwrap_or(id as u64 + 1);
+            let mut sum = 0u64;
+            for r in 0..rounds {
+                if crash_after == Some(r) {
+                    eprintln!("party {id}: crashing on purpose after {r} rounds");
+                    std::process::exit(3);
+                }
+                let all: Vec<u64> = mesh.exchange_all_tagged(r, &v).await?;
+                sum = all.iter().fold(0u64, |a, b| a.wrapping_add(*b));
+            }
+            // Every party checks that every other party computed the same sum.
+            commit::check_consistent(&mut mesh, "coterie demo sum", &[sum]).await?;
+            format!("sum = {sum}")
+        }
+    };
+    let st = mesh.stats().clone();
+    mesh.close().await?;
+    println!(
+        "party {id}/{n}: {summary} (connect {:.1} ms, total {:.1} ms, sent {} B, received {} B)",
+        t_conn.as_secs_f64() * 1e3,
+        t0.elapsed().as_secs_f64() * 1e3,
+        st.total_sent(),
+        st.total_received()
+    );
+    Ok(())
+}
+
+/// Starts `parties` party processes over TLS on loopback and prints their results.
+fn demo(parties: usize, protocol: &[&str]) -> Result<(), String> {
+    if parties < 2 {
+        return Err("need at least 2 parties".into());
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "coterie-demo-{}-{}",
+        std::process::id(),
+        Instant::now().elapsed().as_nanos() ^ rand::random::<u64>() as u128
+    ));
+    let res = demo_in(&dir, parties, protocol);
+    let _ = std::fs::remove_dir_all(&dir);
+    res
+}
+
+fn demo_in(dir: &Path, parties: usize, protocol: &[&str]) -> Result<(), String> {
+    let pki = certs::generate_pki(parties).map_err(|e| e.to_string())?;
+    let addrs = certs::free_loopback_addresses(parties).map_err(|e| e.to_string())?;
+    let config = certs::write_pki(dir, &pki, &addrs).map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    println!(
+        "{} parties over mutual TLS on loopback; config {}",
+        parties,
+        config.display()
+    );
+    let mut children = Vec::new();
+    for i in 0..parties {
+        let child = Command::new(&exe)
+            .arg("party")
+            .arg("--config")
+            .arg(&config)
+            .args([
+                "--id",
+                &i.to_string(),
+                "--timeout-s",
+                "20",
+                "--connect-s",
+                "30",
+            ])
+            .args(protocol)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start party {i}: {e}"))?;
+        children.push(child);
+    }
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut failed = Vec::new();
+    for (i, mut c) in children.into_iter().enumerate() {
+        loop {
+            match c.try_wait() {
+                Ok(Some(_)) => break,
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                _ => {
+                    let _ = c.kill();
+                    break;
+                }
+            }
+        }
+        let out = c.wait_with_output().map_err(|e| e.to_string())?;
+        print!("{}", String::from_utf8_lossy(&out.stdout));
+        if !out.status.success() {
+            eprint!("{}", String::from_utf8_lossy(&out.stderr));
+            failed.push(i);
+        }
+    }
+    if failed.is_empty() {
+        println!("all {parties} parties succeeded");
+        Ok(())
+    } else {
+        Err(format!("parties {failed:?} failed"))
+    }
+}
+
+fn netem(cmd: Netem) -> Result<(), String> {
+    match cmd {
+        Netem::Relay {
+            listen,
+            target,
+            rtt_ms,
+            rate_mbit,
+        } => {
+            let p = LinkParams::new(Duration::from_secs_f64(rtt_ms / 1e3), rate_mbit);
+            let r = Relay::start(&listen, &target, p).map_err(|e| e.to_string())?;
+            println!(
+                "relay {} -> {target} ({rtt_ms} ms RTT, {rate_mbit} Mbit/s)",
+                r.local_addr()
+            );
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+        Netem::Mesh {
+            config,
+            out,
+            rtt_ms,
+            rate_mbit,
+            host,
+        } => {
+            let p = LinkParams::new(Duration::from_secs_f64(rtt_ms / 1e3), rate_mbit);
+            let text = std::fs::read_to_string(&config).map_err(|e| e.to_string())?;
+            let mut cf = coterie_net::ConfigFile::parse(&text).map_err(|e| e.to_string())?;
+            let base = config
+                .parent()
+                .unwrap_or(Path::new("."))
+                .canonicalize()
+                .map_err(|e| e.to_string())?;
+            let abs = |p: &mut Option<PathBuf>| {
+                if let Some(x) = p.as_mut()
+                    && x.is_relative()
+                {
+                    *x = base.join(&*x);
+                }
+            };
+            abs(&mut cf.ca);
+            let mut relays = Vec::new();
+            for e in cf.parties.iter_mut() {
+                abs(&mut e.cert);
+                abs(&mut e.key);
+                let real = e.listen.clone().unwrap_or_else(|| e.address.clone());
+                let r = Relay::start(&format!("{host}:0"), &real, p).map_err(|e| e.to_string())?;
+                e.address = r.local_addr().to_string();
+                e.listen = Some(real);
+                relays.push(r);
+            }
+            std::fs::write(&out, cf.to_toml().map_err(|e| e.to_string())?)
+                .map_err(|e| e.to_string())?;
+            println!(
+                "relays up ({rtt_ms} ms RTT, {rate_mbit} Mbit/s); config {}",
+                out.display()
+            );
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+        Netem::Selfcheck {
+            rtt_ms,
+            rate_mbit,
+            pings,
+            bulk_mb,
+        } => {
+            let p = LinkParams::new(Duration::from_secs_f64(rtt_ms / 1e3), rate_mbit);
+            let r = coterie_net::netem::self_check(p, pings, bulk_mb << 20)
+                .map_err(|e| e.to_string())?;
+            let rtt_err = (r.rtt_measured - r.rtt_configured) / r.rtt_configured.max(1e-12);
+            let rate_err = if r.rate_configured > 0.0 {
+                (r.rate_measured - r.rate_configured) / r.rate_configured
+            } else {
+                0.0
+            };
+            let ok = rtt_err.abs() <= 0.05 && rate_err.abs() <= 0.05;
+            println!(
+                "{{\"rtt_ms_configured\": {:.3}, \"rtt_ms_measured\": {:.3}, \"rtt_ms_direct\": {:.4}, \"rtt_rel_err\": {:.4}, \"rate_mbit_configured\": {:.1}, \"rate_mbit_measured\": {:.2}, \"rate_rel_err\": {:.4}, \"within_5pct\": {}}}",
+                r.rtt_configured * 1e3,
+                r.rtt_measured * 1e3,
+                r.rtt_direct * 1e3,
+                rtt_err,
+                r.rate_configured / 1e6,
+                r.rate_measured / 1e6,
+                rate_err,
+                ok
+            );
+            if ok {
+                Ok(())
+            } else {
+                Err("emulator outside 5% of its configuration".into())
+            }
+        }
+    }
+}

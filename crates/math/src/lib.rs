@@ -7,6 +7,7 @@
 //! |---|---|
 //! | [`modulus`] | word-size modular arithmetic (Barrett and Shoup) for moduli below 2^62 |
 //! | [`primes`] | primality testing and generation of NTT-friendly primes |
+//! | [`kernels`] | vectorized slice kernels (AVX2+FMA exact modular product for primes below 2^50) |
 //! | [`ntt`] | negacyclic NTT over Z_q\[X\]/(X^N+1) on `tfhe-ntt` |
 //! | [`rns`] | RNS bases: CRT reconstruction, fast base conversion/extension, exact scaling, modulus switching |
 //! | [`poly`] | RNS polynomial ring elements in coefficient and NTT form, automorphisms |
@@ -23,6 +24,7 @@ pub mod error;
 pub mod fft;
 pub mod gadget;
 pub mod intpoly;
+pub mod kernels;
 pub mod modulus;
 pub mod ntt;
 pub mod poly;

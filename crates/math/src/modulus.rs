@@ -58,7 +58,7 @@ impl Modulus {
     /// Creates the modulus `q`; `2 ≤ q < 2^62`. It need not be prime (only [`Modulus::inv`] and
     /// NTT plans need primality).
     pub fn new(q: u64) -> Result<Self> {
-        if q < 2 || q >= 1u64 << MAX_MODULUS_BITS {
+        if !(2..1u64 << MAX_MODULUS_BITS).contains(&q) {
             return Err(Error::InvalidParameter(format!(
                 "modulus {q} outside [2, 2^{MAX_MODULUS_BITS})"
             )));

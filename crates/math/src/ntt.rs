@@ -139,7 +139,7 @@ impl NttPlan {
     /// `g` must be odd (an element of `(Z/2NZ)^*`).
     pub fn automorphism_permutation(&self, g: usize) -> Result<Vec<u32>> {
         let two_n = 2 * self.n;
-        if g % 2 == 0 {
+        if g.is_multiple_of(2) {
             return Err(Error::InvalidParameter(format!(
                 "automorphism exponent {g} is even"
             )));
@@ -163,9 +163,9 @@ pub fn negacyclic_mul_naive(a: &[u64], b: &[u64], q: u64) -> Vec<u64> {
     let qq = q as u128;
     let mut acc = vec![0u128; n];
     let mut neg = vec![0u128; n];
-    for i in 0..n {
-        for j in 0..n {
-            let p = (a[i] as u128 * b[j] as u128) % qq;
+    for (i, &ai) in a.iter().enumerate() {
+        for (j, &bj) in b.iter().enumerate() {
+            let p = (ai as u128 * bj as u128) % qq;
             let k = i + j;
             if k < n {
                 acc[k] = (acc[k] + p) % qq;

@@ -426,7 +426,7 @@ impl Poly {
     /// The automorphism `X → X^g` (`g` odd), in the current representation.
     pub fn automorphism(&self, g: usize) -> Result<Poly> {
         let n = self.ctx.n;
-        if g % 2 == 0 {
+        if g.is_multiple_of(2) {
             return Err(Error::InvalidParameter(format!(
                 "automorphism exponent {g} is even"
             )));
@@ -571,20 +571,16 @@ impl Poly {
     }
 }
 
-/// `out[i] = a[i]·b[i] mod q`.
+/// `out[i] = a[i]·b[i] mod q` (AVX2+FMA kernel for `q < 2^50`, see [`crate::kernels`]).
 #[inline]
 pub fn pointwise_mul(m: &Modulus, out: &mut [u64], a: &[u64], b: &[u64]) {
-    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-        *o = m.mul(x, y);
-    }
+    crate::kernels::mul_mod(m, out, a, b);
 }
 
 /// `a[i] = a[i]·b[i] mod q`.
 #[inline]
 pub fn pointwise_mul_assign(m: &Modulus, a: &mut [u64], b: &[u64]) {
-    for (x, &y) in a.iter_mut().zip(b) {
-        *x = m.mul(*x, y);
-    }
+    crate::kernels::mul_mod_assign(m, a, b);
 }
 
 macro_rules! impl_ops {

@@ -1,0 +1,150 @@
+//! End-to-end tests of the `coterie` binary: real party processes over mutual TLS on loopback.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn coterie() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_coterie"))
+}
+
+fn scratch(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("coterie-cli-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn demo_sum_four_processes() {
+    let out = coterie()
+        .args(["demo", "sum", "--parties", "4"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(text.matches("sum = 10 ").count(), 4, "{text}");
+    assert!(text.contains("all 4 parties succeeded"));
+}
+
+#[test]
+fn demo_echo_three_processes() {
+    let out = coterie()
+        .args(["demo", "echo", "--parties", "3"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(text.matches("echo ok with 2 peers").count(), 3, "{text}");
+}
+
+#[test]
+fn certs_then_parties_with_one_killed() {
+    let dir = scratch("killed");
+    let port = 20000 + (std::process::id() % 20000) as u16;
+    let st = coterie()
+        .args(["certs", "--parties", "3", "--out"])
+        .arg(&dir)
+        .args(["--base-port", &port.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let cfg = dir.join("party.toml");
+    assert!(std::fs::read_to_string(&cfg).unwrap().contains("[[party]]"));
+    let t0 = Instant::now();
+    let kids: Vec<_> = (0..3)
+        .map(|i| {
+            let mut c = coterie();
+            c.arg("party").arg("--config").arg(&cfg);
+            c.args([
+                "--id",
+                &i.to_string(),
+                "--timeout-s",
+                "10",
+                "sum",
+                "--rounds",
+                "5",
+            ]);
+            if i == 1 {
+                c.args(["--crash-after", "2"]);
+            }
+            c.stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for (i, k) in kids.into_iter().enumerate() {
+        let out = k.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "party {i} should fail");
+        if i != 1 {
+            assert!(err.contains("party 1 disconnected"), "party {i}: {err}");
+        }
+    }
+    assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn party_with_wrong_key_cannot_join() {
+    let dir = scratch("wrongkey");
+    let port = 40000 + (std::process::id() % 20000) as u16;
+    assert!(
+        coterie()
+            .args(["certs", "--parties", "2", "--out"])
+            .arg(&dir)
+            .args(["--base-port", &port.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let other = dir.join("other");
+    assert!(
+        coterie()
+            .args(["certs", "--parties", "2", "--out"])
+            .arg(&other)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let cfg = dir.join("party.toml");
+    let p0 = coterie()
+        .arg("party")
+        .arg("--config")
+        .arg(&cfg)
+        .args(["--id", "0", "--connect-s", "3", "sum"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let p1 = coterie()
+        .arg("party")
+        .arg("--config")
+        .arg(&cfg)
+        .args(["--id", "1", "--connect-s", "3"])
+        .arg("--cert")
+        .arg(other.join("party1.crt"))
+        .arg("--key")
+        .arg(other.join("party1.key"))
+        .arg("sum")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let o1 = p1.wait_with_output().unwrap();
+    let o0 = p0.wait_with_output().unwrap();
+    assert!(!o1.status.success() && !o0.status.success());
+    assert!(
+        String::from_utf8_lossy(&o0.stderr).contains("could not connect with party 1"),
+        "{}",
+        String::from_utf8_lossy(&o0.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

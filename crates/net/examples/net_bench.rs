@@ -1,0 +1,250 @@
+//! Loopback benchmark of the party runtime, with raw TCP measured in the same run.
+//!
+//! `cargo run --profile bench -p coterie-net --example net_bench -- [--quick] [--json FILE]`
+//!
+//! * round: median time of one all-to-all round (`exchange_all` of a u64) over TLS for 4, 8, 16
+//!   parties (all parties as tasks in this process), against the median round trip of a raw TCP
+//!   ping-pong (8 bytes, TCP_NODELAY) on the same runtime;
+//! * bulk: throughput of 1 MiB messages from party 0 to party 1 over the TLS mesh and the
+//!   in-memory mesh, against a raw TCP stream.
+
+use std::time::{Duration, Instant};
+
+use coterie_net::certs::{free_loopback_addresses, generate_pki};
+use coterie_net::{Blob, Identity, InMemoryMesh, Mesh, MeshOptions, Roster, TlsMesh};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+async fn raw_tcp_pingpong(iters: usize) -> f64 {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    tokio::spawn(async move {
+        let (mut s, _) = l.accept().await.unwrap();
+        s.set_nodelay(true).unwrap();
+        let mut b = [0u8; 8];
+        while s.read_exact(&mut b).await.is_ok() {
+            if s.write_all(&b).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut c = TcpStream::connect(addr).await.unwrap();
+    c.set_nodelay(true).unwrap();
+    let mut b = [1u8; 8];
+    let mut v = Vec::new();
+    for i in 0..iters + 50 {
+        let t = Instant::now();
+        c.write_all(&b).await.unwrap();
+        c.read_exact(&mut b).await.unwrap();
+        if i >= 50 {
+            v.push(t.elapsed().as_secs_f64());
+        }
+    }
+    median(v)
+}
+
+async fn raw_tcp_bulk(total: usize) -> f64 {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let rx = tokio::spawn(async move {
+        let (mut s, _) = l.accept().await.unwrap();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut got = 0;
+        while got < total {
+            let k = s.read(&mut buf).await.unwrap();
+            if k == 0 {
+                break;
+            }
+            got += k;
+        }
+        got
+    });
+    let mut c = TcpStream::connect(addr).await.unwrap();
+    let block = vec![7u8; 1 << 20];
+    let t = Instant::now();
+    let mut sent = 0;
+    while sent < total {
+        c.write_all(&block).await.unwrap();
+        sent += block.len();
+    }
+    let got = rx.await.unwrap();
+    got as f64 / t.elapsed().as_secs_f64()
+}
+
+async fn tls_group(n: usize) -> Vec<TlsMesh> {
+    let pki = generate_pki(n).unwrap();
+    let addrs = free_loopback_addresses(n).unwrap();
+    let ca = Identity::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)
+        .unwrap()
+        .chain[0]
+        .clone();
+    let roster = Roster {
+        addresses: addrs.clone(),
+        listen: addrs,
+        certs: vec![None; n],
+        ca: Some(ca),
+        keys: vec![None; n],
+    };
+    let opts = MeshOptions {
+        timeout: Duration::from_secs(60),
+        max_frame: 256 << 20,
+        ..MeshOptions::default()
+    };
+    let hs: Vec<_> = (0..n)
+        .map(|i| {
+            let r = roster.clone();
+            let id = Identity::from_pem(&pki.parties[i].cert_pem, &pki.parties[i].key_pem).unwrap();
+            let o = opts.clone();
+            tokio::spawn(async move { TlsMesh::connect(&r, i, id, o).await.unwrap() })
+        })
+        .collect();
+    let mut out = Vec::new();
+    for h in hs {
+        out.push(h.await.unwrap());
+    }
+    out
+}
+
+/// Median per-round time seen by party 0 over `rounds` rounds (after 20 warm-up rounds).
+async fn rounds<M: Mesh + 'static>(meshes: Vec<M>, rounds: usize) -> f64 {
+    let hs: Vec<_> = meshes
+        .into_iter()
+        .map(|mut m| {
+            tokio::spawn(async move {
+                let mut v = Vec::with_capacity(rounds);
+                for r in 0..rounds + 20 {
+                    let t = Instant::now();
+                    let all: Vec<u64> = m.exchange_all(&(r as u64)).await.unwrap();
+                    assert!(all.iter().all(|&x| x == r as u64));
+                    if r >= 20 {
+                        v.push(t.elapsed().as_secs_f64());
+                    }
+                }
+                m.close().await.unwrap();
+                median(v)
+            })
+        })
+        .collect();
+    let mut first = None;
+    for h in hs {
+        let x = h.await.unwrap();
+        first.get_or_insert(x);
+    }
+    first.unwrap_or(0.0)
+}
+
+async fn bulk<M: Mesh + 'static>(meshes: Vec<M>, total: usize) -> f64 {
+    let msg = 1 << 20;
+    let count = total / msg;
+    let hs: Vec<_> = meshes
+        .into_iter()
+        .map(|mut m| {
+            tokio::spawn(async move {
+                let t = Instant::now();
+                if m.id() == 0 {
+                    let b = Blob(vec![9u8; msg]);
+                    for _ in 0..count {
+                        m.send(1, &b).await.unwrap();
+                    }
+                    let _: u8 = m.recv(1).await.unwrap();
+                } else {
+                    for _ in 0..count {
+                        let b: Blob = m.recv(0).await.unwrap();
+                        assert_eq!(b.0.len(), msg);
+                    }
+                    m.send(0, &1u8).await.unwrap();
+                }
+                let secs = t.elapsed().as_secs_f64();
+                m.close().await.unwrap();
+                secs
+            })
+        })
+        .collect();
+    let mut secs = 0.0;
+    for h in hs {
+        secs = f64::max(secs, h.await.unwrap());
+    }
+    (count * msg) as f64 / secs
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let json = args
+        .iter()
+        .position(|a| a == "--json")
+        .and_then(|i| args.get(i + 1).cloned());
+    let (iters, nrounds, total) = if quick {
+        (200, 100, 64 << 20)
+    } else {
+        (2000, 500, 512 << 20)
+    };
+
+    let ping = raw_tcp_pingpong(iters).await;
+    println!(
+        "raw TCP ping-pong RTT (median of {iters}): {:.1} us",
+        ping * 1e6
+    );
+    let mut round_rows = Vec::new();
+    for n in [4, 8, 16] {
+        let tls = rounds(tls_group(n).await, nrounds).await;
+        let mem = rounds(InMemoryMesh::group(n, MeshOptions::default()), nrounds).await;
+        println!(
+            "n = {n:2}: all-to-all round over TLS {:.1} us (raw TCP RTT {:.1} us, overhead {:+.1} us); in-memory {:.1} us",
+            tls * 1e6,
+            ping * 1e6,
+            (tls - ping) * 1e6,
+            mem * 1e6
+        );
+        round_rows.push(format!(
+            "{{\"n\": {n}, \"tls_round_us\": {:.2}, \"raw_tcp_rtt_us\": {:.2}, \"overhead_us\": {:.2}, \"in_memory_round_us\": {:.2}}}",
+            tls * 1e6,
+            ping * 1e6,
+            (tls - ping) * 1e6,
+            mem * 1e6
+        ));
+    }
+    let raw = raw_tcp_bulk(total).await;
+    let tls = bulk(tls_group(2).await, total).await;
+    let mem = bulk(
+        InMemoryMesh::group(
+            2,
+            MeshOptions {
+                max_frame: 256 << 20,
+                ..MeshOptions::default()
+            },
+        ),
+        total,
+    )
+    .await;
+    println!(
+        "bulk {} MiB: raw TCP {:.0} MB/s; TLS mesh {:.0} MB/s ({:.2}x raw TCP); in-memory mesh {:.0} MB/s",
+        total >> 20,
+        raw / 1e6,
+        tls / 1e6,
+        tls / raw,
+        mem / 1e6
+    );
+    if let Some(path) = json {
+        let s = format!(
+            "{{\n  \"bench\": \"coterie-net loopback\",\n  \"cores\": {},\n  \"raw_tcp_pingpong_rtt_us\": {:.2},\n  \"rounds\": [\n    {}\n  ],\n  \"bulk_bytes\": {total},\n  \"bulk_raw_tcp_MBps\": {:.1},\n  \"bulk_tls_mesh_MBps\": {:.1},\n  \"bulk_tls_over_raw\": {:.3},\n  \"bulk_in_memory_mesh_MBps\": {:.1}\n}}\n",
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(0),
+            ping * 1e6,
+            round_rows.join(",\n    "),
+            raw / 1e6,
+            tls / 1e6,
+            tls / raw,
+            mem / 1e6
+        );
+        std::fs::write(&path, s).unwrap();
+        println!("wrote {path}");
+    }
+}

@@ -1,0 +1,259 @@
+//! Party configuration: the TOML file every party holds, listing every party's id, address and
+//! certificate (or a CA that signed them all).
+//!
+//! ```toml
+//! version = 1
+//! ca = "ca.crt"                  # optional: accept certificates this CA issued for `party-<id>.coterie`
+//!
+//! [[party]]
+//! id = 0
+//! address = "127.0.0.1:47000"    # where the others dial this party
+//! listen = "127.0.0.1:47000"     # optional: where this party listens (default: address)
+//! cert = "party0.crt"            # optional if `ca` is set: pins this party's exact certificate
+//! key = "party0.key"             # optional: this party's private key (only read by party 0 itself)
+//! ```
+//!
+//! Relative paths are resolved against the directory of the config file.
+
+use std::path::{Path, PathBuf};
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, PartyId, Result};
+
+/// Config file format version understood by this build.
+pub const CONFIG_VERSION: u32 = 1;
+
+/// The DNS name a party's certificate must carry when it is authorized through the CA.
+pub fn party_name(id: PartyId) -> String {
+    format!("party-{id}.coterie")
+}
+
+/// One `[[party]]` entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartyEntry {
+    /// Party id, `0..n`.
+    pub id: PartyId,
+    /// `host:port` the other parties dial.
+    pub address: String,
+    /// `host:port` to listen on, if different from `address` (e.g. behind a relay).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listen: Option<String>,
+    /// PEM certificate of this party (pinned).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cert: Option<PathBuf>,
+    /// PEM private key of this party (read only by the party itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<PathBuf>,
+}
+
+/// The TOML party configuration file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConfigFile {
+    /// Format version, must be [`CONFIG_VERSION`].
+    pub version: u32,
+    /// PEM certificate of a CA that signs party certificates.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca: Option<PathBuf>,
+    /// Every party.
+    #[serde(rename = "party")]
+    pub parties: Vec<PartyEntry>,
+}
+
+/// A validated configuration with certificates loaded: what [`crate::TlsMesh::connect`] needs.
+#[derive(Debug, Clone)]
+pub struct Roster {
+    /// Dial address of each party, by id.
+    pub addresses: Vec<String>,
+    /// Listen address of each party, by id.
+    pub listen: Vec<String>,
+    /// Pinned certificate of each party, where given.
+    pub certs: Vec<Option<CertificateDer<'static>>>,
+    /// CA certificate, where given.
+    pub ca: Option<CertificateDer<'static>>,
+    /// Key file of each party, where given (resolved path).
+    pub keys: Vec<Option<PathBuf>>,
+}
+
+impl ConfigFile {
+    /// Parses TOML text.
+    pub fn parse(text: &str) -> Result<Self> {
+        toml::from_str(text).map_err(|e| Error::Config(e.to_string()))
+    }
+
+    /// Serializes to TOML text.
+    pub fn to_toml(&self) -> Result<String> {
+        toml::to_string_pretty(self).map_err(|e| Error::Config(e.to_string()))
+    }
+}
+
+fn resolve(base: &Path, p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+/// Reads one PEM certificate.
+pub fn load_cert(path: &Path) -> Result<CertificateDer<'static>> {
+    CertificateDer::from_pem_file(path)
+        .map_err(|e| Error::Config(format!("certificate {}: {e}", path.display())))
+}
+
+/// Reads a PEM certificate chain (the party's certificate first).
+pub fn load_cert_chain(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
+    let it = CertificateDer::pem_file_iter(path)
+        .map_err(|e| Error::Config(format!("certificate {}: {e}", path.display())))?;
+    let v: std::result::Result<Vec<_>, _> = it.collect();
+    let v = v.map_err(|e| Error::Config(format!("certificate {}: {e}", path.display())))?;
+    if v.is_empty() {
+        return Err(Error::Config(format!(
+            "no certificate in {}",
+            path.display()
+        )));
+    }
+    Ok(v)
+}
+
+/// Reads a PEM private key.
+pub fn load_key(path: &Path) -> Result<PrivateKeyDer<'static>> {
+    PrivateKeyDer::from_pem_file(path)
+        .map_err(|e| Error::Config(format!("private key {}: {e}", path.display())))
+}
+
+impl Roster {
+    /// Number of parties.
+    pub fn n(&self) -> usize {
+        self.addresses.len()
+    }
+
+    /// Loads and validates a config file (ids exactly `0..n`, each party authorizable).
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Error::Config(format!("{}: {e}", path.display())))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Self::from_file(&ConfigFile::parse(&text)?, base)
+    }
+
+    /// Validates a parsed config, resolving relative paths against `base`.
+    pub fn from_file(cf: &ConfigFile, base: &Path) -> Result<Self> {
+        if cf.version != CONFIG_VERSION {
+            return Err(Error::Config(format!(
+                "config version {} (this build reads {CONFIG_VERSION})",
+                cf.version
+            )));
+        }
+        let n = cf.parties.len();
+        if n < 2 {
+            return Err(Error::Config(format!("need at least 2 parties, found {n}")));
+        }
+        let mut entries: Vec<Option<&PartyEntry>> = vec![None; n];
+        for p in &cf.parties {
+            let slot = entries
+                .get_mut(p.id)
+                .ok_or_else(|| Error::Config(format!("party id {} out of range 0..{n}", p.id)))?;
+            if slot.is_some() {
+                return Err(Error::Config(format!("party id {} listed twice", p.id)));
+            }
+            *slot = Some(p);
+        }
+        let ca = cf
+            .ca
+            .as_ref()
+            .map(|p| load_cert(&resolve(base, p)))
+            .transpose()?;
+        let mut r = Roster {
+            addresses: Vec::with_capacity(n),
+            listen: Vec::with_capacity(n),
+            certs: Vec::with_capacity(n),
+            ca,
+            keys: Vec::with_capacity(n),
+        };
+        for (id, e) in entries.into_iter().enumerate() {
+            let e = e.ok_or_else(|| Error::Config(format!("party {id} missing")))?;
+            if e.cert.is_none() && r.ca.is_none() {
+                return Err(Error::Config(format!(
+                    "party {id} has no certificate and the config has no CA"
+                )));
+            }
+            r.addresses.push(e.address.clone());
+            r.listen
+                .push(e.listen.clone().unwrap_or_else(|| e.address.clone()));
+            r.certs.push(
+                e.cert
+                    .as_ref()
+                    .map(|p| load_cert(&resolve(base, p)))
+                    .transpose()?,
+            );
+            r.keys.push(e.key.as_ref().map(|p| resolve(base, p)));
+        }
+        Ok(r)
+    }
+
+    /// Digest binding the party set: n, each pinned certificate and the CA. Parties whose digests
+    /// differ refuse to talk (they hold different configs).
+    pub fn digest(&self) -> [u8; 32] {
+        let mut h = blake3::Hasher::new_derive_key("coterie-net 2025 party roster v1");
+        h.update(&(self.n() as u64).to_le_bytes());
+        for c in &self.certs {
+            match c {
+                Some(c) => {
+                    h.update(&[1]);
+                    h.update(&(c.len() as u64).to_le_bytes());
+                    h.update(c);
+                }
+                None => {
+                    h.update(&[0]);
+                }
+            }
+        }
+        if let Some(ca) = &self.ca {
+            h.update(&(ca.len() as u64).to_le_bytes());
+            h.update(ca);
+        }
+        *h.finalize().as_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_and_reject() {
+        let ok = "version = 1\n[[party]]\nid = 0\naddress = \"a:1\"\ncert = \"x\"\n[[party]]\nid = 1\naddress = \"b:1\"\ncert = \"y\"\n";
+        let cf = ConfigFile::parse(ok).unwrap();
+        assert_eq!(cf.parties.len(), 2);
+        assert_eq!(ConfigFile::parse(&cf.to_toml().unwrap()).unwrap(), cf);
+        // unknown field, missing id, duplicate id, no cert and no CA
+        assert!(
+            ConfigFile::parse("version = 1\nbogus = 2\n[[party]]\nid=0\naddress=\"a\"\n").is_err()
+        );
+        let dup = ConfigFile::parse(
+            "version = 1\n[[party]]\nid=0\naddress=\"a\"\n[[party]]\nid=0\naddress=\"b\"\n",
+        )
+        .unwrap();
+        assert!(matches!(
+            Roster::from_file(&dup, Path::new(".")),
+            Err(Error::Config(_))
+        ));
+        let nocert = ConfigFile::parse(
+            "version = 1\n[[party]]\nid=0\naddress=\"a\"\n[[party]]\nid=1\naddress=\"b\"\n",
+        )
+        .unwrap();
+        assert!(matches!(
+            Roster::from_file(&nocert, Path::new(".")),
+            Err(Error::Config(_))
+        ));
+        let badver = ConfigFile { version: 9, ..cf };
+        assert!(matches!(
+            Roster::from_file(&badver, Path::new(".")),
+            Err(Error::Config(_))
+        ));
+    }
+}

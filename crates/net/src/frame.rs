@@ -1,0 +1,355 @@
+//! Wire framing: every frame is a 4-byte little-endian length followed by that many bytes of body.
+//!
+//! Body layout (format version [`WIRE_VERSION`]):
+//!
+//! | bytes  | field                                                       |
+//! |--------|-------------------------------------------------------------|
+//! | 0      | wire version                                                |
+//! | 1      | kind: 0 data, 1 abort, 2 bye (normal close), 3 hello        |
+//! | 2..10  | sequence number on this directed link, u64 LE               |
+//! | 10..14 | tag chosen by the protocol, u32 LE                          |
+//! | 14..   | payload: a postcard-encoded serde value                     |
+//!
+//! Decoders here never panic and never allocate more than their input: they are the targets of the
+//! fuzz harness (`crates/net/fuzz`) and of the randomized tests.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the frame layout; a frame with another version is rejected.
+pub const WIRE_VERSION: u8 = 1;
+/// Length of the length prefix.
+pub const LEN_PREFIX: usize = 4;
+/// Length of the fixed body header (version, kind, seq, tag).
+pub const HEADER_LEN: usize = 14;
+/// Default bound on a frame body (64 MiB); see [`crate::MeshOptions::max_frame`].
+pub const DEFAULT_MAX_FRAME: usize = 64 << 20;
+/// Bound on the reason text of an abort.
+pub const MAX_REASON: usize = 4096;
+
+/// What a frame carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameKind {
+    /// A protocol message.
+    Data = 0,
+    /// An abort notice ([`AbortNotice`]).
+    Abort = 1,
+    /// The sender closes the session normally; nothing follows.
+    Bye = 2,
+    /// Connection set-up ([`Hello`]).
+    Hello = 3,
+}
+
+impl FrameKind {
+    fn from_u8(b: u8) -> Option<Self> {
+        Some(match b {
+            0 => FrameKind::Data,
+            1 => FrameKind::Abort,
+            2 => FrameKind::Bye,
+            3 => FrameKind::Hello,
+            _ => return None,
+        })
+    }
+}
+
+/// Why a frame could not be decoded.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FrameError {
+    /// The body is shorter than the fixed header.
+    #[error("truncated frame: {0} bytes, header needs {HEADER_LEN}")]
+    Truncated(usize),
+    /// Unknown wire version.
+    #[error("unsupported wire version {0} (this build speaks {WIRE_VERSION})")]
+    Version(u8),
+    /// Unknown frame kind.
+    #[error("unknown frame kind {0}")]
+    Kind(u8),
+    /// The length prefix exceeds the bound.
+    #[error("frame length {len} exceeds the limit {max}")]
+    TooLarge {
+        /// Announced length.
+        len: u64,
+        /// Limit.
+        max: usize,
+    },
+    /// A stream ended in the middle of a frame.
+    #[error("stream ends inside a frame ({0} bytes left over)")]
+    TrailingBytes(usize),
+    /// A control payload (abort, hello) is invalid.
+    #[error("bad control payload: {0}")]
+    Payload(String),
+}
+
+/// A decoded frame body, borrowing its payload.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameRef<'a> {
+    /// Kind of frame.
+    pub kind: FrameKind,
+    /// Per-link sequence number.
+    pub seq: u64,
+    /// Protocol tag.
+    pub tag: u32,
+    /// Payload bytes.
+    pub payload: &'a [u8],
+}
+
+/// Abort notice: who raised the abort and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AbortNotice {
+    /// Party that raised the abort.
+    pub origin: u32,
+    /// Reason text (at most [`MAX_REASON`] bytes).
+    pub reason: String,
+    /// `true` when this relays that `origin` crashed (its connection broke), rather than an abort
+    /// `origin` raised itself.
+    pub disconnected: bool,
+}
+
+/// First frame on a new connection, sent by the dialer and answered by the acceptor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    /// Sender's party id.
+    pub from: u32,
+    /// Intended receiver's party id.
+    pub to: u32,
+    /// Number of parties the sender believes in.
+    pub n: u32,
+    /// Digest of the party configuration (ids, certificates, CA) as the sender sees it.
+    pub config_digest: [u8; 32],
+}
+
+/// A byte string that serializes as one postcard byte string (length + raw bytes) rather than as a
+/// sequence of `u8` values: use it for bulk payloads (packed polynomials, ciphertexts).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Blob(pub Vec<u8>);
+
+impl Serialize for Blob {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Blob {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Blob;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a byte string")
+            }
+            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Blob, E> {
+                Ok(Blob(v.to_vec()))
+            }
+            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Blob, E> {
+                Ok(Blob(v))
+            }
+        }
+        d.deserialize_byte_buf(V)
+    }
+}
+
+/// Parses the 4-byte length prefix and checks it against `max`.
+pub fn parse_len(prefix: [u8; LEN_PREFIX], max: usize) -> Result<usize, FrameError> {
+    let len = u32::from_le_bytes(prefix) as u64;
+    if len > max as u64 {
+        return Err(FrameError::TooLarge { len, max });
+    }
+    if len < HEADER_LEN as u64 {
+        return Err(FrameError::Truncated(len as usize));
+    }
+    Ok(len as usize)
+}
+
+/// Decodes one frame body (without its length prefix).
+pub fn decode_frame(body: &[u8]) -> Result<FrameRef<'_>, FrameError> {
+    let Some((head, payload)) = body.split_first_chunk::<HEADER_LEN>() else {
+        return Err(FrameError::Truncated(body.len()));
+    };
+    if head[0] != WIRE_VERSION {
+        return Err(FrameError::Version(head[0]));
+    }
+    let kind = FrameKind::from_u8(head[1]).ok_or(FrameError::Kind(head[1]))?;
+    let mut seq = [0u8; 8];
+    seq.copy_from_slice(&head[2..10]);
+    let mut tag = [0u8; 4];
+    tag.copy_from_slice(&head[10..14]);
+    Ok(FrameRef {
+        kind,
+        seq: u64::from_le_bytes(seq),
+        tag: u32::from_le_bytes(tag),
+        payload,
+    })
+}
+
+/// Splits a byte stream into frames; errors on a bad prefix, a bad body, or a partial last frame.
+pub fn decode_stream(mut bytes: &[u8], max: usize) -> Result<Vec<FrameRef<'_>>, FrameError> {
+    let mut out = Vec::new();
+    while !bytes.is_empty() {
+        let Some((prefix, rest)) = bytes.split_first_chunk::<LEN_PREFIX>() else {
+            return Err(FrameError::TrailingBytes(bytes.len()));
+        };
+        let len = parse_len(*prefix, max)?;
+        if rest.len() < len {
+            return Err(FrameError::TrailingBytes(bytes.len()));
+        }
+        let (body, tail) = rest.split_at(len);
+        out.push(decode_frame(body)?);
+        bytes = tail;
+    }
+    Ok(out)
+}
+
+/// Starts a frame: length prefix (filled in by [`finish_frame`]) plus header with sequence 0.
+pub fn start_frame(kind: FrameKind, tag: u32, payload_hint: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(LEN_PREFIX + HEADER_LEN + payload_hint);
+    v.extend_from_slice(&[0u8; LEN_PREFIX]);
+    v.push(WIRE_VERSION);
+    v.push(kind as u8);
+    v.extend_from_slice(&0u64.to_le_bytes());
+    v.extend_from_slice(&tag.to_le_bytes());
+    v
+}
+
+/// Writes the length prefix of a frame built with [`start_frame`]; errors if it exceeds `max`.
+pub fn finish_frame(frame: &mut [u8], max: usize) -> Result<(), FrameError> {
+    let body = frame.len().saturating_sub(LEN_PREFIX);
+    if body > max || body > u32::MAX as usize {
+        return Err(FrameError::TooLarge {
+            len: body as u64,
+            max,
+        });
+    }
+    frame[..LEN_PREFIX].copy_from_slice(&(body as u32).to_le_bytes());
+    Ok(())
+}
+
+/// Sets the sequence number of a complete frame (with prefix).
+pub fn set_seq(frame: &mut [u8], seq: u64) {
+    if frame.len() >= LEN_PREFIX + HEADER_LEN {
+        frame[LEN_PREFIX + 2..LEN_PREFIX + 10].copy_from_slice(&seq.to_le_bytes());
+    }
+}
+
+/// Encodes a serde value as a complete data frame (prefix included, sequence 0).
+pub fn encode_data<T: Serialize + ?Sized>(
+    tag: u32,
+    msg: &T,
+    max: usize,
+) -> Result<Vec<u8>, crate::Error> {
+    let v = start_frame(FrameKind::Data, tag, 64);
+    let mut v = postcard::to_extend(msg, v).map_err(|e| crate::Error::Encode(e.to_string()))?;
+    finish_frame(&mut v, max).map_err(|e| crate::Error::Encode(e.to_string()))?;
+    Ok(v)
+}
+
+/// Encodes a control frame (abort, hello) with a serde payload.
+pub fn encode_control<T: Serialize>(kind: FrameKind, msg: &T) -> Result<Vec<u8>, FrameError> {
+    let v = start_frame(kind, 0, 64);
+    let mut v = postcard::to_extend(msg, v).map_err(|e| FrameError::Payload(e.to_string()))?;
+    finish_frame(&mut v, usize::MAX).map_err(|e| FrameError::Payload(e.to_string()))?;
+    Ok(v)
+}
+
+/// Encodes a `Bye` frame.
+pub fn encode_bye() -> Vec<u8> {
+    let mut v = start_frame(FrameKind::Bye, 0, 0);
+    let _ = finish_frame(&mut v, usize::MAX);
+    v
+}
+
+/// Decodes the payload of an abort frame, bounding the reason.
+pub fn decode_abort(payload: &[u8]) -> Result<AbortNotice, FrameError> {
+    if payload.len() > MAX_REASON + 16 {
+        return Err(FrameError::Payload("abort notice too long".into()));
+    }
+    let mut a: AbortNotice =
+        postcard::from_bytes(payload).map_err(|e| FrameError::Payload(e.to_string()))?;
+    if a.reason.len() > MAX_REASON {
+        let mut cut = MAX_REASON;
+        while !a.reason.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        a.reason.truncate(cut);
+    }
+    Ok(a)
+}
+
+/// Decodes the payload of a hello frame.
+pub fn decode_hello(payload: &[u8]) -> Result<Hello, FrameError> {
+    if payload.len() > 64 {
+        return Err(FrameError::Payload("hello too long".into()));
+    }
+    postcard::from_bytes(payload).map_err(|e| FrameError::Payload(e.to_string()))
+}
+
+/// Decodes a data payload into a serde value.
+pub fn decode_payload<T: serde::de::DeserializeOwned>(payload: &[u8]) -> Result<T, String> {
+    postcard::from_bytes(payload).map_err(|e| e.to_string())
+}
+
+/// Truncates a reason text to [`MAX_REASON`] bytes on a character boundary.
+pub(crate) fn bounded_reason(reason: &str) -> String {
+    let mut cut = reason.len().min(MAX_REASON);
+    while !reason.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    reason[..cut].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_frame_round_trip() {
+        let f = encode_data(7, &(1u32, "hi".to_string()), DEFAULT_MAX_FRAME).unwrap();
+        let frames = decode_stream(&f, DEFAULT_MAX_FRAME).unwrap();
+        assert_eq!(frames.len(), 1);
+        assert_eq!(frames[0].kind, FrameKind::Data);
+        assert_eq!(frames[0].tag, 7);
+        let v: (u32, String) = decode_payload(frames[0].payload).unwrap();
+        assert_eq!(v, (1, "hi".to_string()));
+    }
+
+    #[test]
+    fn rejects_bad_frames() {
+        let mut f = encode_data(0, &5u8, DEFAULT_MAX_FRAME).unwrap();
+        // truncated stream
+        assert!(matches!(
+            decode_stream(&f[..f.len() - 1], 1 << 20),
+            Err(FrameError::TrailingBytes(_))
+        ));
+        // oversized length
+        assert!(matches!(
+            parse_len(u32::MAX.to_le_bytes(), 1 << 20),
+            Err(FrameError::TooLarge { .. })
+        ));
+        assert!(matches!(
+            parse_len([3, 0, 0, 0], 1 << 20),
+            Err(FrameError::Truncated(3))
+        ));
+        // bad version, bad kind
+        f[LEN_PREFIX] = 9;
+        assert_eq!(decode_frame(&f[LEN_PREFIX..]), Err(FrameError::Version(9)));
+        f[LEN_PREFIX] = WIRE_VERSION;
+        f[LEN_PREFIX + 1] = 200;
+        assert_eq!(decode_frame(&f[LEN_PREFIX..]), Err(FrameError::Kind(200)));
+        // encoding over the bound fails
+        assert!(encode_data(0, &vec![0u8; 100], 50).is_err());
+    }
+
+    #[test]
+    fn abort_reason_is_bounded() {
+        let long = "é".repeat(MAX_REASON);
+        let r = bounded_reason(&long);
+        assert!(r.len() <= MAX_REASON && r.is_char_boundary(r.len()));
+        let a = AbortNotice {
+            origin: 3,
+            reason: r.clone(),
+            disconnected: false,
+        };
+        let f = encode_control(FrameKind::Abort, &a).unwrap();
+        let fr = decode_frame(&f[LEN_PREFIX..]).unwrap();
+        assert_eq!(decode_abort(fr.payload).unwrap(), a);
+        assert!(decode_abort(&[0xff; 10]).is_err());
+    }
+}

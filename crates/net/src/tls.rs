@@ -1,0 +1,894 @@
+//! TCP mesh with mutual TLS 1.3 (tokio + rustls, ring provider).
+//!
+//! For each pair `i < j`, party `j` dials party `i`. Both sides authenticate with certificates from
+//! the [`Roster`]: a party's certificate must be the one pinned for it in the config, or, where the
+//! config pins none, chain to the config's CA and name `party-<id>.coterie`. Anything else is
+//! refused during the handshake or at the `Hello` that follows it (which also checks that both
+//! sides hold the same roster). Start-up retries dials with backoff until an overall deadline, so
+//! parties may start in any order.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
+use rustls::{
+    CertificateError, ClientConfig, DigitallySignedStruct, DistinguishedName, RootCertStore,
+    ServerConfig, SignatureScheme,
+};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Mutex, mpsc, watch};
+use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
+use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
+
+use crate::config::{Roster, load_cert_chain, load_key, party_name};
+use crate::frame::{self, AbortNotice, FrameKind, Hello};
+use crate::mesh::{Core, MeshOptions, Stats, set_poison};
+use crate::{Error, Mesh, PartyId, Result};
+
+type Stream = TlsStream<TcpStream>;
+type Writer = Arc<Mutex<WriteHalf<Stream>>>;
+
+/// A party's own certificate chain and private key.
+#[derive(Debug)]
+pub struct Identity {
+    /// Certificate chain, the party's certificate first.
+    pub chain: Vec<CertificateDer<'static>>,
+    /// Private key.
+    pub key: PrivateKeyDer<'static>,
+}
+
+impl Clone for Identity {
+    fn clone(&self) -> Self {
+        Self {
+            chain: self.chain.clone(),
+            key: self.key.clone_key(),
+        }
+    }
+}
+
+impl Identity {
+    /// Reads a PEM certificate (chain) and a PEM private key.
+    pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Self> {
+        Ok(Self {
+            chain: load_cert_chain(cert)?,
+            key: load_key(key)?,
+        })
+    }
+
+    /// Parses PEM text.
+    pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<Self> {
+        use rustls::pki_types::pem::PemObject;
+        let chain = CertificateDer::pem_slice_iter(cert_pem.as_bytes())
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| Error::Tls(format!("certificate PEM: {e}")))?;
+        if chain.is_empty() {
+            return Err(Error::Tls("no certificate in PEM".into()));
+        }
+        let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
+            .map_err(|e| Error::Tls(format!("key PEM: {e}")))?;
+        Ok(Self { chain, key })
+    }
+}
+
+fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+fn tls_err(e: impl std::fmt::Display) -> Error {
+    Error::Tls(e.to_string())
+}
+
+/// Certificate policy of a roster, used on both the client and the server side.
+#[derive(Debug)]
+struct PartyVerifier {
+    pinned: Vec<Option<CertificateDer<'static>>>,
+    ca_server: Option<Arc<rustls::client::WebPkiServerVerifier>>,
+    ca_client: Option<Arc<dyn ClientCertVerifier>>,
+    algs: WebPkiSupportedAlgorithms,
+}
+
+fn parse_party_name(name: &str) -> Option<PartyId> {
+    name.strip_prefix("party-")?
+        .strip_suffix(".coterie")?
+        .parse()
+        .ok()
+}
+
+impl PartyVerifier {
+    fn new(roster: &Roster, provider: &Arc<CryptoProvider>) -> Result<Self> {
+        let (ca_server, ca_client) = match &roster.ca {
+            Some(ca) => {
+                let mut roots = RootCertStore::empty();
+                roots.add(ca.clone()).map_err(tls_err)?;
+                let roots = Arc::new(roots);
+                let s = rustls::client::WebPkiServerVerifier::builder_with_provider(
+                    roots.clone(),
+                    provider.clone(),
+                )
+                .build()
+                .map_err(tls_err)?;
+                let c = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                    roots,
+                    provider.clone(),
+                )
+                .build()
+                .map_err(tls_err)?;
+                (Some(s), Some(c))
+            }
+            None => (None, None),
+        };
+        Ok(Self {
+            pinned: roster.certs.clone(),
+            ca_server,
+            ca_client,
+            algs: provider.signature_verification_algorithms,
+        })
+    }
+
+    /// Whether `cert` (already chain-verified by the handshake) may act as party `id`.
+    fn authorizes(&self, id: PartyId, cert: &CertificateDer<'_>) -> bool {
+        match self.pinned.get(id) {
+            Some(Some(p)) => p.as_ref() == cert.as_ref(),
+            Some(None) => {
+                self.ca_client.is_some()
+                    && ServerName::try_from(party_name(id)).is_ok_and(|name| {
+                        webpki::EndEntityCert::try_from(cert)
+                            .and_then(|ee| ee.verify_is_valid_for_subject_name(&name))
+                            .is_ok()
+                    })
+            }
+            None => false,
+        }
+    }
+}
+
+fn refused() -> rustls::Error {
+    rustls::Error::InvalidCertificate(CertificateError::ApplicationVerificationFailure)
+}
+
+impl ServerCertVerifier for PartyVerifier {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp: &[u8],
+        now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        let ServerName::DnsName(dns) = server_name else {
+            return Err(refused());
+        };
+        let id = parse_party_name(dns.as_ref()).ok_or_else(refused)?;
+        match self.pinned.get(id) {
+            Some(Some(p)) if p.as_ref() == end_entity.as_ref() => {
+                Ok(ServerCertVerified::assertion())
+            }
+            Some(None) => match &self.ca_server {
+                Some(v) => v.verify_server_cert(end_entity, intermediates, server_name, ocsp, now),
+                None => Err(refused()),
+            },
+            _ => Err(refused()),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algs)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algs)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algs.supported_schemes()
+    }
+}
+
+impl ClientCertVerifier for PartyVerifier {
+    fn root_hint_subjects(&self) -> &[DistinguishedName] {
+        &[]
+    }
+
+    fn verify_client_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        now: UnixTime,
+    ) -> std::result::Result<ClientCertVerified, rustls::Error> {
+        if self
+            .pinned
+            .iter()
+            .flatten()
+            .any(|p| p.as_ref() == end_entity.as_ref())
+        {
+            return Ok(ClientCertVerified::assertion());
+        }
+        match &self.ca_client {
+            Some(v) => v.verify_client_cert(end_entity, intermediates, now),
+            None => Err(refused()),
+        }
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algs)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algs)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algs.supported_schemes()
+    }
+}
+
+/// Reads one frame body; `Ok(None)` on a clean end of stream at a frame boundary.
+pub(crate) async fn read_frame<R: AsyncRead + Unpin>(
+    r: &mut R,
+    max: usize,
+    party: PartyId,
+) -> Result<Option<Vec<u8>>> {
+    let mut pre = [0u8; frame::LEN_PREFIX];
+    match r.read_exact(&mut pre).await {
+        Ok(_) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => {
+            return Err(Error::Io {
+                party,
+                cause: e.to_string(),
+            });
+        }
+    }
+    let len = frame::parse_len(pre, max).map_err(|e| match e {
+        frame::FrameError::TooLarge { len, max } => Error::FrameTooLarge { party, len, max },
+        e => Error::MalformedFrame {
+            party,
+            cause: e.to_string(),
+        },
+    })?;
+    let mut body = Vec::with_capacity(len.min(1 << 20));
+    (&mut *r)
+        .take(len as u64)
+        .read_to_end(&mut body)
+        .await
+        .map_err(|e| Error::Io {
+            party,
+            cause: e.to_string(),
+        })?;
+    if body.len() < len {
+        return Err(Error::MalformedFrame {
+            party,
+            cause: format!("stream ended {} bytes into a {len}-byte frame", body.len()),
+        });
+    }
+    Ok(Some(body))
+}
+
+async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, f: &[u8], party: PartyId) -> Result<()> {
+    let io = |e: std::io::Error| Error::Io {
+        party,
+        cause: e.to_string(),
+    };
+    w.write_all(f).await.map_err(io)?;
+    w.flush().await.map_err(io)
+}
+
+/// Everything the reader tasks share with the mesh.
+struct Shared {
+    id: PartyId,
+    poison_tx: watch::Sender<Option<Error>>,
+    closing: AtomicBool,
+    bye: Vec<AtomicBool>,
+    writers: Vec<Option<Writer>>,
+}
+
+impl Shared {
+    /// Poisons the mesh; on the first abort or crash seen, relays it to every other peer, so that
+    /// they learn the root cause before any cascade of failures reaches them.
+    fn poison(self: &Arc<Self>, e: Error, skip: PartyId) {
+        if set_poison(&self.poison_tx, e.clone()) {
+            tracing::warn!(party = self.id, error = %e, "mesh poisoned");
+            let relay = match e {
+                Error::Aborted { party, reason } => Some((party, reason, false)),
+                Error::Disconnected { party, cause } => Some((party, cause, true)),
+                _ => None,
+            };
+            if let Some((origin, reason, disconnected)) = relay {
+                let me = self.clone();
+                tokio::spawn(
+                    async move { me.send_abort(origin, &reason, disconnected, skip).await },
+                );
+            }
+        }
+    }
+
+    async fn send_abort(&self, origin: PartyId, reason: &str, disconnected: bool, skip: PartyId) {
+        let notice = AbortNotice {
+            origin: origin as u32,
+            reason: frame::bounded_reason(reason),
+            disconnected,
+        };
+        let Ok(f) = frame::encode_control(FrameKind::Abort, &notice) else {
+            return;
+        };
+        for (j, w) in self.writers.iter().enumerate() {
+            if j == skip || j == origin {
+                continue;
+            }
+            if let Some(w) = w {
+                let _ = tokio::time::timeout(Duration::from_secs(2), async {
+                    let mut w = w.lock().await;
+                    write_frame(&mut *w, &f, j).await
+                })
+                .await;
+            }
+        }
+    }
+}
+
+async fn reader_task(
+    j: PartyId,
+    mut rd: ReadHalf<Stream>,
+    tx: mpsc::UnboundedSender<Vec<u8>>,
+    shared: Arc<Shared>,
+    max: usize,
+) {
+    loop {
+        let r = read_frame(&mut rd, max, j).await;
+        let quiet = shared.bye[j].load(Ordering::Acquire) || shared.closing.load(Ordering::Acquire);
+        let body = match r {
+            Ok(Some(b)) => b,
+            Ok(None) if quiet => return,
+            Ok(None) => {
+                shared.poison(
+                    Error::Disconnected {
+                        party: j,
+                        cause: "connection ended without a close".into(),
+                    },
+                    j,
+                );
+                return;
+            }
+            Err(_) if quiet => return,
+            Err(Error::Io { cause, .. }) => {
+                shared.poison(Error::Disconnected { party: j, cause }, j);
+                return;
+            }
+            Err(e) => {
+                shared.poison(e, j);
+                return;
+            }
+        };
+        let kind = match frame::decode_frame(&body) {
+            Ok(f) => f.kind,
+            Err(e) => {
+                shared.poison(
+                    Error::MalformedFrame {
+                        party: j,
+                        cause: e.to_string(),
+                    },
+                    j,
+                );
+                return;
+            }
+        };
+        match kind {
+            FrameKind::Data => {
+                if tx.send(body).is_err() {
+                    return;
+                }
+            }
+            FrameKind::Bye => {
+                shared.bye[j].store(true, Ordering::Release);
+                return;
+            }
+            FrameKind::Abort => {
+                let e = match frame::decode_frame(&body).map(|f| frame::decode_abort(f.payload)) {
+                    Ok(Ok(a)) if (a.origin as usize) < shared.bye.len() => {
+                        if a.disconnected {
+                            Error::Disconnected {
+                                party: a.origin as usize,
+                                cause: a.reason,
+                            }
+                        } else {
+                            Error::Aborted {
+                                party: a.origin as usize,
+                                reason: a.reason,
+                            }
+                        }
+                    }
+                    _ => Error::MalformedFrame {
+                        party: j,
+                        cause: "bad abort notice".into(),
+                    },
+                };
+                shared.poison(e, j);
+                return;
+            }
+            FrameKind::Hello => {
+                shared.poison(
+                    Error::UnexpectedMessage {
+                        party: j,
+                        cause: "hello after start-up".into(),
+                    },
+                    j,
+                );
+                return;
+            }
+        }
+    }
+}
+
+/// One party's end of a mutual-TLS mesh.
+pub struct TlsMesh {
+    core: Core,
+    shared: Arc<Shared>,
+    readers: Vec<JoinHandle<()>>,
+}
+
+struct Setup {
+    id: PartyId,
+    n: usize,
+    digest: [u8; 32],
+    verifier: Arc<PartyVerifier>,
+    deadline: Instant,
+    max: usize,
+}
+
+impl Setup {
+    fn hello(&self, to: PartyId) -> Hello {
+        Hello {
+            from: self.id as u32,
+            to: to as u32,
+            n: self.n as u32,
+            config_digest: self.digest,
+        }
+    }
+
+    fn check_hello(&self, h: &Hello, from: PartyId) -> std::result::Result<(), String> {
+        if h.from as usize != from || h.to as usize != self.id {
+            return Err(format!(
+                "hello names {}->{}, expected {from}->{}",
+                h.from, h.to, self.id
+            ));
+        }
+        if h.n as usize != self.n || h.config_digest != self.digest {
+            return Err("peer holds a different party config".into());
+        }
+        Ok(())
+    }
+
+    async fn read_hello(&self, s: &mut Stream, party: PartyId) -> Result<Hello> {
+        let body = read_frame(s, 256, party).await?.ok_or(Error::Connect {
+            party,
+            cause: "closed during hello".into(),
+        })?;
+        let f = frame::decode_frame(&body).map_err(|e| Error::MalformedFrame {
+            party,
+            cause: e.to_string(),
+        })?;
+        if f.kind != FrameKind::Hello {
+            return Err(Error::UnexpectedMessage {
+                party,
+                cause: "expected hello".into(),
+            });
+        }
+        frame::decode_hello(f.payload).map_err(|e| Error::MalformedFrame {
+            party,
+            cause: e.to_string(),
+        })
+    }
+
+    async fn write_hello(&self, s: &mut Stream, to: PartyId) -> Result<()> {
+        let f = frame::encode_control(FrameKind::Hello, &self.hello(to)).map_err(tls_err)?;
+        write_frame(s, &f, to).await
+    }
+
+    /// Server side of one incoming connection: TLS, then the peer's hello, then ours.
+    async fn accept_one(
+        self: Arc<Self>,
+        acceptor: TlsAcceptor,
+        tcp: TcpStream,
+    ) -> Result<(PartyId, Stream)> {
+        let peer_addr = tcp.peer_addr().map(|a| a.to_string()).unwrap_or_default();
+        let unknown = |cause: String| Error::Connect {
+            party: usize::MAX,
+            cause: format!("from {peer_addr}: {cause}"),
+        };
+        let _ = tcp.set_nodelay(true);
+        let s = acceptor
+            .accept(tcp)
+            .await
+            .map_err(|e| unknown(e.to_string()))?;
+        let mut s = TlsStream::Server(s);
+        let h = self.read_hello(&mut s, usize::MAX).await?;
+        let from = h.from as usize;
+        if from <= self.id || from >= self.n {
+            return Err(unknown(format!(
+                "party {from} should not dial party {}",
+                self.id
+            )));
+        }
+        self.check_hello(&h, from).map_err(unknown)?;
+        let TlsStream::Server(conn) = &s else {
+            return Err(unknown("not a server stream".into()));
+        };
+        let ok = conn
+            .get_ref()
+            .1
+            .peer_certificates()
+            .and_then(|c| c.first())
+            .is_some_and(|c| self.verifier.authorizes(from, c));
+        if !ok {
+            return Err(unknown(format!(
+                "certificate not authorized for party {from}"
+            )));
+        }
+        self.write_hello(&mut s, from).await?;
+        Ok((from, s))
+    }
+
+    /// Client side: dial party `j` until the deadline.
+    async fn dial(
+        self: Arc<Self>,
+        connector: TlsConnector,
+        j: PartyId,
+        addr: String,
+    ) -> Result<(PartyId, Stream)> {
+        let mut backoff = Duration::from_millis(10);
+        let mut last = String::from("no attempt");
+        while Instant::now() < self.deadline {
+            match tokio::time::timeout_at(self.deadline, self.try_dial(&connector, j, &addr)).await
+            {
+                Ok(Ok(s)) => return Ok((j, s)),
+                Ok(Err(e)) => {
+                    tracing::debug!(party = self.id, peer = j, error = %e, "dial failed, retrying");
+                    last = e.to_string();
+                }
+                Err(_) => break,
+            }
+            tokio::time::sleep(
+                backoff.min(self.deadline.saturating_duration_since(Instant::now())),
+            )
+            .await;
+            backoff = (backoff * 2).min(Duration::from_millis(500));
+        }
+        Err(Error::Connect {
+            party: j,
+            cause: last,
+        })
+    }
+
+    async fn try_dial(&self, connector: &TlsConnector, j: PartyId, addr: &str) -> Result<Stream> {
+        let io = |e: std::io::Error| Error::Connect {
+            party: j,
+            cause: e.to_string(),
+        };
+        let tcp = TcpStream::connect(addr).await.map_err(io)?;
+        let _ = tcp.set_nodelay(true);
+        let name = ServerName::try_from(party_name(j)).map_err(tls_err)?;
+        let s = connector.connect(name, tcp).await.map_err(io)?;
+        let mut s = TlsStream::Client(s);
+        self.write_hello(&mut s, j).await?;
+        let h = self.read_hello(&mut s, j).await?;
+        self.check_hello(&h, j)
+            .map_err(|cause| Error::Connect { party: j, cause })?;
+        Ok(s)
+    }
+}
+
+impl TlsMesh {
+    /// Loads the config file, reads this party's key (from `key`, or the config's `key` entry)
+    /// and certificate (the config's `cert` entry, or `cert`), and connects.
+    pub async fn connect_with_config(
+        config: &Path,
+        id: PartyId,
+        cert: Option<&Path>,
+        key: Option<&Path>,
+        opts: MeshOptions,
+    ) -> Result<Self> {
+        let roster = Roster::load(config)?;
+        let base = config.parent().unwrap_or(Path::new("."));
+        let cf = crate::config::ConfigFile::parse(
+            &std::fs::read_to_string(config).map_err(|e| Error::Config(e.to_string()))?,
+        )?;
+        let entry = cf
+            .parties
+            .iter()
+            .find(|p| p.id == id)
+            .ok_or_else(|| Error::Config(format!("party {id} not in config")))?;
+        let cert_path = match (cert, &entry.cert) {
+            (Some(c), _) => c.to_path_buf(),
+            (None, Some(c)) => base.join(c),
+            (None, None) => return Err(Error::Config(format!("no certificate for party {id}"))),
+        };
+        let key_path = match (key, roster.keys.get(id).cloned().flatten()) {
+            (Some(k), _) => k.to_path_buf(),
+            (None, Some(k)) => k,
+            (None, None) => return Err(Error::Config(format!("no private key for party {id}"))),
+        };
+        let identity = Identity::from_pem_files(&cert_path, &key_path)?;
+        Self::connect(&roster, id, identity, opts).await
+    }
+
+    /// Connects party `id` to every other party in `roster`, within `opts.connect_deadline`.
+    pub async fn connect(
+        roster: &Roster,
+        id: PartyId,
+        identity: Identity,
+        opts: MeshOptions,
+    ) -> Result<Self> {
+        let n = roster.n();
+        if id >= n {
+            return Err(Error::BadParty {
+                party: id,
+                n,
+                me: id,
+            });
+        }
+        let provider = provider();
+        let verifier = Arc::new(PartyVerifier::new(roster, &provider)?);
+        let server_cfg = ServerConfig::builder_with_provider(provider.clone())
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .map_err(tls_err)?
+            .with_client_cert_verifier(verifier.clone())
+            .with_single_cert(identity.chain.clone(), identity.key.clone_key())
+            .map_err(tls_err)?;
+        let client_cfg = ClientConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .map_err(tls_err)?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier.clone())
+            .with_client_auth_cert(identity.chain, identity.key)
+            .map_err(tls_err)?;
+        let setup = Arc::new(Setup {
+            id,
+            n,
+            digest: roster.digest(),
+            verifier,
+            deadline: Instant::now() + opts.connect_deadline,
+            max: opts.max_frame,
+        });
+
+        let mut streams: Vec<Option<Stream>> = (0..n).map(|_| None).collect();
+        let mut dials = JoinSet::new();
+        let connector = TlsConnector::from(Arc::new(client_cfg));
+        for j in 0..id {
+            dials.spawn(
+                setup
+                    .clone()
+                    .dial(connector.clone(), j, roster.addresses[j].clone()),
+            );
+        }
+        let listener = if id + 1 < n {
+            Some(
+                TcpListener::bind(&roster.listen[id])
+                    .await
+                    .map_err(|e| Error::Connect {
+                        party: id,
+                        cause: format!("cannot listen on {}: {e}", roster.listen[id]),
+                    })?,
+            )
+        } else {
+            None
+        };
+        let acceptor = TlsAcceptor::from(Arc::new(server_cfg));
+        let mut handshakes = JoinSet::new();
+        let mut missing = n - 1;
+        let mut dial_err: Option<Error> = None;
+        while missing > 0 {
+            tokio::select! {
+                acc = async { listener.as_ref()?.accept().await.ok() }, if listener.is_some() => {
+                    if let Some((tcp, _)) = acc {
+                        let s = setup.clone();
+                        let a = acceptor.clone();
+                        let dl = setup.deadline;
+                        handshakes.spawn(async move {
+                            tokio::time::timeout(Duration::from_secs(10), s.accept_one(a, tcp))
+                                .await
+                                .unwrap_or_else(|_| Err(Error::Tls("handshake timed out".into())))
+                                .map(|r| (r, dl))
+                        });
+                    }
+                }
+                Some(r) = handshakes.join_next(), if !handshakes.is_empty() => {
+                    match r {
+                        Ok(Ok(((j, s), _))) if streams[j].is_none() => {
+                            streams[j] = Some(s);
+                            missing -= 1;
+                        }
+                        Ok(Ok(((j, _), _))) => tracing::warn!(party = id, peer = j, "duplicate connection refused"),
+                        Ok(Err(e)) => tracing::warn!(party = id, error = %e, "incoming connection refused"),
+                        Err(e) => tracing::warn!(party = id, error = %e, "handshake task failed"),
+                    }
+                }
+                Some(r) = dials.join_next(), if !dials.is_empty() => {
+                    match r {
+                        Ok(Ok((j, s))) => {
+                            streams[j] = Some(s);
+                            missing -= 1;
+                        }
+                        Ok(Err(e)) => { dial_err = Some(e); break; }
+                        Err(e) => { dial_err = Some(Error::Tls(e.to_string())); break; }
+                    }
+                }
+                _ = tokio::time::sleep_until(setup.deadline) => break,
+            }
+        }
+        if let Some(e) = dial_err {
+            return Err(e);
+        }
+        if missing > 0 {
+            let j = (0..n)
+                .find(|&j| j != id && streams[j].is_none())
+                .unwrap_or(id);
+            return Err(Error::Connect {
+                party: j,
+                cause: "no authorized connection before the start-up deadline".into(),
+            });
+        }
+        drop(listener);
+        tracing::info!(party = id, n, "mesh connected");
+
+        let (poison_tx, poison_rx) = watch::channel(None);
+        let mut readers_rd = Vec::new();
+        let mut writers = Vec::with_capacity(n);
+        for (j, s) in streams.into_iter().enumerate() {
+            match s {
+                Some(s) => {
+                    let (rd, wr) = tokio::io::split(s);
+                    readers_rd.push((j, rd));
+                    writers.push(Some(Arc::new(Mutex::new(wr))));
+                }
+                None => writers.push(None),
+            }
+        }
+        let shared = Arc::new(Shared {
+            id,
+            poison_tx,
+            closing: AtomicBool::new(false),
+            bye: (0..n).map(|_| AtomicBool::new(false)).collect(),
+            writers,
+        });
+        let mut inbox: Vec<Option<mpsc::UnboundedReceiver<Vec<u8>>>> =
+            (0..n).map(|_| None).collect();
+        let mut readers = Vec::new();
+        for (j, rd) in readers_rd {
+            let (tx, rx) = mpsc::unbounded_channel();
+            inbox[j] = Some(rx);
+            readers.push(tokio::spawn(reader_task(
+                j,
+                rd,
+                tx,
+                shared.clone(),
+                setup.max,
+            )));
+        }
+        Ok(TlsMesh {
+            core: Core::new(id, n, opts, inbox, poison_rx),
+            shared,
+            readers,
+        })
+    }
+}
+
+impl Mesh for TlsMesh {
+    fn id(&self) -> PartyId {
+        self.core.id
+    }
+    fn n(&self) -> usize {
+        self.core.n
+    }
+    fn options(&self) -> &MeshOptions {
+        &self.core.opts
+    }
+    fn set_timeout(&mut self, timeout: Duration) {
+        self.core.opts.timeout = timeout;
+    }
+    fn stats(&self) -> &Stats {
+        &self.core.stats
+    }
+
+    async fn send_frame<'a>(&'a mut self, to: PartyId, frame: &'a mut [u8]) -> Result<()> {
+        self.core.stamp(to, frame)?;
+        let w = self.shared.writers[to]
+            .as_ref()
+            .ok_or(Error::Closed { party: to })?;
+        let timeout = self.core.opts.timeout;
+        let r = tokio::time::timeout(timeout, async {
+            let mut w = w.lock().await;
+            write_frame(&mut *w, frame, to).await
+        })
+        .await;
+        match r {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(self.core.poisoned().unwrap_or(e)),
+            Err(_) => Err(Error::Timeout {
+                party: to,
+                after: timeout,
+            }),
+        }
+    }
+
+    async fn recv_frame(&mut self, from: PartyId, tag: u32, deadline: Instant) -> Result<Vec<u8>> {
+        self.core.recv_frame(from, tag, deadline).await
+    }
+
+    async fn abort(&mut self, reason: &str) -> Error {
+        let reason = frame::bounded_reason(reason);
+        let e = Error::Aborted {
+            party: self.core.id,
+            reason: reason.clone(),
+        };
+        tracing::warn!(party = self.core.id, %e, "abort");
+        if set_poison(&self.shared.poison_tx, e.clone()) {
+            self.shared
+                .send_abort(self.core.id, &reason, false, usize::MAX)
+                .await;
+        }
+        self.core.poisoned().unwrap_or(e)
+    }
+
+    async fn close(mut self) -> Result<()> {
+        self.shared.closing.store(true, Ordering::Release);
+        let bye = frame::encode_bye();
+        let timeout = self.core.opts.timeout;
+        for w in self.shared.writers.iter().flatten() {
+            let _ = tokio::time::timeout(timeout, async {
+                let mut w = w.lock().await;
+                write_frame(&mut *w, &bye, usize::MAX).await
+            })
+            .await;
+        }
+        // Wait for every peer's close (its reader ends), bounded by the timeout.
+        let deadline = Instant::now() + timeout;
+        for h in self.readers.iter_mut() {
+            let _ = tokio::time::timeout_at(deadline, h).await;
+        }
+        for w in self.shared.writers.iter().flatten() {
+            let _ = tokio::time::timeout(Duration::from_millis(500), async {
+                w.lock().await.shutdown().await
+            })
+            .await;
+        }
+        match self.core.poisoned() {
+            Some(e @ Error::Aborted { .. }) => Err(e),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Drop for TlsMesh {
+    fn drop(&mut self) {
+        for h in &self.readers {
+            h.abort();
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! Multi-party tests of both mesh implementations: rounds, aborts, crashes, timeouts, refusal of
+//! unknown certificates, commitments.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::*;
+use coterie_net::certs::{generate_pki, generate_stranger};
+use coterie_net::commit::{self, Commitment, Opening, TAG_COMMIT, TAG_OPEN};
+use coterie_net::{Error, Identity, InMemoryMesh, Mesh, MeshOptions, TlsMesh};
+
+/// Three kinds of rounds: all-to-all with tags, point-to-point ring, broadcast from party 0.
+async fn rounds<M: Mesh>(mut m: M, rounds: u32) -> Result<u64, Error> {
+    let (me, n) = (m.id(), m.n());
+    let mut acc = 0u64;
+    for r in 0..rounds {
+        let v = (me as u64 + 1) * 1000 + r as u64;
+        let all: Vec<u64> = m.exchange_all_tagged(r, &v).await?;
+        for (j, x) in all.iter().enumerate() {
+            assert_eq!(*x, (j as u64 + 1) * 1000 + r as u64);
+        }
+        acc += all.iter().sum::<u64>();
+    }
+    m.send((me + 1) % n, &format!("ring from {me}")).await?;
+    let s: String = m.recv((me + n - 1) % n).await?;
+    assert_eq!(s, format!("ring from {}", (me + n - 1) % n));
+    if me == 0 {
+        m.broadcast(&vec![1u8, 2, 3]).await?;
+    } else {
+        let b: Vec<u8> = m.recv(0).await?;
+        assert_eq!(b, vec![1, 2, 3]);
+    }
+    let st = m.stats().clone();
+    assert_eq!(
+        st.msgs_sent.iter().sum::<u64>(),
+        rounds as u64 * (n as u64 - 1) + 1 + if me == 0 { n as u64 - 1 } else { 0 }
+    );
+    assert_eq!(st.msgs_received[me], 0);
+    assert!(st.total_received() > 0);
+    m.close().await?;
+    Ok(acc)
+}
+
+fn expected(n: usize, rounds: u32) -> u64 {
+    (0..rounds)
+        .map(|r| {
+            (0..n as u64)
+                .map(|j| (j + 1) * 1000 + r as u64)
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_memory_rounds_2_4_8_16() {
+    for n in [2, 4, 8, 16] {
+        let hs: Vec<_> = InMemoryMesh::group(n, opts(10))
+            .into_iter()
+            .map(|m| tokio::spawn(rounds(m, 5)))
+            .collect();
+        for h in hs {
+            assert_eq!(h.await.unwrap().unwrap(), expected(n, 5), "n = {n}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_rounds_2_4_8_16() {
+    for n in [2, 4, 8, 16] {
+        let meshes = tls_group(n, true, opts(20)).await;
+        let hs: Vec<_> = meshes
+            .into_iter()
+            .map(|m| tokio::spawn(rounds(m, 5)))
+            .collect();
+        for h in hs {
+            assert_eq!(h.await.unwrap().unwrap(), expected(n, 5), "n = {n}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_ca_only_config_works() {
+    let meshes = tls_group(3, false, opts(10)).await;
+    let hs: Vec<_> = meshes
+        .into_iter()
+        .map(|m| tokio::spawn(rounds(m, 2)))
+        .collect();
+    for h in hs {
+        assert_eq!(h.await.unwrap().unwrap(), expected(3, 2));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unknown_certificate_is_refused() {
+    for pin in [true, false] {
+        let pki = generate_pki(3).unwrap();
+        let r = roster(&pki, pin);
+        let mut honest = Vec::new();
+        for i in 0..2 {
+            let (r, id) = (r.clone(), identity(&pki, i));
+            honest.push(tokio::spawn(async move {
+                TlsMesh::connect(&r, i, id, opts(10)).await
+            }));
+        }
+        let short = MeshOptions {
+            connect_deadline: Duration::from_millis(1500),
+            ..opts(5)
+        };
+        // A self-signed certificate for the right name, and another CA's certificate.
+        let stranger = generate_stranger(2).unwrap();
+        let s_id = Identity::from_pem(&stranger.cert_pem, &stranger.key_pem).unwrap();
+        let res = TlsMesh::connect(&r, 2, s_id, short.clone()).await;
+        assert!(
+            matches!(res, Err(Error::Connect { .. })),
+            "stranger accepted (pin = {pin})"
+        );
+        let other = generate_pki(3).unwrap();
+        let res = TlsMesh::connect(&r, 2, identity(&other, 2), short.clone()).await;
+        assert!(
+            matches!(res, Err(Error::Connect { .. })),
+            "foreign CA accepted (pin = {pin})"
+        );
+        // Party 1's genuine certificate cannot pose as party 2.
+        let res = TlsMesh::connect(&r, 2, identity(&pki, 1), short).await;
+        assert!(
+            matches!(res, Err(Error::Connect { .. })),
+            "impersonation accepted (pin = {pin})"
+        );
+        // The real party 2 still gets in, and the mesh works.
+        let m2 = TlsMesh::connect(&r, 2, identity(&pki, 2), opts(10))
+            .await
+            .unwrap();
+        let mut ms = vec![];
+        for h in honest {
+            ms.push(h.await.unwrap().unwrap());
+        }
+        ms.push(m2);
+        let hs: Vec<_> = ms.into_iter().map(|m| tokio::spawn(rounds(m, 1))).collect();
+        for h in hs {
+            assert_eq!(h.await.unwrap().unwrap(), expected(3, 1));
+        }
+    }
+}
+
+/// Party `victim` stops after one round without closing; everyone else must fail fast.
+async fn killed_party<M: Mesh + 'static>(meshes: Vec<M>, victim: usize) {
+    let mut hs = Vec::new();
+    for mut m in meshes {
+        hs.push(tokio::spawn(async move {
+            let _: Vec<u32> = m.exchange_all_tagged(1, &7u32).await?;
+            if m.id() == victim {
+                drop(m); // crash: no close
+                return Ok(());
+            }
+            let _: Vec<u32> = m.exchange_all_tagged(2, &8u32).await?;
+            Ok::<(), Error>(())
+        }));
+    }
+    let t0 = Instant::now();
+    for (i, h) in hs.into_iter().enumerate() {
+        let r = h.await.unwrap();
+        if i == victim {
+            assert!(r.is_ok());
+        } else {
+            let e = r.expect_err("a survivor finished a round with a dead party");
+            assert!(
+                matches!(e, Error::Disconnected { party, .. } | Error::Closed { party } if party == victim),
+                "party {i}: {e}"
+            );
+        }
+    }
+    assert!(
+        t0.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        t0.elapsed()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_party_tls() {
+    killed_party(tls_group(4, true, opts(20)).await, 2).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_party_in_memory() {
+    killed_party(InMemoryMesh::group(4, opts(20)), 2).await;
+}
+
+/// Party 1 aborts while everyone else waits for it; all see its reason.
+async fn abort_reaches_all<M: Mesh + 'static>(meshes: Vec<M>) {
+    let mut hs = Vec::new();
+    for mut m in meshes {
+        hs.push(tokio::spawn(async move {
+            if m.id() == 1 {
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                return Err(m.abort("MAC check failed").await);
+            }
+            let r: Result<u32, Error> = m.recv(1).await;
+            r.map(|_| ())
+        }));
+    }
+    let t0 = Instant::now();
+    for h in hs {
+        let e = h.await.unwrap().unwrap_err();
+        assert_eq!(
+            e,
+            Error::Aborted {
+                party: 1,
+                reason: "MAC check failed".into()
+            }
+        );
+    }
+    assert!(t0.elapsed() < Duration::from_secs(5));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_tls() {
+    abort_reaches_all(tls_group(4, true, opts(20)).await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn abort_in_memory() {
+    abort_reaches_all(InMemoryMesh::group(4, opts(20))).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn receive_times_out_and_errors_are_typed() {
+    let mut ms = InMemoryMesh::group(
+        2,
+        MeshOptions {
+            timeout: Duration::from_millis(200),
+            ..opts(1)
+        },
+    );
+    let mut b = ms.pop().unwrap();
+    let mut a = ms.pop().unwrap();
+    let t0 = Instant::now();
+    let r: Result<u8, _> = a.recv(1).await;
+    assert!(matches!(r, Err(Error::Timeout { party: 1, .. })));
+    assert!(t0.elapsed() >= Duration::from_millis(190) && t0.elapsed() < Duration::from_secs(2));
+    // wrong type, wrong tag, bad party id
+    b.send(0, &300u32).await.unwrap();
+    let r: Result<String, _> = a.recv(1).await;
+    assert!(matches!(r, Err(Error::Decode { party: 1, .. })), "{r:?}");
+    b.send_tagged(0, 5, &1u8).await.unwrap();
+    let r: Result<u8, _> = a.recv_tagged(1, 6).await;
+    assert!(
+        matches!(r, Err(Error::UnexpectedMessage { party: 1, .. })),
+        "{r:?}"
+    );
+    assert!(matches!(a.send(0, &1u8).await, Err(Error::BadParty { .. })));
+    assert!(matches!(a.recv::<u8>(7).await, Err(Error::BadParty { .. })));
+    // oversized message refused at the sender
+    let mut small = InMemoryMesh::group(
+        2,
+        MeshOptions {
+            max_frame: 100,
+            ..opts(1)
+        },
+    );
+    assert!(matches!(
+        small[0].send(1, &vec![0u8; 1000]).await,
+        Err(Error::Encode(_))
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_then_open() {
+    let hs: Vec<_> = InMemoryMesh::group(4, opts(10))
+        .into_iter()
+        .map(|mut m| {
+            tokio::spawn(async move {
+                let v = vec![m.id() as u64; 3];
+                let all = commit::commit_open_all(&mut m, "test/mac-check/0", &v).await?;
+                commit::check_consistent(&mut m, "test/echo", &all).await?;
+                m.close().await?;
+                Ok::<_, Error>(all)
+            })
+        })
+        .collect();
+    for h in hs {
+        let all = h.await.unwrap().unwrap();
+        assert_eq!(all, (0..4u64).map(|j| vec![j; 3]).collect::<Vec<_>>());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commit_then_open_catches_a_changed_value() {
+    let domain = "test/mac-check/1";
+    let hs: Vec<_> = InMemoryMesh::group(3, opts(10))
+        .into_iter()
+        .map(|mut m| {
+            tokio::spawn(async move {
+                if m.id() == 2 {
+                    // Commits to 5, opens 6.
+                    let b5 = postcard::to_allocvec(&5u64).unwrap();
+                    let b6 = postcard::to_allocvec(&6u64).unwrap();
+                    let (c, r) = commit::commit(domain, 2, &b5);
+                    let _: Vec<Commitment> = m.exchange_all_tagged(TAG_COMMIT, &c).await?;
+                    let _: Vec<(Opening, Vec<u8>)> =
+                        m.exchange_all_tagged(TAG_OPEN, &(r, b6)).await?;
+                    // then waits for the verdict
+                    let r: Result<u8, Error> = m.recv(0).await;
+                    return r.map(|_| vec![]);
+                }
+                let v = m.id() as u64;
+                commit::commit_open_all(&mut m, domain, &v).await
+            })
+        })
+        .collect();
+    for (i, h) in hs.into_iter().enumerate() {
+        let e = h.await.unwrap().unwrap_err();
+        if i < 2 {
+            assert!(
+                matches!(
+                    &e,
+                    Error::CommitmentMismatch { party: 2, .. } | Error::Aborted { .. }
+                ),
+                "party {i}: {e}"
+            );
+        } else {
+            assert!(matches!(e, Error::Aborted { .. }), "{e}");
+        }
+    }
+}
