@@ -45,7 +45,7 @@ pub fn mul_mod(m: &Modulus, out: &mut [u64], a: &[u64], b: &[u64]) {
     #[cfg(target_arch = "x86_64")]
     if m.bits() <= FP_KERNEL_MAX_BITS && simd_available() {
         // SAFETY: AVX2 and FMA were detected at run time; lengths are equal.
-        unsafe { x86::mul_mod_fp(m.value(), out, Some(a), b) };
+        unsafe { x86::mul_mod_fp(m, out, Some(a), b) };
         return;
     }
     for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
@@ -59,7 +59,7 @@ pub fn mul_mod_assign(m: &Modulus, a: &mut [u64], b: &[u64]) {
     #[cfg(target_arch = "x86_64")]
     if m.bits() <= FP_KERNEL_MAX_BITS && simd_available() {
         // SAFETY: AVX2 and FMA were detected at run time; lengths are equal.
-        unsafe { x86::mul_mod_fp(m.value(), a, None, b) };
+        unsafe { x86::mul_mod_fp(m, a, None, b) };
         return;
     }
     for (x, &y) in a.iter_mut().zip(b) {
@@ -90,7 +90,13 @@ mod x86 {
     /// # Safety
     /// The CPU must support AVX2 and FMA; `out`, `a` and `b` must have equal lengths.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn mul_mod_fp(q: u64, out: &mut [u64], a: Option<&[u64]>, b: &[u64]) {
+    pub(super) unsafe fn mul_mod_fp(
+        m: &crate::modulus::Modulus,
+        out: &mut [u64],
+        a: Option<&[u64]>,
+        b: &[u64],
+    ) {
+        let q = m.value();
         let n = out.len();
         let qf = _mm256_set1_pd(q as f64);
         let qinv = _mm256_set1_pd(1.0 / q as f64);
@@ -126,7 +132,6 @@ mod x86 {
             // SAFETY: as above.
             unsafe { _mm256_storeu_si256(out_ptr.add(4 * i) as *mut __m256i, ri) };
         }
-        let m = crate::modulus::Modulus::new(q).expect("q is a valid modulus");
         for j in 4 * chunks..n {
             // SAFETY: j < n.
             unsafe { *out_ptr.add(j) = m.mul(*a_ptr.add(j), *b_ptr.add(j)) };

@@ -156,13 +156,7 @@ impl Poly {
     /// Coefficient-form polynomial from small signed coefficients (at most `N` of them; the rest
     /// are zero).
     pub fn from_signed(ctx: &Arc<RingContext>, coeffs: &[i64]) -> Result<Self> {
-        if coeffs.len() > ctx.n {
-            return Err(Error::Malformed(format!(
-                "{} coefficients for degree {}",
-                coeffs.len(),
-                ctx.n
-            )));
-        }
+        check_coeff_count(ctx, coeffs.len())?;
         let mut p = Poly::zero(ctx, Representation::Coefficient);
         for (i, m) in ctx.moduli.iter().enumerate() {
             let limb = &mut p.data[i * ctx.n..(i + 1) * ctx.n];
@@ -175,13 +169,7 @@ impl Poly {
 
     /// Coefficient-form polynomial from big-integer coefficients (any sign, reduced mod `Q`).
     pub fn from_bigints(ctx: &Arc<RingContext>, coeffs: &[BigInt]) -> Result<Self> {
-        if coeffs.len() > ctx.n {
-            return Err(Error::Malformed(format!(
-                "{} coefficients for degree {}",
-                coeffs.len(),
-                ctx.n
-            )));
-        }
+        check_coeff_count(ctx, coeffs.len())?;
         let mut p = Poly::zero(ctx, Representation::Coefficient);
         for (c, x) in coeffs.iter().enumerate() {
             for (i, r) in ctx.basis.decompose(x).into_iter().enumerate() {
@@ -569,6 +557,17 @@ impl Poly {
         }
         Poly::from_residues(ctx, repr, words[l..].to_vec())
     }
+}
+
+/// Rejects more than `N` coefficients for the ring of `ctx`.
+fn check_coeff_count(ctx: &RingContext, count: usize) -> Result<()> {
+    if count > ctx.n {
+        return Err(Error::Malformed(format!(
+            "{count} coefficients for degree {}",
+            ctx.n
+        )));
+    }
+    Ok(())
 }
 
 /// `out[i] = a[i]·b[i] mod q` (AVX2+FMA kernel for `q < 2^50`, see [`crate::kernels`]).
