@@ -1,0 +1,699 @@
+//! Share conversion (distributed discrete logarithm): `Convert*` of spec §4.4 with the `1 0^d`
+//! distinguished-point pattern, separated distinguished points, and a word-at-a-time scan.
+//!
+//! # Distinguished points
+//!
+//! `match(e)` holds iff the top `d + 1` bits of the canonical `n`-bit representation of `e` are
+//! `1 0^d`. A party walks `P_j = h·g^j`, `j = 0, 1, 2, …` (with `g = 2` each step is a doubling).
+//!
+//! # The word scan
+//!
+//! Multiplying by `2^64` is a limb rotation plus one `64×64 → 128`-bit product `T·γ` folded in at
+//! the bottom ([`Walker`] keeps the limbs in a ring buffer, so the rotation is an index update).
+//! For `j < 64`, the top `d + 1` bits of `h·2^j mod p` are bits `n−1−j … n−1−j−d` of `h` unless a
+//! carry from the folded `T_j·γ < 2^(j+|γ|)` runs through every bit between — impossible when `h`
+//! has a zero bit in `[|γ|, n − 65 − d]`. The walker checks one such limb per block (a single
+//! comparison; it fails with probability `2^-64` on the paper's group) and otherwise steps that
+//! block one doubling at a time, so the scan is **exactly** the step-by-step walk (tested).
+//!
+//! Within a block the 64 candidate positions are tested on the top 128 bits `W` of `h`, by either
+//! * [`ScanEngine::Lookup`] — the paper's method (Sec. 6.1): strips of `m = ⌊d/2⌋` bits; a zero
+//!   strip `j` with predecessor strip `i` and successor `k` lies in a run of `d` zeros iff
+//!   `k ≤ T(i)`, `T(i) = 2^(2m + l(i) − d) − 1`, `l(i)` = number of zeros of `i` adjacent to
+//!   strip `j` (`l(0) = m`). For even `d` this is the paper's `T(i) = 2^l(i) − 1`; **erratum**:
+//!   the paper prints the test as `k < T(i)`, which misses runs (exhaustively checked in the
+//!   tests); the correct test is `k ≤ T(i)`;
+//! * [`ScanEngine::BitParallel`] — `⌈log₂ d⌉` shift-and-AND steps on `W` giving all 64 answers.
+//!
+//! # Convert* (normative form of spec §4.4)
+//!
+//! Both parties use the same payload bound `M`, pattern length `d`, and shift `S` (Variant A:
+//! `S = M`; Variant B: `S = 3M`). Variant A: `dist(j) = match(P_j)`. Variant B:
+//! `dist(j) = match(P_j)` and no match in `[j − 2M, j − 1]` (the separation rule; evaluated for
+//! `j ≥ 2M`). `i* = min{ j ≥ S : dist(j) }`, output `−(i* − S)`; party 0 flags iff some
+//! `j ∈ [S − M, S − 1]` is distinguished, party 1 flags iff `i* − S < M`. Then a wrong output
+//! implies **both** parties flag (spec §4.4, the soundness rule of Definition 2.1), tested.
+//! The paper's Sec. 4.3.1 says the danger zone is "M points forward for the first party, and M
+//! points backward for the second"; with the difference convention `h_0 = h_1·g^z` party 0 looks
+//! backward and party 1 forward (Sec. 3.2), as implemented. Variant A is sound and "both flag iff
+//! failure" whenever `d + 1 ≥ 2M`; Variant B is used otherwise ([`ConvertParams::new`]).
+//!
+//! The walk is capped at `2^(d+7)` steps (an `e^-64` event on a random stream); a party that hits
+//! the cap flags and outputs 0.
+
+use serde::{Deserialize, Serialize};
+
+use crate::group::{Elem, Group, add_small};
+use crate::{Error, Result};
+
+/// How the 64 positions of a block are tested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ScanEngine {
+    /// The paper's strip scan with the partial-match lookup table (`d ≤ 42`).
+    Lookup,
+    /// Shift-and-AND on the 128-bit window (`d ≤ 63`).
+    BitParallel,
+    /// One doubling and one test per step (the reference).
+    Naive,
+}
+
+/// Parameters of one conversion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConvertParams {
+    /// Pattern length: distinguished = top bits `1 0^d`.
+    pub d: u32,
+    /// Payload bound `M` (`z ∈ [0, M]`).
+    pub m: u64,
+    /// Whether the separation rule (Variant B) is used.
+    pub separated: bool,
+}
+
+impl ConvertParams {
+    /// Variant A when `d + 1 ≥ 2M` (the plain `1 0^d` pattern already separates points by
+    /// `d + 1`), Variant B otherwise.
+    pub fn new(d: u32, m: u64) -> Self {
+        Self {
+            d,
+            m,
+            separated: (d as u64) + 1 < 2 * m,
+        }
+    }
+    /// The shift `S` (`M` for Variant A, `3M` for Variant B).
+    pub fn shift(&self) -> u64 {
+        if self.separated { 3 * self.m } else { self.m }
+    }
+    /// The step cap `2^(d+7)` (beyond `S`).
+    pub fn cap(&self) -> u64 {
+        1u64 << (self.d + 7).min(62)
+    }
+}
+
+/// Result of one party's conversion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Converted {
+    /// The additive share `−(i* − S)` (difference convention: `out_0 − out_1 = z`).
+    pub share: i64,
+    /// Whether this party raised a (possible-)failure flag.
+    pub flag: bool,
+    /// Walk length `i*` in steps (for accounting).
+    pub steps: u64,
+}
+
+/// The partial-match lookup table `T(i)` of the strip scan for pattern length `d`.
+#[derive(Debug, Clone)]
+pub struct LookupTable {
+    d: u32,
+    m: u32,
+    /// `T(i) + 1` (0 = no `k` qualifies), indexed by strip value `i`.
+    t_plus_1: Vec<u32>,
+}
+
+impl LookupTable {
+    /// The table for `2 ≤ d ≤ 42` (`2^⌊d/2⌋` entries).
+    pub fn new(d: u32) -> Result<Self> {
+        if !(2..=42).contains(&d) {
+            return Err(Error::InvalidParameter(
+                "lookup scan needs 2 ≤ d ≤ 42".into(),
+            ));
+        }
+        let m = d / 2;
+        let t_plus_1 = (0..1u32 << m)
+            .map(|i| {
+                let l = if i == 0 { m } else { i.trailing_zeros().min(m) };
+                let e = 2 * m + l;
+                if e < d { 0 } else { 1u32 << (e - d) }
+            })
+            .collect();
+        Ok(Self { d, m, t_plus_1 })
+    }
+
+    /// `T(i)` as a signed value (`−1` = no successor strip qualifies).
+    pub fn t(&self, i: u32) -> i64 {
+        self.t_plus_1[i as usize] as i64 - 1
+    }
+
+    /// Strip size `m = ⌊d/2⌋`.
+    pub fn strip(&self) -> u32 {
+        self.m
+    }
+
+    /// Bit mask of the positions `j ∈ [0, 64)` (bit `63 − j`) where the top 128-bit window `w`
+    /// read from its top shows `1 0^d` starting at `j`, found with the strip/lookup scan.
+    pub fn block_mask(&self, w: u128) -> u64 {
+        let m = self.m;
+        let strip_mask = (1u128 << m) - 1;
+        // strip t covers window bits [127 - (t+1)m + 1, 127 - t m]; its start (from the top) is t*m.
+        let strip = |t: u32| -> u32 { ((w >> (128 - (t + 1) * m)) & strip_mask) as u32 };
+        let mut out = 0u64;
+        // Leading zero strips belong to a run started in the previous block.
+        let mut t = 0u32;
+        while (t + 2) * m <= 128 && strip(t) == 0 {
+            t += 1;
+        }
+        // Now strip t is nonzero (or we are past the range); t+1.. are candidates for "j".
+        let mut t = t + 1;
+        while (t * m) <= 64 + m && (t + 2) * m <= 128 {
+            let sj = strip(t);
+            if sj != 0 {
+                t += 1;
+                continue;
+            }
+            let i = strip(t - 1);
+            let k = strip(t + 1);
+            if (k as u64) < self.t_plus_1[i as usize] as u64 {
+                let l = if i == 0 { m } else { i.trailing_zeros() };
+                let start = t * m - l; // first zero of the run, from the top
+                if (1..=64).contains(&start) {
+                    out |= 1u64 << (63 - (start - 1));
+                }
+                // Skip the rest of this run of zero strips.
+                t += 1;
+                while (t + 2) * m <= 128 && strip(t) == 0 {
+                    t += 1;
+                }
+                continue;
+            }
+            t += 1;
+        }
+        let _ = self.d;
+        out
+    }
+}
+
+/// All positions `j ∈ [0, 64)` (bit `63 − j`) of pattern `1 0^d` in the window, bit-parallel.
+#[inline]
+pub fn block_mask_bitparallel(w: u128, d: u32) -> u64 {
+    let z = !w;
+    // run(k) bit t: z bits t, t-1, ..., t-k+1 all set.
+    let mut run = z;
+    let mut have = 1u32;
+    while have < d {
+        let add = have.min(d - have);
+        // run(have + add) = run(have) & (run(add) << have); run(add) = run(have) restricted,
+        // obtained by doubling from the current run when add == have; otherwise recompute.
+        let r_add = if add == have { run } else { run_len(z, add) };
+        run &= r_add << have;
+        have += add;
+    }
+    let mtch = w & (run << 1);
+    (mtch >> 64) as u64
+}
+
+#[inline]
+fn run_len(z: u128, k: u32) -> u128 {
+    let mut r = z;
+    for s in 1..k {
+        r &= z << s;
+    }
+    r
+}
+
+/// Naive: `match(e)` on the canonical value.
+#[inline]
+pub fn is_match(group: &Group, e: &[u64], d: u32) -> bool {
+    let n = group.bits();
+    let top = top_bits(e, n, d + 1);
+    top == 1u64 << d
+}
+
+/// Top `k ≤ 64` bits of an `n`-bit limb string.
+#[inline]
+fn top_bits(e: &[u64], n: u32, k: u32) -> u64 {
+    let l = e.len();
+    debug_assert_eq!(n as usize, l * 64);
+    let hi = e[l - 1] as u128;
+    let lo = if l >= 2 { e[l - 2] as u128 } else { 0 };
+    let w = (hi << 64) | lo;
+    (w >> (128 - k)) as u64
+}
+
+/// A walk `h, 2h, 4h, …` producing the match positions in increasing order.
+#[derive(Debug, Clone)]
+pub struct Walker<'g> {
+    group: &'g Group,
+    d: u32,
+    engine: ScanEngine,
+    lookup: Option<LookupTable>,
+    /// Ring buffer: logical limb `i` at `buf[(base + i) % L]`.
+    buf: Vec<u64>,
+    base: usize,
+    /// Steps covered by blocks already scanned.
+    pos: u64,
+    /// Pending matches of the current block (bit `63 − j`).
+    pending: u64,
+    pending_base: u64,
+    guard: Option<(usize, u64)>,
+    /// Blocks that had to be stepped one doubling at a time.
+    pub slow_blocks: u64,
+}
+
+impl<'g> Walker<'g> {
+    /// A walk from `h` for pattern length `d` (`1 ≤ d ≤ 63`).
+    pub fn new(group: &'g Group, h: &Elem, d: u32, engine: ScanEngine) -> Result<Self> {
+        if !(1..=63).contains(&d) || group.bits() < 128 {
+            return Err(Error::InvalidParameter(
+                "conversion needs 1 ≤ d ≤ 63".into(),
+            ));
+        }
+        let engine = match engine {
+            ScanEngine::Lookup if !(2..=42).contains(&d) => ScanEngine::BitParallel,
+            e => e,
+        };
+        let lookup = match engine {
+            ScanEngine::Lookup => Some(LookupTable::new(d)?),
+            _ => None,
+        };
+        Ok(Self {
+            group,
+            d,
+            engine,
+            lookup,
+            buf: h.0.clone(),
+            base: 0,
+            pos: 0,
+            pending: 0,
+            pending_base: 0,
+            guard: guard_for(group, d),
+            slow_blocks: 0,
+        })
+    }
+
+    #[inline]
+    fn limb(&self, i: usize) -> u64 {
+        let l = self.buf.len();
+        let k = self.base + i;
+        self.buf[if k >= l { k - l } else { k }]
+    }
+
+    /// Canonical limbs of the current element `h·2^pos` (for tests).
+    pub fn current(&self) -> Vec<u64> {
+        (0..self.buf.len()).map(|i| self.limb(i)).collect()
+    }
+
+    /// Number of steps consumed so far (a multiple of 64).
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
+    /// The next match position, or `None` once `limit` steps have been scanned.
+    #[inline]
+    pub fn next_match(&mut self, limit: u64) -> Option<u64> {
+        loop {
+            if self.pending != 0 {
+                let j = self.pending.leading_zeros() as u64;
+                self.pending &= !(1u64 << (63 - j));
+                return Some(self.pending_base + j);
+            }
+            if self.pos >= limit {
+                return None;
+            }
+            self.scan_block();
+        }
+    }
+
+    /// Scans positions `[pos, pos + 64)` and advances to `h·2^(pos+64)`.
+    #[inline]
+    fn scan_block(&mut self) {
+        let l = self.buf.len();
+        let exact = match self.guard {
+            Some((li, mask)) => self.limb(li) & mask != mask,
+            None => false,
+        };
+        self.pending_base = self.pos;
+        if exact && self.engine != ScanEngine::Naive {
+            let w = ((self.limb(l - 1) as u128) << 64) | self.limb(l - 2) as u128;
+            self.pending = match &self.lookup {
+                Some(t) => t.block_mask(w),
+                None => block_mask_bitparallel(w, self.d),
+            };
+            self.shift64();
+        } else {
+            self.slow_blocks += u64::from(self.engine != ScanEngine::Naive);
+            let mut cur = self.current();
+            let mut mask = 0u64;
+            for j in 0..64 {
+                if is_match(self.group, &cur, self.d) {
+                    mask |= 1u64 << (63 - j);
+                }
+                self.group.double_in_place(&mut cur);
+            }
+            self.pending = mask;
+            self.buf = cur;
+            self.base = 0;
+        }
+        self.pos += 64;
+    }
+
+    /// `h ← h·2^64 mod p`: rotate the ring buffer, fold the old top limb times `γ` in at the bottom.
+    #[inline]
+    fn shift64(&mut self) {
+        let l = self.buf.len();
+        let top_idx = if self.base == 0 { l - 1 } else { self.base - 1 };
+        let t = self.buf[top_idx];
+        self.buf[top_idx] = 0;
+        self.base = top_idx;
+        let prod = (t as u128) * (self.group.gamma() as u128);
+        let (lo, hi) = (prod as u64, (prod >> 64) as u64);
+        // add lo to limb 0, hi (+carry) to limb 1, propagate.
+        let b0 = self.base;
+        let b1 = if b0 + 1 == l { 0 } else { b0 + 1 };
+        let (s0, c0) = self.buf[b0].overflowing_add(lo);
+        self.buf[b0] = s0;
+        let (s1, c1a) = self.buf[b1].overflowing_add(hi);
+        let (s1, c1b) = s1.overflowing_add(c0 as u64);
+        self.buf[b1] = s1;
+        if c1a || c1b {
+            let mut i = 2;
+            let mut carry = true;
+            while carry && i < l {
+                let k = (b0 + i) % l;
+                let (s, c) = self.buf[k].overflowing_add(1);
+                self.buf[k] = s;
+                carry = c;
+                i += 1;
+            }
+            if carry {
+                // 2^n ≡ γ.
+                self.linearize();
+                let mut c = add_small(&mut self.buf, self.group.gamma());
+                while c {
+                    c = add_small(&mut self.buf, self.group.gamma());
+                }
+            }
+        }
+        if self.limb(l - 1) == u64::MAX {
+            self.linearize();
+            self.group.canonicalize(&mut self.buf);
+        }
+    }
+
+    fn linearize(&mut self) {
+        if self.base != 0 {
+            self.buf.rotate_left(self.base);
+            self.base = 0;
+        }
+    }
+}
+
+/// The limb and mask whose non-all-ones value guarantees the stream view is exact for a block:
+/// a zero bit of `h` in `[|γ|, n − 65 − d]`.
+fn guard_for(group: &Group, d: u32) -> Option<(usize, u64)> {
+    let gb = 64 - group.gamma().leading_zeros();
+    let n = group.bits();
+    let hi = (n as i64) - 65 - d as i64;
+    if hi < gb as i64 {
+        return None;
+    }
+    let (lo, hi) = (gb as u64, hi as u64);
+    let mut best: Option<(usize, u64)> = None;
+    for li in 0..group.limbs() {
+        let a = (li as u64) * 64;
+        let b = a + 63;
+        let s = lo.max(a);
+        let e = hi.min(b);
+        if s > e {
+            continue;
+        }
+        let width = e - s + 1;
+        let mask = if width == 64 {
+            u64::MAX
+        } else {
+            ((1u64 << width) - 1) << (s - a)
+        };
+        if best.is_none_or(|(_, m)| mask.count_ones() > m.count_ones()) {
+            best = Some((li, mask));
+        }
+    }
+    best
+}
+
+/// `Convert*` for party `b` (spec §4.4) on `h` with the given parameters and scan engine.
+pub fn convert(
+    group: &Group,
+    b: u8,
+    h: &Elem,
+    params: &ConvertParams,
+    engine: ScanEngine,
+) -> Result<Converted> {
+    convert_inner(group, b, h, params, engine, None)
+}
+
+/// `Convert*` for a **terminal** multiplication whose output is used mod `beta` (spec §4.8):
+/// a flagged party computes the distance between its own distinguished point and the
+/// alternative one the other party would have used in case of a failure (party 1: the next
+/// distinguished point after its stop; party 0: its stop minus the point in its danger zone)
+/// and drops its flag when that distance is a multiple of `beta`, since the output is then
+/// correct mod `beta` either way. Distinguished points are at least `2M` apart (Variant A needs
+/// `d + 1 ≥ 2M`, Variant B enforces it), so the alternative point is unique.
+pub fn convert_terminal(
+    group: &Group,
+    b: u8,
+    h: &Elem,
+    params: &ConvertParams,
+    engine: ScanEngine,
+    beta: u64,
+) -> Result<Converted> {
+    if beta == 0 {
+        return Err(Error::InvalidParameter("beta must be positive".into()));
+    }
+    convert_inner(group, b, h, params, engine, Some(beta))
+}
+
+fn convert_inner(
+    group: &Group,
+    b: u8,
+    h: &Elem,
+    params: &ConvertParams,
+    engine: ScanEngine,
+    beta: Option<u64>,
+) -> Result<Converted> {
+    let mut w = Walker::new(group, h, params.d, engine)?;
+    let s = params.shift();
+    let m = params.m;
+    let limit = s + params.cap();
+    let mut prev: Option<u64> = None;
+    let mut danger: Option<u64> = None;
+    let mut found: Option<u64> = None;
+    while let Some(j) = w.next_match(limit + 64) {
+        if j >= limit {
+            break;
+        }
+        let dist = if params.separated {
+            j >= 2 * m && prev.is_none_or(|p| p + 2 * m < j)
+        } else {
+            true
+        };
+        prev = Some(j);
+        if !dist {
+            continue;
+        }
+        if let Some(stop) = found {
+            // Only reached for party 1 looking for the alternative point.
+            let flag = beta.is_none_or(|bt| (j - stop) % bt != 0);
+            return Ok(Converted {
+                share: -((stop - s) as i64),
+                flag,
+                steps: stop,
+            });
+        }
+        if j < s {
+            if j + m >= s {
+                danger = Some(j);
+            }
+            continue;
+        }
+        let i = j - s;
+        let flag = if b == 0 { danger.is_some() } else { i < m };
+        match (beta, flag, b) {
+            (Some(bt), true, 0) => {
+                let alt = danger.map_or(0, |a| j - a);
+                return Ok(Converted {
+                    share: -(i as i64),
+                    flag: !alt.is_multiple_of(bt),
+                    steps: j,
+                });
+            }
+            (Some(_), true, _) => {
+                found = Some(j);
+                continue;
+            }
+            _ => {
+                return Ok(Converted {
+                    share: -(i as i64),
+                    flag,
+                    steps: j,
+                });
+            }
+        }
+    }
+    if let Some(stop) = found {
+        return Ok(Converted {
+            share: -((stop - s) as i64),
+            flag: true,
+            steps: stop,
+        });
+    }
+    Ok(Converted {
+        share: 0,
+        flag: true,
+        steps: limit,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coterie_math::bigint;
+    use rand::{RngExt, SeedableRng};
+
+    /// First match position from `h` by naive doubling.
+    fn naive_matches(group: &Group, h: &Elem, d: u32, steps: u64) -> Vec<u64> {
+        let mut x = h.0.clone();
+        let mut out = vec![];
+        for j in 0..steps {
+            if is_match(group, &x, d) {
+                out.push(j);
+            }
+            group.double_in_place(&mut x);
+        }
+        out
+    }
+
+    #[test]
+    fn lookup_condition_le_is_exact_and_lt_is_not() {
+        for d in [8u32, 10, 12, 16, 20] {
+            let t = LookupTable::new(d).unwrap();
+            let m = d / 2;
+            let mut lt_misses = 0;
+            for i in 0..1u32 << m {
+                for k in 0..1u32 << m {
+                    // brute force: zeros of i adjacent to j (its low bits) + m + leading zeros of k
+                    let l = if i == 0 { m } else { i.trailing_zeros() };
+                    let lz = if k == 0 {
+                        m
+                    } else {
+                        k.leading_zeros() - (32 - m)
+                    };
+                    let run = l + m + lz >= d;
+                    assert_eq!(run, (k as i64) <= t.t(i), "d={d} i={i} k={k}");
+                    if run && (k as i64) >= t.t(i) {
+                        lt_misses += 1;
+                    }
+                    if d % 2 == 0 {
+                        assert_eq!(t.t(i), (1i64 << l) - 1);
+                    }
+                }
+            }
+            assert!(lt_misses > 0, "k < T(i) must miss runs");
+        }
+    }
+
+    #[test]
+    fn block_masks_agree() {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(3);
+        for d in [2u32, 3, 5, 8, 9, 10, 11, 12, 16, 20, 21] {
+            let t = LookupTable::new(d).unwrap();
+            for _ in 0..20_000 {
+                // sparse windows so that long zero runs occur
+                let mut w: u128 = rng.random::<u128>() & rng.random::<u128>();
+                if rng.random::<bool>() {
+                    w &= rng.random::<u128>();
+                }
+                let mut naive = 0u64;
+                for j in 0..64u32 {
+                    let top = (w << j) >> (127 - d);
+                    if top == 1u128 << d {
+                        naive |= 1 << (63 - j);
+                    }
+                }
+                assert_eq!(block_mask_bitparallel(w, d), naive, "d={d} w={w:x}");
+                assert_eq!(t.block_mask(w), naive, "lookup d={d} w={w:x}");
+            }
+        }
+    }
+
+    #[test]
+    fn word_scan_equals_step_by_step() {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(4);
+        for (id, starts) in [
+            (crate::group::GroupId::Toy128Insecure, 300),
+            (crate::group::GroupId::P1536, 100),
+        ] {
+            let g = Group::new(id);
+            for d in [8u32, 10, 12, 16, 20] {
+                for _ in 0..starts / 10 {
+                    let h = g
+                        .elem_from_bigint(&bigint::random_below(&mut rng, g.p()).unwrap())
+                        .unwrap();
+                    let steps = 4096;
+                    let want = naive_matches(&g, &h, d, steps);
+                    for engine in [
+                        ScanEngine::Lookup,
+                        ScanEngine::BitParallel,
+                        ScanEngine::Naive,
+                    ] {
+                        let mut w = Walker::new(&g, &h, d, engine).unwrap();
+                        let mut got = vec![];
+                        while let Some(j) = w.next_match(steps) {
+                            got.push(j);
+                        }
+                        assert_eq!(got, want, "{id:?} d={d} {engine:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn convert_star_shares_and_flags() {
+        let g = Group::toy128_insecure();
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5);
+        for (d, m) in [(8u32, 1u64), (6, 15), (9, 3)] {
+            let p = ConvertParams::new(d, m);
+            assert_eq!(p.separated, d as u64 + 1 < 2 * m);
+            for _ in 0..2000 {
+                let z = rng.random_range(0..=m);
+                let h1 = g
+                    .elem_from_bigint(&bigint::random_below(&mut rng, g.p()).unwrap())
+                    .unwrap();
+                let h0 = g.mul(&h1, &g.pow(&g.g(), &z.into()));
+                let c0 = convert(&g, 0, &h0, &p, ScanEngine::Lookup).unwrap();
+                let c1 = convert(&g, 1, &h1, &p, ScanEngine::Lookup).unwrap();
+                if c0.share - c1.share != z as i64 {
+                    assert!(c0.flag && c1.flag, "undetected failure d={d} m={m} z={z}");
+                }
+                if z == 0 {
+                    assert_eq!(c0.share, c1.share);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn terminal_mod_2_drops_about_half_the_flags_and_stays_sound() {
+        let g = Group::toy128_insecure();
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(6);
+        let p = ConvertParams::new(6, 1);
+        let (mut flags_plain, mut flags_mod2) = (0u32, 0u32);
+        for _ in 0..20_000 {
+            let z = rng.random_range(0..=1u64);
+            let h1 = g
+                .elem_from_bigint(&bigint::random_below(&mut rng, g.p()).unwrap())
+                .unwrap();
+            let h0 = g.mul(&h1, &g.pow(&g.g(), &z.into()));
+            let a0 = convert(&g, 0, &h0, &p, ScanEngine::BitParallel).unwrap();
+            let a1 = convert(&g, 1, &h1, &p, ScanEngine::BitParallel).unwrap();
+            let t0 = convert_terminal(&g, 0, &h0, &p, ScanEngine::BitParallel, 2).unwrap();
+            let t1 = convert_terminal(&g, 1, &h1, &p, ScanEngine::BitParallel, 2).unwrap();
+            assert_eq!((a0.share, a1.share), (t0.share, t1.share));
+            flags_plain += u32::from(a0.flag) + u32::from(a1.flag);
+            flags_mod2 += u32::from(t0.flag) + u32::from(t1.flag);
+            if (t0.share - t1.share - z as i64).rem_euclid(2) != 0 {
+                assert!(t0.flag && t1.flag, "undetected mod-2 failure");
+            }
+        }
+        assert!(flags_plain > 200);
+        let ratio = flags_mod2 as f64 / flags_plain as f64;
+        assert!((0.35..0.65).contains(&ratio), "ratio {ratio}");
+    }
+}
