@@ -1,0 +1,578 @@
+//! The online engine: authenticated shares over any [`Ring`], driven over a coterie-net [`Mesh`].
+//!
+//! One party's [`Engine`] holds its MAC key share, its [`Preprocessing`] source and the list of
+//! values opened since the last MAC check. Operations:
+//!
+//! * local: [`Engine::add`], [`Engine::sub`], [`Engine::neg`], [`Engine::mul_const`],
+//!   [`Engine::add_const`], [`Engine::constant`], [`Engine::lin_comb`];
+//! * [`Engine::input`] through a preprocessed mask (the owner broadcasts `x - r`; an echo round
+//!   makes sure every party got the same value);
+//! * [`Engine::mul`]: Beaver multiplication, one batched opening for the whole batch;
+//! * [`Engine::open`]: batched opening. Over `Z_{2^k}` shares live in `Z_{2^{k+s}}`, and a plain
+//!   sum of shares would reveal bits `k..k+s` of the value (seed 000 §9.2 [ENG]), so `open` adds
+//!   `2^k·[ρ]` with a fresh random `[ρ]` first; [`Engine::open_truncated`] does the same with
+//!   `2^l·[ρ]` and returns only the low `l` bits (seed 000 §3, Open with `l ≤ k`).
+//! * [`Engine::rand_bits`]: preprocessed random bits.
+//! * [`Engine::check`]: the MAC check over every value opened since the last check (SPDZ_2k
+//!   Π_MACCheck over `Z_{2^{k+s}}` with coefficients in `Z_{2^s}`; the SPDZ field MAC check over
+//!   `F_p`): one echo of a digest of the opened values (so all parties check the same values),
+//!   a commit-then-open coin toss for the coefficients `χ_j`, then commit-then-open of
+//!   `σ_i = Σ χ_j m_{j,i} − α_i Σ χ_j x̃_j` and the test `Σ σ_i = 0`. Four rounds.
+//!
+//! Values returned by `open` must not be acted on outside the computation before a successful
+//! [`Engine::check`] (or use [`Engine::open_checked`]).
+//!
+//! Why the whole `k+s`-bit values are opened over `Z_{2^k}`: the SPDZ_2k soundness argument needs
+//! the check to run on the full `Z_{2^{k+s}}` values (an error of 2-adic valuation `v < k` survives
+//! a random `Z_{2^s}` combination with valuation `< v + s` except with probability `2^{-s}`).
+//! Opening only `x mod 2^k` and re-checking the low bits of a masked combination would let an
+//! error at bit `k-1` cancel in the combination with probability 1/2.
+
+use coterie_math::prg::{Xof, fresh_seed};
+use coterie_net::commit::{Commitment, Opening, commit, verify};
+use coterie_net::{Mesh, PartyId};
+use serde::{Deserialize, Serialize};
+use zeroize::Zeroize;
+
+use crate::prep::{Preprocessing, Share};
+use crate::ring::{Ring, Z2k};
+use crate::{Error, Result};
+
+/// Wire format version of engine messages.
+pub const WIRE_VERSION: u8 = 1;
+
+const TAG_OPEN: u32 = 0x5D20_0001;
+const TAG_INPUT: u32 = 0x5D20_0002;
+const TAG_INPUT_ECHO: u32 = 0x5D20_0003;
+const TAG_CHECK_A: u32 = 0x5D20_0004;
+const TAG_CHECK_B: u32 = 0x5D20_0005;
+const TAG_CHECK_C: u32 = 0x5D20_0006;
+const TAG_CHECK_D: u32 = 0x5D20_0007;
+
+/// A batch of ring elements on the wire: version tag and fixed-width encodings.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct WireElems {
+    /// [`WIRE_VERSION`].
+    pub version: u8,
+    /// Concatenated fixed-width little-endian elements.
+    pub data: Vec<u8>,
+}
+
+/// Test-only cheating hooks (additive errors), to show that every cheat is caught.
+#[cfg(test)]
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Cheat {
+    /// Added to this party's share of the first value of its next opening.
+    pub share_err: Option<u64>,
+    /// Added to this party's MAC share of the first value checked by its next MAC check.
+    pub mac_err: Option<u64>,
+    /// Reveal a value other than the committed one in the next MAC check's opening round.
+    pub bad_commit_open: bool,
+}
+
+/// One party's online engine over ring `R` with preprocessing `P`.
+pub struct Engine<R: Ring, P: Preprocessing<R>> {
+    ring: R,
+    prep: P,
+    me: PartyId,
+    n: usize,
+    key: R::Elem,
+    two_k: Option<R::Elem>,
+    opened: Vec<R::Elem>,
+    macs: Vec<R::Elem>,
+    checks: u64,
+    inputs: u64,
+    #[cfg(test)]
+    pub(crate) cheat: Cheat,
+}
+
+impl<R: Ring, P: Preprocessing<R>> Drop for Engine<R, P> {
+    fn drop(&mut self) {
+        self.key.zeroize();
+        self.macs.iter_mut().for_each(Zeroize::zeroize);
+    }
+}
+
+fn digest(domain: &str, bytes: &[u8]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new_derive_key("coterie-spdz 2026 digest v1");
+    h.update(&(domain.len() as u64).to_le_bytes());
+    h.update(domain.as_bytes());
+    h.update(&(bytes.len() as u64).to_le_bytes());
+    h.update(bytes);
+    *h.finalize().as_bytes()
+}
+
+impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
+    /// An engine for the party and ring of `prep`.
+    pub fn new(prep: P) -> Self {
+        let ring = prep.ring().clone();
+        let two_k = ring.power_of_two().map(|(k, _)| {
+            let mut x = ring.embed_u64(1);
+            for _ in 0..k {
+                x = ring.add(&x, &x);
+            }
+            x
+        });
+        Self {
+            me: prep.party(),
+            n: prep.n(),
+            key: prep.mac_key_share(),
+            ring,
+            prep,
+            two_k,
+            opened: Vec::new(),
+            macs: Vec::new(),
+            checks: 0,
+            inputs: 0,
+            #[cfg(test)]
+            cheat: Cheat::default(),
+        }
+    }
+
+    /// The ring.
+    pub fn ring(&self) -> &R {
+        &self.ring
+    }
+    /// This party's id.
+    pub fn party(&self) -> PartyId {
+        self.me
+    }
+    /// The preprocessing source.
+    pub fn prep_mut(&mut self) -> &mut P {
+        &mut self.prep
+    }
+    /// The (public) share-ring values opened since the last MAC check, in order.
+    pub fn pending_opened(&self) -> &[R::Elem] {
+        &self.opened
+    }
+
+    // ----- local operations -----
+
+    /// `[a] + [b]`.
+    pub fn add(&self, a: &Share<R::Elem>, b: &Share<R::Elem>) -> Share<R::Elem> {
+        Share {
+            v: self.ring.add(&a.v, &b.v),
+            m: self.ring.add(&a.m, &b.m),
+        }
+    }
+    /// `[a] - [b]`.
+    pub fn sub(&self, a: &Share<R::Elem>, b: &Share<R::Elem>) -> Share<R::Elem> {
+        Share {
+            v: self.ring.sub(&a.v, &b.v),
+            m: self.ring.sub(&a.m, &b.m),
+        }
+    }
+    /// `-[a]`.
+    pub fn neg(&self, a: &Share<R::Elem>) -> Share<R::Elem> {
+        Share {
+            v: self.ring.neg(&a.v),
+            m: self.ring.neg(&a.m),
+        }
+    }
+    /// `c·[a]` for a public `c`.
+    pub fn mul_const(&self, a: &Share<R::Elem>, c: &R::Elem) -> Share<R::Elem> {
+        Share {
+            v: self.ring.mul(&a.v, c),
+            m: self.ring.mul(&a.m, c),
+        }
+    }
+    /// `[a] + c` for a public `c` (party 0 adds `c` to its share; every party adds `α_i·c` to
+    /// its MAC share).
+    pub fn add_const(&self, a: &Share<R::Elem>, c: &R::Elem) -> Share<R::Elem> {
+        let v = if self.me == 0 {
+            self.ring.add(&a.v, c)
+        } else {
+            a.v.clone()
+        };
+        Share {
+            v,
+            m: self.ring.add(&a.m, &self.ring.mul(&self.key, c)),
+        }
+    }
+    /// The public constant `c` as a stored value.
+    pub fn constant(&self, c: &R::Elem) -> Share<R::Elem> {
+        self.add_const(&Share::default_in(&self.ring), c)
+    }
+    /// `c + Σ c_j·[x_j]` (the ABB's LinComb).
+    pub fn lin_comb(&self, c: &R::Elem, terms: &[(R::Elem, &Share<R::Elem>)]) -> Share<R::Elem> {
+        let mut acc = self.constant(c);
+        for (cj, xj) in terms {
+            acc = self.add(&acc, &self.mul_const(xj, cj));
+        }
+        acc
+    }
+
+    fn check_mesh<M: Mesh>(&self, mesh: &M) -> Result<()> {
+        if mesh.id() != self.me || mesh.n() != self.n {
+            return Err(Error::Invalid(format!(
+                "mesh is party {} of {}, preprocessing is party {} of {}",
+                mesh.id(),
+                mesh.n(),
+                self.me,
+                self.n
+            )));
+        }
+        Ok(())
+    }
+
+    // ----- interactive operations -----
+
+    /// Opens the full share-ring values of `xs` (no masking) and records them for the next MAC
+    /// check. Only for values whose share-ring representative is uniformly masked.
+    async fn open_raw<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        xs: &[Share<R::Elem>],
+    ) -> Result<Vec<R::Elem>> {
+        self.check_mesh(mesh)?;
+        let w = self.ring.elem_bytes();
+        let chunk = (mesh.options().max_frame / 2 / w).max(1);
+        let mut out = Vec::with_capacity(xs.len());
+        for part in xs.chunks(chunk) {
+            #[allow(unused_mut)]
+            let mut mine: Vec<R::Elem> = part.iter().map(|s| s.v.clone()).collect();
+            #[cfg(test)]
+            if let Some(e) = self.cheat.share_err.take() {
+                mine[0] = self.ring.add(&mine[0], &self.ring.embed_u64(e));
+            }
+            let msg = WireElems {
+                version: WIRE_VERSION,
+                data: self.ring.encode(&mine),
+            };
+            let all: Vec<WireElems> = mesh.exchange_all_tagged(TAG_OPEN, &msg).await?;
+            let mut sum = mine;
+            for (j, m) in all.iter().enumerate() {
+                if j == self.me {
+                    continue;
+                }
+                let vals = self.decode_from(j, m, part.len())?;
+                for (s, v) in sum.iter_mut().zip(&vals) {
+                    *s = self.ring.add(s, v);
+                }
+            }
+            self.macs.extend(part.iter().map(|s| s.m.clone()));
+            self.opened.extend(sum.iter().cloned());
+            out.extend(sum);
+        }
+        Ok(out)
+    }
+
+    fn decode_from(&self, j: PartyId, m: &WireElems, count: usize) -> Result<Vec<R::Elem>> {
+        if m.version != WIRE_VERSION {
+            return Err(Error::Malformed {
+                party: j,
+                cause: format!("wire version {}", m.version),
+            });
+        }
+        self.ring
+            .decode(&m.data, count)
+            .map_err(|e| Error::Malformed {
+                party: j,
+                cause: e.to_string(),
+            })
+    }
+
+    /// Opens `xs` to every party; returns the values in the value ring (`mod 2^k` over
+    /// `Z_{2^k}`). Over `Z_{2^k}` each value is masked with `2^k·[ρ]` (one preprocessed random
+    /// value per opened value) so that only its `k` value bits are revealed. The result is
+    /// authenticated only after the next successful [`Engine::check`].
+    pub async fn open<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        xs: &[Share<R::Elem>],
+    ) -> Result<Vec<R::Elem>> {
+        let masked = match self.two_k.clone() {
+            Some(t) => {
+                let rho = self.prep.randoms(xs.len())?;
+                xs.iter()
+                    .zip(&rho)
+                    .map(|(x, r)| self.add(x, &self.mul_const(r, &t)))
+                    .collect::<Vec<_>>()
+            }
+            None => xs.to_vec(),
+        };
+        let y = self.open_raw(mesh, &masked).await?;
+        Ok(y.iter().map(|v| self.ring.to_value(v)).collect())
+    }
+
+    /// [`Engine::open`] followed by [`Engine::check`]: the values are authenticated on return.
+    pub async fn open_checked<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        xs: &[Share<R::Elem>],
+    ) -> Result<Vec<R::Elem>> {
+        let v = self.open(mesh, xs).await?;
+        self.check(mesh).await?;
+        Ok(v)
+    }
+
+    /// Beaver multiplication of `xs[j]·ys[j]` for all `j`, with one opening round for the batch.
+    pub async fn mul<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        xs: &[Share<R::Elem>],
+        ys: &[Share<R::Elem>],
+    ) -> Result<Vec<Share<R::Elem>>> {
+        if xs.len() != ys.len() {
+            return Err(Error::Invalid(
+                "mul: operand batches differ in length".into(),
+            ));
+        }
+        let n = xs.len();
+        let t = self.prep.triples(n)?;
+        let mut masked = Vec::with_capacity(2 * n);
+        for ((x, y), t) in xs.iter().zip(ys).zip(&t) {
+            masked.push(self.sub(x, &t.a));
+            masked.push(self.sub(y, &t.b));
+        }
+        let ed = self.open_raw(mesh, &masked).await?;
+        let r = &self.ring;
+        let mut out = Vec::with_capacity(n);
+        for (j, t) in t.iter().enumerate() {
+            let (e, d) = (&ed[2 * j], &ed[2 * j + 1]);
+            // z = c + e·b + d·a + e·d
+            let mut z = self.add(&t.c, &self.mul_const(&t.b, e));
+            z = self.add(&z, &self.mul_const(&t.a, d));
+            z = self.add_const(&z, &r.mul(e, d));
+            out.push(z);
+        }
+        Ok(out)
+    }
+
+    /// `count` preprocessed random bits.
+    pub fn rand_bits(&mut self, count: usize) -> Result<Vec<Share<R::Elem>>> {
+        self.prep.bits(count)
+    }
+
+    /// Secret input by `owner`: the owner passes `Some(values)` (exactly `count` of them), the
+    /// others `None`. The owner broadcasts `x - r` for preprocessed masks `[r]`; an echo round
+    /// checks that every party received the same values.
+    pub async fn input<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        owner: PartyId,
+        values: Option<&[R::Elem]>,
+        count: usize,
+    ) -> Result<Vec<Share<R::Elem>>> {
+        self.check_mesh(mesh)?;
+        if owner >= self.n {
+            return Err(Error::Invalid(format!("no party {owner}")));
+        }
+        let masks = self.prep.input_masks(owner, count)?;
+        let domain = format!("coterie-spdz/input/{}/{owner}", self.inputs);
+        self.inputs += 1;
+        let eps: Vec<R::Elem> = if owner == self.me {
+            let vals = values.ok_or_else(|| Error::Invalid("the owner must give values".into()))?;
+            if vals.len() != count {
+                return Err(Error::Invalid("input: wrong number of values".into()));
+            }
+            let mut eps = Vec::with_capacity(count);
+            for (x, m) in vals.iter().zip(&masks) {
+                let r = m
+                    .value
+                    .as_ref()
+                    .ok_or_else(|| Error::Invalid("input mask without its value".into()))?;
+                eps.push(self.ring.sub(x, r));
+            }
+            mesh.broadcast_tagged(
+                TAG_INPUT,
+                &WireElems {
+                    version: WIRE_VERSION,
+                    data: self.ring.encode(&eps),
+                },
+            )
+            .await?;
+            eps
+        } else {
+            let m: WireElems = mesh.recv_tagged(owner, TAG_INPUT).await?;
+            self.decode_from(owner, &m, count)?
+        };
+        let d = digest(&domain, &self.ring.encode(&eps));
+        let all: Vec<[u8; 32]> = mesh.exchange_all_tagged(TAG_INPUT_ECHO, &d).await?;
+        if let Some(j) = all.iter().position(|x| x != &d) {
+            let e = Error::InconsistentBroadcast {
+                check: "input-broadcast",
+                party: j,
+            };
+            mesh.abort(&e.to_string()).await;
+            return Err(e);
+        }
+        Ok(masks
+            .iter()
+            .zip(&eps)
+            .map(|(m, e)| self.add_const(&m.share, e))
+            .collect())
+    }
+
+    /// The MAC check over every value opened since the last check (see the module docs).
+    /// On failure the mesh is aborted and the error names the failed check.
+    pub async fn check<M: Mesh>(&mut self, mesh: &mut M) -> Result<()> {
+        self.check_mesh(mesh)?;
+        if self.opened.is_empty() {
+            return Ok(());
+        }
+        let id = self.checks;
+        self.checks += 1;
+        let me = self.me;
+        let d_open = format!("coterie-spdz/mac-check/{id}/opened");
+        let d_seed = format!("coterie-spdz/mac-check/{id}/seed");
+        let d_sigma = format!("coterie-spdz/mac-check/{id}/sigma");
+
+        // Round A: digest of the opened values + commitment to a coin-toss seed.
+        let dig = digest(&d_open, &self.ring.encode(&self.opened));
+        let mut seed = fresh_seed();
+        let (c_seed, o_seed) = commit(&d_seed, me, &seed);
+        let a: Vec<([u8; 32], Commitment)> = mesh
+            .exchange_all_tagged(TAG_CHECK_A, &(dig, c_seed))
+            .await?;
+        if let Some(j) = a.iter().position(|(d, _)| d != &dig) {
+            return Err(self
+                .fail(
+                    mesh,
+                    Error::InconsistentBroadcast {
+                        check: "opened-values-echo",
+                        party: j,
+                    },
+                )
+                .await);
+        }
+        // Round B: open the seeds; the joint seed hashes all of them.
+        let b: Vec<(Opening, [u8; 32])> = mesh
+            .exchange_all_tagged(TAG_CHECK_B, &(o_seed, seed))
+            .await?;
+        seed.zeroize();
+        let mut h = blake3::Hasher::new_derive_key("coterie-spdz 2026 mac-check coins v1");
+        for (j, ((o, s), (_, c))) in b.iter().zip(&a).enumerate() {
+            if !verify(&d_seed, j, s, c, o) {
+                return Err(self
+                    .fail(
+                        mesh,
+                        Error::CommitmentMismatch {
+                            check: "mac-check-coin-toss",
+                            party: j,
+                        },
+                    )
+                    .await);
+            }
+            h.update(s);
+        }
+        let joint: [u8; 32] = *h.finalize().as_bytes();
+        let mut xof = Xof::new(&joint, b"coterie-spdz/mac-check/chi", id);
+
+        #[cfg(test)]
+        if let Some(e) = self.cheat.mac_err.take() {
+            self.macs[0] = self.ring.add(&self.macs[0], &self.ring.embed_u64(e));
+        }
+        let r = self.ring.clone();
+        let (mut y, mut mm) = (r.zero(), r.zero());
+        for (x, m) in self.opened.iter().zip(&self.macs) {
+            let chi = r.random_key(&mut xof);
+            y = r.add(&y, &r.mul(&chi, x));
+            mm = r.add(&mm, &r.mul(&chi, m));
+        }
+        let sigma = r.sub(&mm, &r.mul(&self.key, &y));
+        mm.zeroize();
+        #[allow(unused_mut)]
+        let mut bytes = r.encode(std::slice::from_ref(&sigma));
+        // Rounds C and D: commit to σ_i, then open.
+        let (c_sig, o_sig) = commit(&d_sigma, me, &bytes);
+        let cs: Vec<Commitment> = mesh.exchange_all_tagged(TAG_CHECK_C, &c_sig).await?;
+        #[cfg(test)]
+        if std::mem::take(&mut self.cheat.bad_commit_open) {
+            bytes[0] ^= 1;
+        }
+        let ds: Vec<(Opening, Vec<u8>)> = mesh
+            .exchange_all_tagged(TAG_CHECK_D, &(o_sig, bytes))
+            .await?;
+        let mut total = r.zero();
+        for (j, ((o, s), c)) in ds.iter().zip(&cs).enumerate() {
+            if !verify(&d_sigma, j, s, c, o) {
+                return Err(self
+                    .fail(
+                        mesh,
+                        Error::CommitmentMismatch {
+                            check: "mac-check-commitment",
+                            party: j,
+                        },
+                    )
+                    .await);
+            }
+            let sj = match r.read(s) {
+                Ok(v) => v,
+                Err(e) => {
+                    return Err(self
+                        .fail(
+                            mesh,
+                            Error::Malformed {
+                                party: j,
+                                cause: e.to_string(),
+                            },
+                        )
+                        .await);
+                }
+            };
+            total = r.add(&total, &sj);
+        }
+        if !r.is_zero(&total) {
+            return Err(self
+                .fail(
+                    mesh,
+                    Error::MacCheckFailed {
+                        check: "mac-check",
+                        detected_by: me,
+                    },
+                )
+                .await);
+        }
+        self.opened.clear();
+        self.macs.iter_mut().for_each(Zeroize::zeroize);
+        self.macs.clear();
+        Ok(())
+    }
+
+    async fn fail<M: Mesh>(&mut self, mesh: &mut M, e: Error) -> Error {
+        tracing::warn!(party = self.me, %e, "SPDZ abort");
+        self.opened.clear();
+        self.macs.clear();
+        mesh.abort(&e.to_string()).await;
+        e
+    }
+}
+
+impl<P: Preprocessing<Z2k>> Engine<Z2k, P> {
+    /// The truncated opening of seed 000 §3: reveals only `x mod 2^l` (`1 ≤ l ≤ k`). Opens
+    /// `[x] + 2^l·[ρ]` with a fresh uniform `[ρ]` over `Z_{2^{k+s}}`, so every bit from `l` to
+    /// `k+s-1` of the opened value is uniform and independent of `x`; returns the low `l` bits.
+    pub async fn open_truncated<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        xs: &[Share<u128>],
+        l: u32,
+    ) -> Result<Vec<u128>> {
+        let k = self.ring.k();
+        if l == 0 || l > k {
+            return Err(Error::Invalid(format!(
+                "truncated opening of {l} bits, k = {k}"
+            )));
+        }
+        let t = 1u128 << l;
+        let rho = self.prep.randoms(xs.len())?;
+        let masked: Vec<_> = xs
+            .iter()
+            .zip(&rho)
+            .map(|(x, r)| self.add(x, &self.mul_const(r, &t)))
+            .collect();
+        let y = self.open_raw(mesh, &masked).await?;
+        Ok(y.iter().map(|v| Z2k::low_bits(*v, l)).collect())
+    }
+}
+
+impl<E: Zeroize + Clone> Share<E> {
+    /// The all-zero share in `ring`.
+    pub fn default_in<R: Ring<Elem = E>>(ring: &R) -> Self {
+        Share {
+            v: ring.zero(),
+            m: ring.zero(),
+        }
+    }
+}

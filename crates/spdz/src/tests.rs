@@ -1,0 +1,581 @@
+//! Multi-party tests of the online engine against plaintext, over the in-memory mesh and TLS,
+//! cheating tests and statistical tests.
+
+use std::future::Future;
+use std::time::Duration;
+
+use coterie_math::bigint::BigInt;
+use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+use crate::engine::Cheat;
+use crate::prep::{DowncastPrep, downcast};
+use crate::*;
+
+fn opts() -> MeshOptions {
+    MeshOptions {
+        timeout: Duration::from_secs(20),
+        ..MeshOptions::default()
+    }
+}
+
+/// Runs `f(engine, mesh)` for every party over an in-memory mesh; returns the per-party results.
+pub(crate) async fn run_mem<R, P, T, F, Fut>(preps: Vec<P>, f: F) -> Vec<Result<T>>
+where
+    R: Ring,
+    P: Preprocessing<R> + 'static,
+    T: Send + 'static,
+    F: Fn(Engine<R, P>, InMemoryMesh) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = Result<T>> + Send + 'static,
+{
+    let meshes = InMemoryMesh::group(preps.len(), opts());
+    run_with(meshes, preps, f).await
+}
+
+pub(crate) async fn run_with<R, P, T, F, Fut, M>(
+    meshes: Vec<M>,
+    preps: Vec<P>,
+    f: F,
+) -> Vec<Result<T>>
+where
+    R: Ring,
+    P: Preprocessing<R> + 'static,
+    T: Send + 'static,
+    M: Mesh + 'static,
+    F: Fn(Engine<R, P>, M) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = Result<T>> + Send + 'static,
+{
+    let mut tasks = Vec::new();
+    for (mesh, prep) in meshes.into_iter().zip(preps) {
+        let f = f.clone();
+        tasks.push(tokio::spawn(
+            async move { f(Engine::new(prep), mesh).await },
+        ));
+    }
+    let mut out = Vec::new();
+    for t in tasks {
+        out.push(t.await.expect("party task panicked"));
+    }
+    out
+}
+
+/// Every operation against plaintext: inputs from every party, linear combinations, constants,
+/// products, random bits, openings and the MAC check.
+async fn all_ops<R: Ring, M: Mesh + 'static>(ring: R, meshes: Vec<M>, seed: u64) {
+    let n = meshes.len();
+    let mut rng = ChaCha20Rng::seed_from_u64(seed);
+    let dealer = InsecureDealer::new_insecure(ring.clone(), n, &mut rng).unwrap();
+    let per = 6usize;
+    let counts = Counts {
+        triples: 2 * per,
+        bits: 64,
+        randoms: 4 * per + 65,
+        masks_per_party: per,
+    };
+    let preps = dealer.deal(counts, &mut rng);
+    // plaintext inputs
+    let inputs: Vec<Vec<R::Elem>> = (0..n)
+        .map(|_| {
+            (0..per)
+                .map(|_| ring.to_value(&ring.random(&mut rng)))
+                .collect()
+        })
+        .collect();
+    let c = ring.to_value(&ring.random(&mut rng));
+    // expected: sum over parties of inputs, products of party 0 and party 1 inputs, etc.
+    let mut sum = vec![ring.zero(); per];
+    for inp in &inputs {
+        for (s, x) in sum.iter_mut().zip(inp) {
+            *s = ring.add(s, x);
+        }
+    }
+    let prod: Vec<R::Elem> = (0..per)
+        .map(|j| ring.mul(&inputs[0][j], &inputs[1][j]))
+        .collect();
+    // lin: c + 3*x0 - x1 ; affine: (x0*x1 + c) * x0
+    let three = ring.embed_u64(3);
+    let lin: Vec<R::Elem> = (0..per)
+        .map(|j| {
+            let t = ring.add(&c, &ring.mul(&three, &inputs[0][j]));
+            ring.sub(&t, &inputs[1][j])
+        })
+        .collect();
+    let deep: Vec<R::Elem> = (0..per)
+        .map(|j| ring.mul(&ring.add(&prod[j], &c), &inputs[0][j]))
+        .collect();
+    let expect: Vec<R::Elem> = sum
+        .iter()
+        .chain(&prod)
+        .chain(&lin)
+        .chain(&deep)
+        .map(|x| ring.to_value(x))
+        .collect();
+    let inputs2 = inputs.clone();
+    let c2 = c.clone();
+    let res = run_with(meshes, preps, move |mut e, mut mesh| {
+        let inputs = inputs2.clone();
+        let c = c2.clone();
+        async move {
+            let me = mesh.id();
+            let n = mesh.n();
+            let r = e.ring().clone();
+            let mut xs = Vec::new();
+            for (owner, inp) in inputs.iter().enumerate().take(n) {
+                let vals = (owner == me).then_some(inp.as_slice());
+                xs.push(e.input(&mut mesh, owner, vals, inp.len()).await?);
+            }
+            let per = xs[0].len();
+            let sum: Vec<_> = (0..per)
+                .map(|j| {
+                    let mut acc = e.constant(&r.zero());
+                    for x in &xs {
+                        acc = e.add(&acc, &x[j]);
+                    }
+                    acc
+                })
+                .collect();
+            let prod = e.mul(&mut mesh, &xs[0], &xs[1]).await?;
+            let three = r.embed_u64(3);
+            let lin: Vec<_> = (0..per)
+                .map(|j| {
+                    let t = e.lin_comb(&c, &[(three.clone(), &xs[0][j])]);
+                    e.sub(&t, &xs[1][j])
+                })
+                .collect();
+            let pc: Vec<_> = prod.iter().map(|p| e.add_const(p, &c)).collect();
+            let deep = e.mul(&mut mesh, &pc, &xs[0]).await?;
+            let all: Vec<_> = sum.into_iter().chain(prod).chain(lin).chain(deep).collect();
+            let out = e.open(&mut mesh, &all).await?;
+            // random bits: open them and check they are bits
+            let bits = e.rand_bits(64)?;
+            let neg = e.neg(&bits[0]);
+            let z = e.add(&bits[0], &neg);
+            let ob = e.open(&mut mesh, &bits).await?;
+            let oz = e.open(&mut mesh, &[z]).await?;
+            e.check(&mut mesh).await?;
+            mesh.close().await?;
+            Ok((out, ob, oz))
+        }
+    })
+    .await;
+    let mut first_bits = None;
+    for r in res {
+        let (out, ob, oz) = r.unwrap();
+        assert_eq!(out, expect);
+        assert!(
+            ob.iter()
+                .all(|b| *b == ring.zero() || *b == ring.embed_u64(1))
+        );
+        assert!(ob.iter().any(|b| *b == ring.zero()) && ob.iter().any(|b| *b == ring.embed_u64(1)));
+        assert_eq!(oz, vec![ring.zero()]);
+        match &first_bits {
+            None => first_bits = Some(ob),
+            Some(f) => assert_eq!(f, &ob),
+        }
+    }
+}
+
+fn big_prime(bits: u32) -> BigInt {
+    // the next prime above 2^(bits-1) + 12345
+    let mut x = BigInt::from(1);
+    x <<= bits - 1;
+    x += 12345;
+    x.next_prime()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_ops_z2k64_2_3_4_8() {
+    for (i, n) in [2usize, 3, 4, 8].into_iter().enumerate() {
+        all_ops(Z2k::spdz2k_64(), InMemoryMesh::group(n, opts()), i as u64).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_ops_z2k32_2_3_4_8() {
+    for (i, n) in [2usize, 3, 4, 8].into_iter().enumerate() {
+        all_ops(
+            Z2k::spdz2k_32(),
+            InMemoryMesh::group(n, opts()),
+            10 + i as u64,
+        )
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_ops_fp61_2_3_4_8() {
+    for (i, n) in [2usize, 3, 4, 8].into_iter().enumerate() {
+        all_ops(
+            Fp64::mersenne61(),
+            InMemoryMesh::group(n, opts()),
+            20 + i as u64,
+        )
+        .await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_ops_fp_big_2_3_4_8() {
+    let sizes = [(2usize, 128u32), (3, 1024), (4, 4096), (8, 256)];
+    for (i, (n, bits)) in sizes.into_iter().enumerate() {
+        let ring = FpBig::new(big_prime(bits)).unwrap();
+        all_ops(ring, InMemoryMesh::group(n, opts()), 30 + i as u64).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn all_ops_over_tls() {
+    let meshes = tls::tls_group(3).await;
+    all_ops(Z2k::spdz2k_64(), meshes, 40).await;
+    let meshes = tls::tls_group(2).await;
+    all_ops(FpBig::new(big_prime(256)).unwrap(), meshes, 41).await;
+}
+
+pub(crate) mod tls {
+    use coterie_net::certs::{free_loopback_addresses, generate_pki};
+    use coterie_net::{Identity, Roster, TlsMesh};
+
+    /// Connects `n` parties of a fresh PKI over loopback TLS, in this process.
+    pub async fn tls_group(n: usize) -> Vec<TlsMesh> {
+        let pki = generate_pki(n).unwrap();
+        let addrs = free_loopback_addresses(n).unwrap();
+        let cert = |pem: &str| {
+            Identity::from_pem(pem, &pki.ca.key_pem)
+                .map(|i| i.chain[0].clone())
+                .unwrap()
+        };
+        let roster = Roster {
+            addresses: addrs.clone(),
+            listen: addrs,
+            certs: vec![None; n],
+            ca: Some(cert(&pki.ca.cert_pem)),
+            keys: vec![None; n],
+        };
+        let mut hs = Vec::new();
+        for i in 0..n {
+            let r = roster.clone();
+            let id = Identity::from_pem(&pki.parties[i].cert_pem, &pki.parties[i].key_pem).unwrap();
+            hs.push(tokio::spawn(async move {
+                TlsMesh::connect(&r, i, id, super::opts()).await
+            }));
+        }
+        let mut out = Vec::new();
+        for h in hs {
+            out.push(h.await.unwrap().unwrap());
+        }
+        out
+    }
+}
+
+// ----- cheating -----
+
+/// Runs a 3-party Beaver multiplication + opening + MAC check where party 1 cheats as `cheat`
+/// says; returns every party's result.
+async fn cheating_run<R: Ring>(ring: R, cheat: Cheat) -> Vec<Result<()>> {
+    let mut rng = ChaCha20Rng::seed_from_u64(99);
+    let dealer = InsecureDealer::new_insecure(ring, 3, &mut rng).unwrap();
+    let counts = Counts {
+        triples: 4,
+        bits: 0,
+        randoms: 8,
+        masks_per_party: 4,
+    };
+    let preps = dealer.deal(counts, &mut rng);
+    run_mem(preps, move |mut e, mut mesh| {
+        let cheat = cheat.clone();
+        async move {
+            let me = mesh.id();
+            let r = e.ring().clone();
+            let vals: Vec<_> = (0..4).map(|i| r.embed_u64(i + 5)).collect();
+            let x = e
+                .input(&mut mesh, 0, (me == 0).then_some(&vals[..]), 4)
+                .await?;
+            let y = e
+                .input(&mut mesh, 2, (me == 2).then_some(&vals[..]), 4)
+                .await?;
+            if me == 1 {
+                e.cheat = cheat;
+            }
+            let z = e.mul(&mut mesh, &x, &y).await?;
+            e.open(&mut mesh, &z).await?;
+            e.check(&mut mesh).await?;
+            mesh.close().await?;
+            Ok(())
+        }
+    })
+    .await
+}
+
+fn assert_honest_caught(res: &[Result<()>], check: &str, party: Option<usize>) {
+    for (i, r) in res.iter().enumerate() {
+        if i == 1 {
+            assert!(r.is_err(), "the cheater's run must end in an abort too");
+            continue;
+        }
+        match r {
+            Err(e) => {
+                // an honest party either detected it itself (naming the check) or was told by
+                // the abort of another honest party (whose message names the check)
+                let named = e.check() == Some(check) || e.to_string().contains(check);
+                assert!(named, "party {i}: {e} does not name {check}");
+                if let (Some(p), Some(c)) = (party, e.check())
+                    && c == check
+                {
+                    match e {
+                        Error::CommitmentMismatch { party: q, .. } => assert_eq!(*q, p),
+                        Error::InconsistentBroadcast { party: q, .. } => assert_eq!(*q, p),
+                        _ => {}
+                    }
+                }
+            }
+            Ok(()) => panic!("party {i} accepted a cheat"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cheat_share_error_is_caught() {
+    for ring_case in 0..2 {
+        let cheat = Cheat {
+            share_err: Some(1),
+            ..Cheat::default()
+        };
+        let res = if ring_case == 0 {
+            cheating_run(Z2k::spdz2k_64(), cheat).await
+        } else {
+            cheating_run(Fp64::mersenne61(), cheat).await
+        };
+        assert_honest_caught(&res, "mac-check", None);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cheat_mac_share_error_is_caught() {
+    for ring_case in 0..2 {
+        let cheat = Cheat {
+            mac_err: Some(1 << 40),
+            ..Cheat::default()
+        };
+        let res = if ring_case == 0 {
+            cheating_run(Z2k::spdz2k_32(), cheat).await
+        } else {
+            cheating_run(FpBig::new(big_prime(128)).unwrap(), cheat).await
+        };
+        assert_honest_caught(&res, "mac-check", None);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cheat_commitment_opening_is_caught() {
+    let cheat = Cheat {
+        bad_commit_open: true,
+        ..Cheat::default()
+    };
+    let res = cheating_run(Z2k::spdz2k_64(), cheat).await;
+    assert_honest_caught(&res, "mac-check-commitment", Some(1));
+    for r in [&res[0], &res[2]] {
+        if let Err(Error::CommitmentMismatch { party, .. }) = r {
+            assert_eq!(*party, 1);
+        }
+    }
+}
+
+/// An error only in the high `s` bits of a Z_2^k share (no change of the value mod 2^k) is
+/// harmless, but an error at bit k-1 must be caught.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cheat_error_at_top_value_bit_is_caught() {
+    let cheat = Cheat {
+        share_err: Some(1 << 31),
+        ..Cheat::default()
+    };
+    let res = cheating_run(Z2k::spdz2k_32(), cheat).await;
+    assert_honest_caught(&res, "mac-check", None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exhausted_preprocessing_is_a_clear_error() {
+    let mut rng = ChaCha20Rng::seed_from_u64(5);
+    let dealer = InsecureDealer::new_insecure(Z2k::spdz2k_64(), 2, &mut rng).unwrap();
+    let mut preps = dealer.deal(
+        Counts {
+            triples: 1,
+            ..Counts::default()
+        },
+        &mut rng,
+    );
+    assert_eq!(preps[0].triples(1).unwrap().len(), 1);
+    match preps[0].triples(1) {
+        Err(Error::Exhausted {
+            wanted, available, ..
+        }) => assert_eq!((wanted, available), (1, 0)),
+        other => panic!("{other:?}"),
+    }
+}
+
+// ----- down-cast and truncated opening -----
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn downcast_to_z2_32_then_compute() {
+    let mut rng = ChaCha20Rng::seed_from_u64(7);
+    let big = Z2k::spdz2k_64();
+    let small = Z2k::new(32, 64).unwrap();
+    let dealer = InsecureDealer::new_insecure(big, 2, &mut rng).unwrap();
+    let preps = dealer.deal(
+        Counts {
+            triples: 4,
+            randoms: 8,
+            masks_per_party: 4,
+            bits: 0,
+        },
+        &mut rng,
+    );
+    let xs: Vec<u128> = (0..4).map(|_| rng.next_u64() as u128).collect();
+    let ys: Vec<u128> = (0..4).map(|_| rng.next_u64() as u128).collect();
+    // each party: shares over Z_2^64 made with the big engine, then down-cast
+    let res = run_mem(preps, {
+        let (xs, ys) = (xs.clone(), ys.clone());
+        move |mut e, mut mesh| {
+            let (xs, ys) = (xs.clone(), ys.clone());
+            async move {
+                let me = mesh.id();
+                let x = e
+                    .input(&mut mesh, 0, (me == 0).then_some(&xs[..]), 4)
+                    .await?;
+                let y = e
+                    .input(&mut mesh, 1, (me == 1).then_some(&ys[..]), 4)
+                    .await?;
+                e.check(&mut mesh).await?;
+                let small = Z2k::new(32, 64)?;
+                let big = *e.ring();
+                let xd: Vec<_> = x
+                    .iter()
+                    .map(|s| downcast(&big, &small, s))
+                    .collect::<Result<_>>()?;
+                let yd: Vec<_> = y
+                    .iter()
+                    .map(|s| downcast(&big, &small, s))
+                    .collect::<Result<_>>()?;
+                // hand the rest of the material over to an engine over Z_2^32
+                let prep = std::mem::replace(e.prep_mut(), VecPrep::new(big, me, 2, 0));
+                let mut e2 = Engine::new(DowncastPrep::new(prep, small)?);
+                let z = e2.mul(&mut mesh, &xd, &yd).await?;
+                let out = e2.open_checked(&mut mesh, &z).await?;
+                mesh.close().await?;
+                Ok(out)
+            }
+        }
+    })
+    .await;
+    let expect: Vec<u128> = xs
+        .iter()
+        .zip(&ys)
+        .map(|(x, y)| small.to_value(&(x.wrapping_mul(*y))))
+        .collect();
+    for r in res {
+        assert_eq!(r.unwrap(), expect);
+    }
+    assert!(downcast(&small, &big, &Share::default()).is_err());
+}
+
+use rand::Rng as _;
+
+/// Truncated opening: the low l bits are right, and the opened k+s-bit values carry no
+/// information above bit l (chi-square on bits l..l+8 and the top byte, for extreme x).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn truncated_open_reveals_only_low_bits() {
+    let trials = 4096usize;
+    let l = 20u32;
+    let mut rng = ChaCha20Rng::seed_from_u64(11);
+    let ring = Z2k::spdz2k_64();
+    let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    let preps = dealer.deal(
+        Counts {
+            randoms: 3 * trials,
+            masks_per_party: 3,
+            ..Counts::default()
+        },
+        &mut rng,
+    );
+    let xs: Vec<u128> = vec![0, u64::MAX as u128, 0x8000_0000_1234_5678];
+    let res = run_mem(preps, {
+        let xs = xs.clone();
+        move |mut e, mut mesh| {
+            let xs = xs.clone();
+            async move {
+                let me = mesh.id();
+                let x = e
+                    .input(&mut mesh, 0, (me == 0).then_some(&xs[..]), 3)
+                    .await?;
+                e.check(&mut mesh).await?;
+                let mut lows = Vec::new();
+                let mut raw = Vec::new();
+                for _ in 0..trials {
+                    let o = e.open_truncated(&mut mesh, &x, l).await?;
+                    lows.push(o);
+                    raw.extend_from_slice(e.pending_opened());
+                    e.check(&mut mesh).await?;
+                }
+                mesh.close().await?;
+                Ok((lows, raw))
+            }
+        }
+    })
+    .await;
+    let (lows, raw) = res.into_iter().next().unwrap().unwrap();
+    for o in &lows {
+        for (v, x) in o.iter().zip(&xs) {
+            assert_eq!(*v, x & ((1 << l) - 1));
+        }
+    }
+    // raw[t*3 + j] is the opened k+s-bit value for x_j in trial t
+    for j in 0..3 {
+        for shift in [l, 56, 120] {
+            let mut hist = [0usize; 256];
+            for t in 0..trials {
+                hist[((raw[t * 3 + j] >> shift) & 0xff) as usize] += 1;
+            }
+            let exp = trials as f64 / 256.0;
+            let chi2: f64 = hist.iter().map(|&h| (h as f64 - exp).powi(2) / exp).sum();
+            // 255 degrees of freedom: mean 255, sd ~22.6; 380 is > 5 sd
+            assert!(chi2 < 380.0, "x_{j} bits {shift}..: chi2 = {chi2}");
+        }
+    }
+}
+
+/// RandBit outputs are bits and uniform.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rand_bits_are_uniform_bits() {
+    let count = 20_000usize;
+    let mut rng = ChaCha20Rng::seed_from_u64(12);
+    let ring = Z2k::spdz2k_64();
+    let dealer = InsecureDealer::new_insecure(ring, 3, &mut rng).unwrap();
+    let preps = dealer.deal(
+        Counts {
+            bits: count,
+            randoms: count,
+            ..Counts::default()
+        },
+        &mut rng,
+    );
+    let res = run_mem(preps, move |mut e, mut mesh| async move {
+        let b = e.rand_bits(count)?;
+        let o = e.open_checked(&mut mesh, &b).await?;
+        mesh.close().await?;
+        Ok(o)
+    })
+    .await;
+    let o = res.into_iter().next().unwrap().unwrap();
+    assert!(o.iter().all(|b| *b <= 1));
+    let ones = o.iter().filter(|b| **b == 1).count() as f64;
+    // binomial(20000, 1/2): sd ~ 70.7; allow 5 sd
+    assert!((ones - count as f64 / 2.0).abs() < 354.0, "ones = {ones}");
+    // pairs of consecutive bits: uniform over 4 patterns
+    let mut pairs = [0usize; 4];
+    for w in o.chunks_exact(2) {
+        pairs[(w[0] * 2 + w[1]) as usize] += 1;
+    }
+    let exp = (count / 2) as f64 / 4.0;
+    let chi2: f64 = pairs.iter().map(|&h| (h as f64 - exp).powi(2) / exp).sum();
+    assert!(chi2 < 25.0, "chi2 = {chi2}");
+}
