@@ -1,0 +1,2 @@
+//! BFV benchmarks (filled in below).
+fn main() {}

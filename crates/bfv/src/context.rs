@@ -1,0 +1,252 @@
+//! The precomputed context of a parameter set: ring contexts per level, base converters, exact
+//! scale-and-round tables, Δ, the Gaussian sampler and the batching tables.
+
+use crate::params::{AUX_PRIME_BITS, Params};
+use crate::{Error, Result};
+use coterie_math::bigint::BigInt;
+use coterie_math::ntt::NttPlan;
+use coterie_math::poly::RingContext;
+use coterie_math::primes::ntt_primes_excluding;
+use coterie_math::rns::{BaseConverter, RnsBasis, ScaleRounder};
+use coterie_math::sample::DiscreteGaussian;
+use std::sync::{Arc, OnceLock};
+
+/// A 32-byte identifier of a parameter set (BLAKE3 of its defining values); every serialized
+/// object carries it so that data of another set is rejected.
+pub type Fingerprint = [u8; 32];
+
+/// Per-level tables. Level `l` has `l + 1` ciphertext primes `q_0 … q_l`.
+#[derive(Debug)]
+pub(crate) struct Level {
+    /// `Z_{Q_l}[X]/(X^N+1)`.
+    pub ring: Arc<RingContext>,
+    /// The auxiliary basis `P_l` (`P_l > t·N·Q_l`) for the tensor product.
+    pub aux: Arc<RingContext>,
+    /// Exact base extension `Q_l → P_l`.
+    pub q_to_aux: BaseConverter,
+    /// Exact `round(t·x/Q_l)` from `Q_l ∪ P_l` to `Q_l`.
+    pub rounder: ScaleRounder,
+    /// `Δ = ⌊Q_l/t⌋ mod q_i`.
+    pub delta: Vec<u64>,
+    /// Exact conversion `Q_l → {p}` for decryption (`p` the first auxiliary prime).
+    pub dec_conv: BaseConverter,
+    /// Exact `round(t·x/Q_l)` with the one-prime auxiliary basis `{p}`.
+    pub dec_rounder: ScaleRounder,
+}
+
+/// Batching tables: the NTT over `Z_t` and which NTT slot holds which (row, column).
+#[derive(Debug)]
+pub(crate) struct BatchTables {
+    pub plan: NttPlan,
+    /// `index[r·N/2 + c]` is the NTT slot evaluating at `ζ^{±5^c}` (`+` for row 0, `−` for row 1).
+    pub index: Vec<u32>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    params: Params,
+    fingerprint: Fingerprint,
+    aux_primes: Vec<u64>,
+    levels: Vec<OnceLock<Level>>,
+    gaussian: DiscreteGaussian,
+    batch: Option<BatchTables>,
+}
+
+/// The context of one parameter set, shared by every key, plaintext and ciphertext made under it
+/// (cheap to clone: an `Arc`). Lower levels' tables are built on first use.
+#[derive(Clone, Debug)]
+pub struct Context(Arc<Inner>);
+
+impl PartialEq for Context {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.fingerprint == other.0.fingerprint
+    }
+}
+impl Eq for Context {}
+
+fn bits_of(moduli: &[u64]) -> u32 {
+    moduli.iter().map(|q| 64 - q.leading_zeros()).sum()
+}
+
+/// Number of auxiliary primes so that `P > 2·t·N·Q` (the exact scale-and-round's requirement
+/// `|t·x/Q| < P/2` for a tensor coefficient `|x| ≤ N·Q²/2`, with margin).
+fn aux_count(q_bits: u32, t: u64, n: usize) -> usize {
+    let need = q_bits + (64 - t.leading_zeros()) + n.trailing_zeros() + 4;
+    need.div_ceil(AUX_PRIME_BITS - 1) as usize
+}
+
+impl Context {
+    /// Validates the parameters and precomputes the top level.
+    pub fn new(params: Params) -> Result<Self> {
+        params.validate()?;
+        let n = params.degree();
+        let moduli = params.moduli().to_vec();
+        let k = aux_count(bits_of(&moduli), params.plaintext_modulus(), n);
+        let aux_primes = ntt_primes_excluding(AUX_PRIME_BITS, n, k, &moduli)?;
+        let gaussian = DiscreteGaussian::new(params.sigma())?;
+        let batch = if params.supports_batching() {
+            Some(batch_tables(n, params.plaintext_modulus())?)
+        } else {
+            None
+        };
+        let mut h = blake3::Hasher::new();
+        h.update(b"coterie-bfv/params/v1");
+        h.update(&(n as u64).to_le_bytes());
+        h.update(&(moduli.len() as u64).to_le_bytes());
+        for q in &moduli {
+            h.update(&q.to_le_bytes());
+        }
+        h.update(&params.plaintext_modulus().to_le_bytes());
+        h.update(&params.sigma().to_bits().to_le_bytes());
+        h.update(&[params.secret_distribution() as u8]);
+        let fingerprint = *h.finalize().as_bytes();
+        let levels = (0..moduli.len()).map(|_| OnceLock::new()).collect();
+        let ctx = Context(Arc::new(Inner {
+            params,
+            fingerprint,
+            aux_primes,
+            levels,
+            gaussian,
+            batch,
+        }));
+        ctx.level(ctx.max_level())?;
+        Ok(ctx)
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &Params {
+        &self.0.params
+    }
+
+    /// The parameter fingerprint.
+    pub fn fingerprint(&self) -> &Fingerprint {
+        &self.0.fingerprint
+    }
+
+    /// Ring degree `N`.
+    pub fn degree(&self) -> usize {
+        self.0.params.degree()
+    }
+
+    /// Plaintext modulus `t`.
+    pub fn plaintext_modulus(&self) -> u64 {
+        self.0.params.plaintext_modulus()
+    }
+
+    /// The top level `L − 1` (fresh ciphertexts live there).
+    pub fn max_level(&self) -> usize {
+        self.0.params.moduli().len() - 1
+    }
+
+    /// Number of SIMD slots (`N`, as two rows of `N/2`) or `None` without batching.
+    pub fn slots(&self) -> Option<usize> {
+        self.0.batch.as_ref().map(|_| self.degree())
+    }
+
+    /// The ring `Z_{Q_l}[X]/(X^N+1)` of level `l`.
+    pub fn ring(&self, level: usize) -> Result<Arc<RingContext>> {
+        Ok(self.level(level)?.ring.clone())
+    }
+
+    /// `Q_l` as a big integer.
+    pub fn modulus_at(&self, level: usize) -> Result<BigInt> {
+        Ok(self.level(level)?.ring.basis().product().clone())
+    }
+
+    pub(crate) fn gaussian(&self) -> &DiscreteGaussian {
+        &self.0.gaussian
+    }
+
+    pub(crate) fn batch(&self) -> Result<&BatchTables> {
+        self.0.batch.as_ref().ok_or_else(|| {
+            Error::Unsupported(format!(
+                "batching needs a prime t ≡ 1 mod 2N; t = {} (use coefficient encoding)",
+                self.plaintext_modulus()
+            ))
+        })
+    }
+
+    pub(crate) fn top(&self) -> &Level {
+        self.level(self.max_level())
+            .expect("the top level is built by Context::new")
+    }
+
+    pub(crate) fn level(&self, level: usize) -> Result<&Level> {
+        let cell = self.0.levels.get(level).ok_or_else(|| {
+            Error::Mismatch(format!(
+                "level {level} does not exist (top level {})",
+                self.0.levels.len() - 1
+            ))
+        })?;
+        if let Some(l) = cell.get() {
+            return Ok(l);
+        }
+        let built = self.build_level(level)?;
+        Ok(cell.get_or_init(|| built))
+    }
+
+    fn build_level(&self, level: usize) -> Result<Level> {
+        let p = &self.0.params;
+        let n = p.degree();
+        let t = p.plaintext_modulus();
+        let moduli = &p.moduli()[..=level];
+        let k = aux_count(bits_of(moduli), t, n);
+        let aux_primes = &self.0.aux_primes[..k];
+        let ring = RingContext::new(n, moduli)?;
+        let aux = RingContext::new(n, aux_primes)?;
+        let tb = BigInt::from(t);
+        let q_to_aux = BaseConverter::new(ring.basis(), aux.basis())?;
+        let rounder = ScaleRounder::new(ring.basis(), aux.basis(), &tb)?;
+        let q = ring.basis().product();
+        let delta_big = BigInt::from(q / t);
+        let delta = ring.basis().decompose(&delta_big);
+        let dec_basis = RnsBasis::new(&aux_primes[..1])?;
+        let dec_conv = BaseConverter::new(ring.basis(), &dec_basis)?;
+        let dec_rounder = ScaleRounder::new(ring.basis(), &dec_basis, &tb)?;
+        Ok(Level {
+            ring,
+            aux,
+            q_to_aux,
+            rounder,
+            delta,
+            dec_conv,
+            dec_rounder,
+        })
+    }
+
+    pub(crate) fn check_same(&self, other: &Context) -> Result<()> {
+        if self != other {
+            return Err(Error::Mismatch(format!(
+                "objects of different parameter sets ({} vs {})",
+                self.params().name(),
+                other.params().name()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The NTT over `Z_t` and the slot order: row 0 column `c` evaluates at `ζ^{5^c}`, row 1 column
+/// `c` at `ζ^{−5^c}`, so `X → X^{5^k}` rotates both rows left by `k` and `X → X^{2N−1}` swaps them.
+fn batch_tables(n: usize, t: u64) -> Result<BatchTables> {
+    let plan = NttPlan::new(n, t)?;
+    let two_n = 2 * n;
+    let mut slot_of_exp = vec![u32::MAX; two_n];
+    for (i, &e) in plan.slot_exponents().iter().enumerate() {
+        slot_of_exp[e as usize] = i as u32;
+    }
+    let half = n / 2;
+    let mut index = vec![0u32; n];
+    let mut e = 1usize;
+    for c in 0..half {
+        index[c] = slot_of_exp[e];
+        index[half + c] = slot_of_exp[two_n - e];
+        e = (e * 5) % two_n;
+    }
+    if index.contains(&u32::MAX) {
+        return Err(Error::InvalidParameter(
+            "batching slot map incomplete".into(),
+        ));
+    }
+    Ok(BatchTables { plan, index })
+}

@@ -1,0 +1,30 @@
+//! The error type of coterie-bfv.
+
+/// Everything that can go wrong in coterie-bfv. Operations on well-formed values of one context
+/// never fail; errors come from parameters, from operands of different contexts or levels, from
+/// missing keys and from malformed encodings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// An error of the underlying ring arithmetic.
+    #[error(transparent)]
+    Math(#[from] coterie_math::Error),
+    /// A parameter is outside what the scheme supports.
+    #[error("invalid parameter: {0}")]
+    InvalidParameter(String),
+    /// Operands belong to different parameter sets, degrees or levels.
+    #[error("operand mismatch: {0}")]
+    Mismatch(String),
+    /// An encoding has the wrong version, size, degree, modulus or level, or unreduced values.
+    #[error("malformed input: {0}")]
+    Malformed(String),
+    /// The operation needs something these parameters do not offer (e.g. batching when
+    /// `t ≢ 1 mod 2N`, or a modulus switch at the last level).
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// A required evaluation key (a Galois element) is missing.
+    #[error("missing key: {0}")]
+    MissingKey(String),
+}
+
+/// Result alias for coterie-bfv.
+pub type Result<T> = core::result::Result<T, Error>;

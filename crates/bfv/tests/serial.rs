@@ -1,0 +1,146 @@
+//! Versioned serialization round trips and rejection of malformed inputs.
+
+use coterie_bfv::serial::{CiphertextWire, FORMAT_VERSION};
+use coterie_bfv::{
+    Ciphertext, Context, Error, GaloisKey, GaloisKeys, Params, Plaintext, PublicKey, RelinKey,
+    SecretKey, SeededCiphertext,
+};
+use coterie_math::prg::Csprng;
+
+fn setup() -> (Context, Context, Csprng) {
+    let a = Context::new(Params::toy_insecure(256, 65537).unwrap()).unwrap();
+    let b = Context::new(Params::toy_insecure(512, 65537).unwrap()).unwrap();
+    (a, b, Csprng::from_seed_insecure_for_tests([9; 32]))
+}
+
+#[test]
+fn roundtrips_preserve_function() {
+    let (ctx, _, mut r) = setup();
+    let sk = SecretKey::generate(&ctx, &mut r);
+    let sk2 = SecretKey::from_bytes(&ctx, &sk.to_bytes()).unwrap();
+    assert_eq!(sk2.coefficients(), sk.coefficients());
+    let pk = PublicKey::from_bytes(&ctx, &sk.public_key(&mut r).to_bytes()).unwrap();
+    let rlk = RelinKey::from_bytes(&ctx, &sk.relin_key(&mut r).to_bytes()).unwrap();
+    let gks = sk.galois_keys(&[1], true, &mut r).unwrap();
+    let gks = GaloisKeys::from_bytes(&ctx, &gks.to_bytes(&ctx)).unwrap();
+    assert_eq!(gks.elements().len(), 2);
+    let gk = sk.galois_key(5, &mut r).unwrap();
+    let gk = GaloisKey::from_bytes(&ctx, &gk.to_bytes()).unwrap();
+    assert_eq!(gk.element(), 5);
+
+    let vals: Vec<u64> = (0..256).map(|i| i * 7 + 1).collect();
+    let pt = Plaintext::encode_simd(&ctx, &vals).unwrap();
+    assert_eq!(Plaintext::from_bytes(&ctx, &pt.to_bytes()).unwrap(), pt);
+    let ct = pk.encrypt(&pt, &mut r).unwrap();
+    let ct2 = Ciphertext::from_bytes(&ctx, &ct.to_bytes()).unwrap();
+    assert_eq!(ct2, ct);
+    let seeded = sk2.encrypt_symmetric_seeded(&pt, &mut r).unwrap();
+    let bytes = seeded.to_bytes();
+    assert!(
+        bytes.len() * 2 < ct.to_bytes().len() + 200,
+        "seeded form is about half"
+    );
+    let seeded = SeededCiphertext::from_bytes(&ctx, &bytes).unwrap();
+    let prod = ct2.mul(&seeded.expand().unwrap(), &rlk).unwrap();
+    let rot = prod.rotate_rows(1, &gks).unwrap();
+    let got = sk2.decrypt(&rot).unwrap().decode_simd().unwrap();
+    let sq: Vec<u64> = vals.iter().map(|v| v * v % 65537).collect();
+    assert_eq!(got[0], sq[1]);
+    assert_eq!(got[127], sq[0]);
+    // A lower-level ciphertext and a 3-part one round-trip too.
+    let low = ct.mod_switch_to_next().unwrap();
+    assert_eq!(Ciphertext::from_bytes(&ctx, &low.to_bytes()).unwrap(), low);
+    let three = ct.mul_no_relin(&ct).unwrap();
+    assert_eq!(
+        Ciphertext::from_bytes(&ctx, &three.to_bytes()).unwrap(),
+        three
+    );
+}
+
+#[test]
+fn malformed_inputs_are_errors() {
+    let (ctx, other, mut r) = setup();
+    let sk = SecretKey::generate(&ctx, &mut r);
+    let pk = sk.public_key(&mut r);
+    let pt = Plaintext::encode_coefficients(&ctx, &[1, 2, 3]).unwrap();
+    let ct = pk.encrypt(&pt, &mut r).unwrap();
+    let bytes = ct.to_bytes();
+
+    // Wrong degree / parameter set.
+    assert!(matches!(
+        Ciphertext::from_bytes(&other, &bytes),
+        Err(Error::Mismatch(_)) | Err(Error::Malformed(_))
+    ));
+    assert!(PublicKey::from_bytes(&other, &pk.to_bytes()).is_err());
+    assert!(SecretKey::from_bytes(&other, &sk.to_bytes()).is_err());
+    // Another kind of object.
+    assert!(PublicKey::from_bytes(&ctx, &bytes).is_err());
+    assert!(Plaintext::from_bytes(&ctx, &bytes).is_err());
+    // Truncations and garbage never panic.
+    for cut in [0, 1, 10, 40, bytes.len() / 2, bytes.len() - 1] {
+        assert!(Ciphertext::from_bytes(&ctx, &bytes[..cut]).is_err());
+    }
+    for len in [0usize, 3, 50, 1000] {
+        let junk: Vec<u8> = (0..len).map(|i| (i * 131 + 7) as u8).collect();
+        assert!(Ciphertext::from_bytes(&ctx, &junk).is_err());
+        assert!(RelinKey::from_bytes(&ctx, &junk).is_err());
+        assert!(GaloisKeys::from_bytes(&ctx, &junk).is_err());
+    }
+    // Oversized input is rejected before parsing.
+    let huge = vec![0u8; 100 * bytes.len()];
+    assert!(matches!(
+        Ciphertext::from_bytes(&ctx, &huge),
+        Err(Error::Malformed(_))
+    ));
+
+    // Edit the wire struct: wrong version, level, part count, sizes, unreduced residue.
+    let w: CiphertextWire = postcard::from_bytes(&bytes).unwrap();
+    let enc = |w: &CiphertextWire| postcard::to_allocvec(w).unwrap();
+    let mut bad = w.clone();
+    bad.header.version = FORMAT_VERSION + 1;
+    assert!(Ciphertext::from_bytes(&ctx, &enc(&bad)).is_err());
+    let mut bad = w.clone();
+    bad.level = 7;
+    assert!(Ciphertext::from_bytes(&ctx, &enc(&bad)).is_err());
+    let mut bad = w.clone();
+    bad.level -= 1; // sizes no longer match the level
+    assert!(Ciphertext::from_bytes(&ctx, &enc(&bad)).is_err());
+    let mut bad = w.clone();
+    bad.parts.truncate(1);
+    assert!(Ciphertext::from_bytes(&ctx, &enc(&bad)).is_err());
+    let mut bad = w.clone();
+    bad.parts[1].pop();
+    assert!(Ciphertext::from_bytes(&ctx, &enc(&bad)).is_err());
+    let mut bad = w.clone();
+    bad.parts[0][0] = u64::MAX;
+    assert!(Ciphertext::from_bytes(&ctx, &enc(&bad)).is_err());
+    let mut bad = w.clone();
+    bad.header.params[0] ^= 1;
+    assert!(matches!(
+        Ciphertext::from_bytes(&ctx, &enc(&bad)),
+        Err(Error::Mismatch(_))
+    ));
+    assert!(Ciphertext::from_bytes(&ctx, &enc(&w)).is_ok());
+
+    // Operations across parameter sets or levels are errors, not panics.
+    let sk_o = SecretKey::generate(&other, &mut r);
+    let ct_o = sk_o
+        .encrypt_symmetric(
+            &Plaintext::encode_coefficients(&other, &[1]).unwrap(),
+            &mut r,
+        )
+        .unwrap();
+    assert!(ct.add(&ct_o).is_err());
+    assert!(sk.decrypt(&ct_o).is_err());
+    assert!(ct.add(&ct.mod_switch_to_next().unwrap()).is_err());
+    assert!(ct.mod_switch_to(0).unwrap().mod_switch_to_next().is_err());
+    assert!(
+        Plaintext::encode_simd(
+            &Context::new(Params::toy_insecure(256, 256).unwrap()).unwrap(),
+            &[1]
+        )
+        .is_err()
+    );
+    assert!(Plaintext::encode_coefficients(&ctx, &[0; 257]).is_err());
+    assert!(SecretKey::from_coefficients(&ctx, vec![0; 255]).is_err());
+}
