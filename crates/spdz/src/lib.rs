@@ -46,7 +46,7 @@ pub mod engine;
 mod error;
 pub mod prep;
 pub mod ring;
-// pub mod store;
+pub mod store;
 
 #[cfg(test)]
 mod tests;
@@ -55,3 +55,4 @@ pub use engine::Engine;
 pub use error::{Error, Result};
 pub use prep::{Counts, InputMask, InsecureDealer, Kind, Preprocessing, Share, Triple, VecPrep};
 pub use ring::{BigElem, Fp64, FpBig, Ring, RingDescriptor, Z2k};
+pub use store::PrepStore;

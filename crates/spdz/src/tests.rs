@@ -579,3 +579,50 @@ async fn rand_bits_are_uniform_bits() {
     let chi2: f64 = pairs.iter().map(|&h| (h as f64 - exp).powi(2) / exp).sum();
     assert!(chi2 < 25.0, "chi2 = {chi2}");
 }
+
+/// The engine runs on the on-disk store as its preprocessing source.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn engine_on_disk_store() {
+    let mut rng = ChaCha20Rng::seed_from_u64(13);
+    let ring = Fp64::mersenne61();
+    let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    let mut preps = dealer.deal(
+        Counts {
+            triples: 3,
+            masks_per_party: 3,
+            ..Counts::default()
+        },
+        &mut rng,
+    );
+    let base =
+        std::env::temp_dir().join(format!("coterie-spdz-engine-store-{}", std::process::id()));
+    let mut stores = Vec::new();
+    for (i, p) in preps.iter_mut().enumerate() {
+        let dir = base.join(format!("p{i}"));
+        let _ = std::fs::remove_dir_all(&dir);
+        let s = PrepStore::create(&dir, ring, i, 2, p.mac_key_share()).unwrap();
+        s.append(p).unwrap();
+        stores.push(s);
+    }
+    let res = run_mem(stores, move |mut e, mut mesh| async move {
+        let me = mesh.id();
+        let v = [3u64, 4, 5];
+        let x = e
+            .input(&mut mesh, 0, (me == 0).then_some(&v[..]), 3)
+            .await?;
+        let y = e
+            .input(&mut mesh, 1, (me == 1).then_some(&v[..]), 3)
+            .await?;
+        let z = e.mul(&mut mesh, &x, &y).await?;
+        let o = e.open_checked(&mut mesh, &z).await?;
+        // the triples are used up, durably
+        let again = e.mul(&mut mesh, &x[..1], &y[..1]).await;
+        mesh.close().await?;
+        Ok((o, again.is_err()))
+    })
+    .await;
+    for r in res {
+        assert_eq!(r.unwrap(), (vec![9, 16, 25], true));
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
