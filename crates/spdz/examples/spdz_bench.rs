@@ -1,0 +1,209 @@
+//! Online-phase benchmark of coterie-spdz: 2 parties over loopback mutual TLS (optionally through
+//! the coterie-net link emulator), material from the **insecure** dealer (online phase only).
+//!
+//! `cargo run --profile bench -p coterie-spdz --example spdz_bench -- [--big N] [--netem] [--json PATH]`
+//!
+//! For each ring and batch size: Beaver multiplications per second (one `mul` call on the whole
+//! batch, one opening round) and openings per second (one `open` call), each followed by one
+//! batched MAC check, timed separately; bytes sent per party per operation.
+
+use std::time::{Duration, Instant};
+
+use coterie_net::certs::{free_loopback_addresses, generate_pki};
+use coterie_net::netem::{LinkParams, Relay};
+use coterie_net::{Identity, Mesh, MeshOptions, Roster, TlsMesh};
+use coterie_spdz::{Counts, Engine, Fp64, FpBig, InsecureDealer, Ring, Z2k};
+use rand::SeedableRng;
+
+async fn tls_pair(netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Relay>) {
+    let n = 2;
+    let pki = generate_pki(n).unwrap();
+    let listen = free_loopback_addresses(n).unwrap();
+    let mut relays = Vec::new();
+    let addresses = match netem {
+        None => listen.clone(),
+        Some(p) => listen
+            .iter()
+            .map(|l| {
+                let r = Relay::start("127.0.0.1:0", l, p).unwrap();
+                let a = r.local_addr().to_string();
+                relays.push(r);
+                a
+            })
+            .collect(),
+    };
+    let ca = Identity::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)
+        .unwrap()
+        .chain[0]
+        .clone();
+    let roster = Roster {
+        addresses,
+        listen,
+        certs: vec![None; n],
+        ca: Some(ca),
+        keys: vec![None; n],
+    };
+    let opts = MeshOptions {
+        timeout: Duration::from_secs(300),
+        max_frame: 64 << 20,
+        ..MeshOptions::default()
+    };
+    let hs: Vec<_> = (0..n)
+        .map(|i| {
+            let r = roster.clone();
+            let id = Identity::from_pem(&pki.parties[i].cert_pem, &pki.parties[i].key_pem).unwrap();
+            let o = opts.clone();
+            tokio::spawn(async move { TlsMesh::connect(&r, i, id, o).await.unwrap() })
+        })
+        .collect();
+    let mut out = Vec::new();
+    for h in hs {
+        out.push(h.await.unwrap());
+    }
+    (out, relays)
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Times {
+    mul_s: f64,
+    mul_check_s: f64,
+    open_s: f64,
+    open_check_s: f64,
+    mul_bytes: u64,
+    open_bytes: u64,
+}
+
+async fn run_ring<R: Ring>(ring: R, batch: usize, reps: usize, netem: Option<LinkParams>) -> Times {
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
+    let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    let counts = Counts {
+        triples: batch * reps,
+        bits: 0,
+        randoms: batch * reps,
+        masks_per_party: 0,
+    };
+    let preps = dealer.deal(counts, &mut rng);
+    drop(dealer);
+    let (meshes, relays) = tls_pair(netem).await;
+    let mut tasks = Vec::new();
+    for (mut mesh, prep) in meshes.into_iter().zip(preps) {
+        tasks.push(tokio::spawn(async move {
+            let mut e = Engine::new(prep);
+            let r = e.ring().clone();
+            // shares of public constants are enough to drive the protocol
+            let xs: Vec<_> = (0..batch)
+                .map(|i| e.constant(&r.embed_u64(i as u64 + 3)))
+                .collect();
+            let mut t = Vec::new();
+            for _ in 0..reps {
+                let b0 = mesh.stats().total_sent();
+                let t0 = Instant::now();
+                let z = e.mul(&mut mesh, &xs, &xs).await.unwrap();
+                let t1 = Instant::now();
+                e.check(&mut mesh).await.unwrap();
+                let t2 = Instant::now();
+                let b1 = mesh.stats().total_sent();
+                let o = e.open(&mut mesh, &z).await.unwrap();
+                let t3 = Instant::now();
+                e.check(&mut mesh).await.unwrap();
+                let t4 = Instant::now();
+                let b2 = mesh.stats().total_sent();
+                assert_eq!(o[5], r.to_value(&r.embed_u64(64)));
+                t.push(Times {
+                    mul_s: (t1 - t0).as_secs_f64(),
+                    mul_check_s: (t2 - t1).as_secs_f64(),
+                    open_s: (t3 - t2).as_secs_f64(),
+                    open_check_s: (t4 - t3).as_secs_f64(),
+                    mul_bytes: b1 - b0,
+                    open_bytes: b2 - b1,
+                });
+            }
+            mesh.close().await.unwrap();
+            t
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        all.push(t.await.unwrap());
+    }
+    drop(relays);
+    // median over repetitions of party 0
+    let p0 = &all[0];
+    let med = |f: &dyn Fn(&Times) -> f64| {
+        let mut v: Vec<f64> = p0.iter().map(f).collect();
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    Times {
+        mul_s: med(&|t| t.mul_s),
+        mul_check_s: med(&|t| t.mul_check_s),
+        open_s: med(&|t| t.open_s),
+        open_check_s: med(&|t| t.open_check_s),
+        mul_bytes: p0[0].mul_bytes,
+        open_bytes: p0[0].open_bytes,
+    }
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let get = |k: &str| {
+        args.iter()
+            .position(|a| a == k)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
+    let big: usize = get("--big")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    let netem = args.iter().any(|a| a == "--netem");
+    let json = get("--json");
+    let link = netem.then(|| LinkParams::new(Duration::from_millis(1), 1000.0));
+    let mut rows = Vec::new();
+    let mut cases: Vec<(&str, usize, usize)> =
+        vec![("Z2^64 (s=64)", 10_000, 11), ("Z2^64 (s=64)", big, 2)];
+    cases.push(("Z2^32 (s=64)", 10_000, 11));
+    cases.push(("F_p 61-bit", 10_000, 11));
+    cases.push(("F_p 128-bit (GMP)", 10_000, 5));
+    for (name, batch, reps) in cases {
+        let t = match name {
+            "Z2^64 (s=64)" => run_ring(Z2k::spdz2k_64(), batch, reps, link).await,
+            "Z2^32 (s=64)" => run_ring(Z2k::spdz2k_32(), batch, reps, link).await,
+            "F_p 61-bit" => run_ring(Fp64::mersenne61(), batch, reps, link).await,
+            _ => {
+                let mut p = rug::Integer::from(1) << 127u32;
+                p = rug::Integer::from(p + 12345u32).next_prime();
+                run_ring(FpBig::new(p).unwrap(), batch, reps, link).await
+            }
+        };
+        let b = batch as f64;
+        let line = format!(
+            "{name:18} batch {batch:>8}: mul {:>10.0}/s ({:.3} s, check {:.4} s, {:.1} B/mul sent) | open {:>10.0}/s ({:.3} s, check {:.4} s, {:.1} B/open sent) | mul+check {:>10.0}/s",
+            b / t.mul_s,
+            t.mul_s,
+            t.mul_check_s,
+            t.mul_bytes as f64 / b,
+            b / t.open_s,
+            t.open_s,
+            t.open_check_s,
+            t.open_bytes as f64 / b,
+            b / (t.mul_s + t.mul_check_s),
+        );
+        println!("{line}");
+        rows.push(format!(
+            "{{\"ring\":\"{name}\",\"batch\":{batch},\"netem\":{},\"mul_per_s\":{:.1},\"mul_s\":{:.6},\"mul_check_s\":{:.6},\"mul_bytes_sent_per_party\":{},\"open_per_s\":{:.1},\"open_s\":{:.6},\"open_check_s\":{:.6},\"open_bytes_sent_per_party\":{}}}",
+            netem,
+            b / t.mul_s,
+            t.mul_s,
+            t.mul_check_s,
+            t.mul_bytes,
+            b / t.open_s,
+            t.open_s,
+            t.open_check_s,
+            t.open_bytes
+        ));
+    }
+    if let Some(p) = json {
+        std::fs::write(&p, format!("[\n{}\n]\n", rows.join(",\n"))).unwrap();
+    }
+}
