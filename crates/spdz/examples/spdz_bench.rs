@@ -172,7 +172,7 @@ async fn main() {
             "F_p 61-bit" => run_ring(Fp64::mersenne61(), batch, reps, link).await,
             _ => {
                 let mut p = rug::Integer::from(1) << 127u32;
-                p = rug::Integer::from(p + 12345u32).next_prime();
+                p = (p + 12345u32).next_prime();
                 run_ring(FpBig::new(p).unwrap(), batch, reps, link).await
             }
         };
