@@ -44,6 +44,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::group::{Elem, Group, add_small};
+
 use crate::{Error, Result};
 
 /// How the 64 positions of a block are tested.
@@ -132,6 +133,11 @@ impl LookupTable {
         self.t_plus_1[i as usize] as i64 - 1
     }
 
+    /// Pattern length `d`.
+    pub fn d(&self) -> u32 {
+        self.d
+    }
+
     /// Strip size `m = ⌊d/2⌋`.
     pub fn strip(&self) -> u32 {
         self.m
@@ -139,43 +145,56 @@ impl LookupTable {
 
     /// Bit mask of the positions `j ∈ [0, 64)` (bit `63 − j`) where the top 128-bit window `w`
     /// read from its top shows `1 0^d` starting at `j`, found with the strip/lookup scan.
+    #[inline]
     pub fn block_mask(&self, w: u128) -> u64 {
-        let m = self.m;
-        let strip_mask = (1u128 << m) - 1;
-        // strip t covers window bits [127 - (t+1)m + 1, 127 - t m]; its start (from the top) is t*m.
-        let strip = |t: u32| -> u32 { ((w >> (128 - (t + 1) * m)) & strip_mask) as u32 };
+        let m = self.m as usize;
+        // Strip t covers window bits (from the top) [t·m, (t+1)·m); candidates need
+        // t·m ≤ 64 + m and a successor strip inside the window.
+        let last = ((64 + m) / m).min(128 / m - 2);
+        let mut strips = [0u32; 130];
+        let mut cur = w;
+        let sh = 128 - m;
+        for st in strips.iter_mut().take(last + 2) {
+            *st = (cur >> sh) as u32;
+            cur <<= m;
+        }
+        // Fast path: no zero strip among the candidates.
+        if strips[1..=last].iter().all(|&x| x != 0) {
+            return 0;
+        }
         let mut out = 0u64;
-        // Leading zero strips belong to a run started in the previous block.
-        let mut t = 0u32;
-        while (t + 2) * m <= 128 && strip(t) == 0 {
+        // Leading zero strips belong to a run that started in the previous block.
+        let mut t = 0usize;
+        while t < last + 1 && strips[t] == 0 {
             t += 1;
         }
-        // Now strip t is nonzero (or we are past the range); t+1.. are candidates for "j".
         let mut t = t + 1;
-        while (t * m) <= 64 + m && (t + 2) * m <= 128 {
-            let sj = strip(t);
-            if sj != 0 {
+        while t <= last {
+            if strips[t] != 0 {
                 t += 1;
                 continue;
             }
-            let i = strip(t - 1);
-            let k = strip(t + 1);
-            if (k as u64) < self.t_plus_1[i as usize] as u64 {
-                let l = if i == 0 { m } else { i.trailing_zeros() };
+            let i = strips[t - 1];
+            let k = strips[t + 1];
+            if k < self.t_plus_1[i as usize] {
+                let l = if i == 0 {
+                    m
+                } else {
+                    i.trailing_zeros() as usize
+                };
                 let start = t * m - l; // first zero of the run, from the top
                 if (1..=64).contains(&start) {
-                    out |= 1u64 << (63 - (start - 1));
+                    out |= 1u64 << (64 - start);
                 }
                 // Skip the rest of this run of zero strips.
                 t += 1;
-                while (t + 2) * m <= 128 && strip(t) == 0 {
+                while t <= last + 1 && strips[t] == 0 {
                     t += 1;
                 }
                 continue;
             }
             t += 1;
         }
-        let _ = self.d;
         out
     }
 }
@@ -227,16 +246,23 @@ fn top_bits(e: &[u64], n: u32, k: u32) -> u64 {
     (w >> (128 - k)) as u64
 }
 
+/// Blocks between two re-centerings of the sliding buffer.
+const SLIDE: usize = 2048;
+
 /// A walk `h, 2h, 4h, …` producing the match positions in increasing order.
+///
+/// The element lives in a sliding window `buf[start .. start + L]` of a longer buffer: the
+/// multiplication by `2^64` moves the window down by one limb (the old top limb `T` leaves, a
+/// zero limb enters at the bottom, `T·γ` is added there), and the window is copied back to the
+/// top once every 2048 blocks.
 #[derive(Debug, Clone)]
 pub struct Walker<'g> {
     group: &'g Group,
     d: u32,
     engine: ScanEngine,
     lookup: Option<LookupTable>,
-    /// Ring buffer: logical limb `i` at `buf[(base + i) % L]`.
     buf: Vec<u64>,
-    base: usize,
+    start: usize,
     /// Steps covered by blocks already scanned.
     pos: u64,
     /// Pending matches of the current block (bit `63 − j`).
@@ -263,13 +289,16 @@ impl<'g> Walker<'g> {
             ScanEngine::Lookup => Some(LookupTable::new(d)?),
             _ => None,
         };
+        let l = group.limbs();
+        let mut buf = vec![0u64; SLIDE + l];
+        buf[SLIDE..].copy_from_slice(h.limbs());
         Ok(Self {
             group,
             d,
             engine,
             lookup,
-            buf: h.0.clone(),
-            base: 0,
+            buf,
+            start: SLIDE,
             pos: 0,
             pending: 0,
             pending_base: 0,
@@ -278,16 +307,9 @@ impl<'g> Walker<'g> {
         })
     }
 
-    #[inline]
-    fn limb(&self, i: usize) -> u64 {
-        let l = self.buf.len();
-        let k = self.base + i;
-        self.buf[if k >= l { k - l } else { k }]
-    }
-
     /// Canonical limbs of the current element `h·2^pos` (for tests).
     pub fn current(&self) -> Vec<u64> {
-        (0..self.buf.len()).map(|i| self.limb(i)).collect()
+        self.buf[self.start..self.start + self.group.limbs()].to_vec()
     }
 
     /// Number of steps consumed so far (a multiple of 64).
@@ -307,91 +329,111 @@ impl<'g> Walker<'g> {
             if self.pos >= limit {
                 return None;
             }
-            self.scan_block();
+            match self.engine {
+                ScanEngine::Lookup => {
+                    if let Some(t) = self.lookup.take() {
+                        self.scan_until(limit, |w| t.block_mask(w));
+                        self.lookup = Some(t);
+                    }
+                }
+                ScanEngine::BitParallel => {
+                    let d = self.d;
+                    self.scan_until(limit, |w| block_mask_bitparallel(w, d));
+                }
+                ScanEngine::Naive => self.scan_block_slow(false),
+            }
         }
     }
 
-    /// Scans positions `[pos, pos + 64)` and advances to `h·2^(pos+64)`.
-    #[inline]
-    fn scan_block(&mut self) {
-        let l = self.buf.len();
-        let exact = match self.guard {
-            Some((li, mask)) => self.limb(li) & mask != mask,
-            None => false,
-        };
+    /// Scans whole blocks until one has a match or `limit` is reached.
+    #[inline(always)]
+    fn scan_until<F: Fn(u128) -> u64>(&mut self, limit: u64, mask_of: F) {
+        let l = self.group.limbs();
+        let gamma = self.group.gamma() as u128;
+        let (gli, gmask) = self.guard.unwrap_or((0, 0));
+        let has_guard = self.guard.is_some();
+        while self.pos < limit {
+            let st = self.start;
+            if !has_guard || self.buf[st + gli] & gmask == gmask {
+                self.scan_block_slow(true);
+                if self.pending != 0 {
+                    return;
+                }
+                continue;
+            }
+            let hi = self.buf[st + l - 1];
+            let w = ((hi as u128) << 64) | self.buf[st + l - 2] as u128;
+            let mask = mask_of(w);
+            // h ← h·2^64 mod p
+            let prod = (hi as u128) * gamma;
+            let ns = st - 1;
+            self.buf[ns] = prod as u64;
+            let (s1, c1) = self.buf[st].overflowing_add((prod >> 64) as u64);
+            self.buf[st] = s1;
+            self.start = ns;
+            if c1 {
+                self.propagate_carry(2);
+            }
+            if self.buf[ns + l - 1] == u64::MAX {
+                let (a, b) = (ns, ns + l);
+                self.group.canonicalize(&mut self.buf[a..b]);
+            }
+            if ns == 0 {
+                self.buf.copy_within(0..l, SLIDE);
+                self.start = SLIDE;
+            }
+            self.pending_base = self.pos;
+            self.pos += 64;
+            if mask != 0 {
+                self.pending = mask;
+                return;
+            }
+        }
+    }
+
+    /// Adds a carry into limb `from` of the window and onward; folds a carry out of the top.
+    #[cold]
+    fn propagate_carry(&mut self, from: usize) {
+        let l = self.group.limbs();
+        let st = self.start;
+        let mut i = from;
+        let mut carry = true;
+        while carry && i < l {
+            let (s, c) = self.buf[st + i].overflowing_add(1);
+            self.buf[st + i] = s;
+            carry = c;
+            i += 1;
+        }
+        if carry {
+            // 2^n ≡ γ (mod p)
+            let g = self.group.gamma();
+            let win = &mut self.buf[st..st + l];
+            let mut c = add_small(win, g);
+            while c {
+                c = add_small(win, g);
+            }
+        }
+    }
+
+    /// One block stepped one doubling at a time (exact reference; also the fallback when the
+    /// guard limb is all ones).
+    #[cold]
+    fn scan_block_slow(&mut self, counted: bool) {
+        let l = self.group.limbs();
+        let mut cur = self.current();
+        let mut mask = 0u64;
+        for j in 0..64 {
+            if is_match(self.group, &cur, self.d) {
+                mask |= 1u64 << (63 - j);
+            }
+            self.group.double_in_place(&mut cur);
+        }
+        self.slow_blocks += u64::from(counted);
+        self.pending = mask;
         self.pending_base = self.pos;
-        if exact && self.engine != ScanEngine::Naive {
-            let w = ((self.limb(l - 1) as u128) << 64) | self.limb(l - 2) as u128;
-            self.pending = match &self.lookup {
-                Some(t) => t.block_mask(w),
-                None => block_mask_bitparallel(w, self.d),
-            };
-            self.shift64();
-        } else {
-            self.slow_blocks += u64::from(self.engine != ScanEngine::Naive);
-            let mut cur = self.current();
-            let mut mask = 0u64;
-            for j in 0..64 {
-                if is_match(self.group, &cur, self.d) {
-                    mask |= 1u64 << (63 - j);
-                }
-                self.group.double_in_place(&mut cur);
-            }
-            self.pending = mask;
-            self.buf = cur;
-            self.base = 0;
-        }
         self.pos += 64;
-    }
-
-    /// `h ← h·2^64 mod p`: rotate the ring buffer, fold the old top limb times `γ` in at the bottom.
-    #[inline]
-    fn shift64(&mut self) {
-        let l = self.buf.len();
-        let top_idx = if self.base == 0 { l - 1 } else { self.base - 1 };
-        let t = self.buf[top_idx];
-        self.buf[top_idx] = 0;
-        self.base = top_idx;
-        let prod = (t as u128) * (self.group.gamma() as u128);
-        let (lo, hi) = (prod as u64, (prod >> 64) as u64);
-        // add lo to limb 0, hi (+carry) to limb 1, propagate.
-        let b0 = self.base;
-        let b1 = if b0 + 1 == l { 0 } else { b0 + 1 };
-        let (s0, c0) = self.buf[b0].overflowing_add(lo);
-        self.buf[b0] = s0;
-        let (s1, c1a) = self.buf[b1].overflowing_add(hi);
-        let (s1, c1b) = s1.overflowing_add(c0 as u64);
-        self.buf[b1] = s1;
-        if c1a || c1b {
-            let mut i = 2;
-            let mut carry = true;
-            while carry && i < l {
-                let k = (b0 + i) % l;
-                let (s, c) = self.buf[k].overflowing_add(1);
-                self.buf[k] = s;
-                carry = c;
-                i += 1;
-            }
-            if carry {
-                // 2^n ≡ γ.
-                self.linearize();
-                let mut c = add_small(&mut self.buf, self.group.gamma());
-                while c {
-                    c = add_small(&mut self.buf, self.group.gamma());
-                }
-            }
-        }
-        if self.limb(l - 1) == u64::MAX {
-            self.linearize();
-            self.group.canonicalize(&mut self.buf);
-        }
-    }
-
-    fn linearize(&mut self) {
-        if self.base != 0 {
-            self.buf.rotate_left(self.base);
-            self.base = 0;
-        }
+        self.buf[SLIDE..SLIDE + l].copy_from_slice(&cur);
+        self.start = SLIDE;
     }
 }
 
@@ -695,5 +737,33 @@ mod tests {
         assert!(flags_plain > 200);
         let ratio = flags_mod2 as f64 / flags_plain as f64;
         assert!((0.35..0.65).contains(&ratio), "ratio {ratio}");
+    }
+
+    #[test]
+    fn guard_fallback_is_exact() {
+        // Elements whose guard limb is all ones force the one-doubling-at-a-time path.
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(8);
+        for id in [
+            crate::group::GroupId::P1536,
+            crate::group::GroupId::Toy128Insecure,
+        ] {
+            let g = Group::new(id);
+            let d = 8;
+            let (li, mask) = guard_for(&g, d).unwrap();
+            for _ in 0..20 {
+                let mut h = g
+                    .elem_from_bigint(&bigint::random_below(&mut rng, g.p()).unwrap())
+                    .unwrap();
+                h.0[li] |= mask;
+                let want = naive_matches(&g, &h, d, 2048);
+                let mut w = Walker::new(&g, &h, d, ScanEngine::BitParallel).unwrap();
+                let mut got = vec![];
+                while let Some(j) = w.next_match(2048) {
+                    got.push(j);
+                }
+                assert_eq!(got, want);
+                assert!(w.slow_blocks >= 1);
+            }
+        }
     }
 }

@@ -1,1 +1,1 @@
-//! placeholder
+//! esdh (in progress)

@@ -384,6 +384,7 @@ pub(crate) fn geq(x: &[u64], y: &[u64]) -> bool {
 /// `j = 1..2^R − 1`, `i < ⌈e/R⌉` for exponents of at most `e` bits (spec §5, test case 5).
 #[derive(Debug, Clone)]
 pub struct FixedBase {
+    base: Elem,
     r: u32,
     max_bits: u32,
     /// Flattened table: window `i`, digit `j ≥ 1` at `(i·(2^R − 1) + j − 1)·L`.
@@ -421,6 +422,7 @@ impl FixedBase {
             }
         }
         Ok(Self {
+            base: h.clone(),
             r,
             max_bits,
             table,
@@ -441,7 +443,8 @@ impl FixedBase {
         self.table.len() / self.limbs
     }
 
-    /// `acc ← acc · h^e` for `0 ≤ e < 2^max_bits`; returns the number of multiplications done.
+    /// `acc ← acc · h^e` for `e ≥ 0`; returns the number of multiplications done. Exponents
+    /// longer than the table fall back to square-and-multiply (correct, slower).
     pub fn mul_pow_into(
         &self,
         group: &Group,
@@ -450,12 +453,16 @@ impl FixedBase {
         tmp: &mut Vec<u64>,
         s: &mut Scratch,
     ) -> Result<u32> {
-        if e.is_negative() || e.significant_bits() > self.max_bits {
-            return Err(Error::InvalidParameter(format!(
-                "exponent of {} bits outside the fixed-base table ({} bits)",
-                e.significant_bits(),
-                self.max_bits
-            )));
+        if e.is_negative() {
+            return Err(Error::InvalidParameter(
+                "negative fixed-base exponent".into(),
+            ));
+        }
+        if e.significant_bits() > self.max_bits {
+            let p = group.pow(&self.base, e);
+            group.mul_into(tmp, acc, &p.0, s);
+            std::mem::swap(acc, tmp);
+            return Ok(e.significant_bits() * 3 / 2);
         }
         let l = self.limbs;
         let per = (1usize << self.r) - 1;
@@ -581,7 +588,8 @@ mod tests {
                 let count = fb.mul_pow_into(&g, &mut acc, &e, &mut tmp, &mut s).unwrap();
                 assert!(count <= e.significant_bits().div_ceil(r));
             }
-            assert!(fb.pow(&g, &(BigInt::from(1) << bits)).is_err());
+            let big = BigInt::from(1) << (bits + 5);
+            assert_eq!(fb.pow(&g, &big).unwrap(), g.pow(&h, &big));
         }
         let e = BigInt::from(-77);
         let r = g.pow_signed(&h, &e).unwrap();

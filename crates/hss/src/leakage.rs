@@ -1,1 +1,1 @@
-//! placeholder
+//! leakage (in progress)

@@ -1,1 +1,1 @@
-//! placeholder
+//! protocol (in progress)

@@ -81,7 +81,7 @@ impl Params {
             stat_bits: 80,
             d,
             window,
-            engine: ScanEngine::Lookup,
+            engine: ScanEngine::BitParallel,
         })
     }
 
@@ -95,7 +95,7 @@ impl Params {
             stat_bits: 40,
             d,
             window: 4,
-            engine: ScanEngine::Lookup,
+            engine: ScanEngine::BitParallel,
         }
     }
 
@@ -122,7 +122,7 @@ impl Params {
     }
     /// Largest `C`-side exponent the pairing tables support.
     pub fn c_table_bits(&self) -> u32 {
-        self.conv_bits() + 12
+        self.conv_bits().max(self.stat_bits + 9) + 12
     }
     /// The Table 2 failure estimate `(1 + s(B−1)/2)/2^(d+3)` for one randomized RMS
     /// multiplication of bits.
@@ -911,6 +911,37 @@ impl<'a> Evaluator<'a> {
     pub fn eval_key(&self) -> &EvalKey {
         self.ek
     }
+}
+
+/// Secret-key HSS (spec §1.1 Remark 2.2, §3.4): a client holding the secret key hands the two
+/// servers `L2(x)` directly, `<x> = (x + r, r)`, `<x·c> = (x·c + r', r')` with integer masks `r`,
+/// `r'` that statistically hide `x` and `x·c` (`stat_bits` of slack), so a load costs nothing.
+pub fn share_l2_secret_key<R: Rng + ?Sized>(
+    params: &Params,
+    sk: &SecretKey,
+    x: i64,
+    rng: &mut R,
+) -> (L2Share, L2Share) {
+    let rb = params.stat_bits + 8;
+    let rcb = params.key_bits + params.stat_bits + 8;
+    let r = bigint::random_below(rng, &(BigInt::from(1) << rb)).unwrap_or_default();
+    let rc = bigint::random_below(rng, &(BigInt::from(1) << rcb)).unwrap_or_default();
+    let xc = BigInt::from(&sk.c * x);
+    let yb = BigInt::from(1) << rb;
+    let ycb = BigInt::from(1) << (sk.c.significant_bits().max(rcb) + 1 + 64);
+    let s0 = L2Share {
+        y: BigInt::from(&r + x),
+        yc: BigInt::from(&rc + &xc),
+        y_bound: BigInt::from(&yb + x.unsigned_abs()),
+        yc_bound: ycb.clone(),
+    };
+    let s1 = L2Share {
+        y: r,
+        yc: rc,
+        y_bound: BigInt::from(&yb + x.unsigned_abs()),
+        yc_bound: ycb,
+    };
+    (s0, s1)
 }
 
 /// Reconstructs `y` from the two servers' outputs: `O_0 − O_1 mod β`.
