@@ -44,6 +44,7 @@
 
 pub mod engine;
 mod error;
+pub mod ot;
 pub mod prep;
 pub mod ring;
 pub mod store;
