@@ -192,25 +192,32 @@ impl SecretKey {
         Ok(acc)
     }
 
-    /// Decryption: `m = ⌊t·[c_0 + c_1·s]_Q / Q⌉ mod t`, computed exactly in RNS (exact base
-    /// conversion to one auxiliary prime, then coterie-math's exact scale-and-round).
+    /// Decryption: `m = ⌊t·[c_0 + c_1·s]_Q / Q⌉ mod t`, computed exactly in RNS with one exact
+    /// base conversion to `{t}`: with `y = [t·x + ⌊Q/2⌋]_Q`, `t·x + ⌊Q/2⌋ − y = Q·⌊t·x/Q⌉`, so
+    /// modulo `t` (where `t·x ≡ 0`) `m = (⌊Q/2⌋ − y)·Q^{-1} mod t` (`gcd(Q, t) = 1`).
     pub fn decrypt(&self, ct: &Ciphertext) -> Result<Plaintext> {
-        let x = self.phase(ct)?;
+        let mut x = self.phase(ct)?;
         let lv = self.ctx.level(ct.level)?;
         let n = self.ctx.degree();
-        let mut xp = vec![0u64; n];
-        lv.dec_conv.convert_exact(x.data(), &mut xp, n, false)?;
-        let mut out = vec![0u64; n * (ct.level + 1)];
-        lv.dec_rounder.scale_round(x.data(), &xp, &mut out, n)?;
+        for (i, m) in lv.ring.moduli().iter().enumerate() {
+            let (tq, h) = (lv.t_mod_q[i], lv.half_q_mod_q[i]);
+            let ts = m.shoup(tq);
+            for v in x.limb_mut(i) {
+                *v = m.add(m.mul_shoup(*v, tq, ts), h);
+            }
+        }
+        let mut y = vec![0u64; n];
+        lv.dec_conv.convert_exact(x.data(), &mut y, n, false)?;
+        x.data_mut().zeroize();
         let t = self.ctx.plaintext_modulus();
-        // round(t·x/Q) ∈ [0, t] for x ∈ [0, Q): limb 0 holds it exactly (t < q_0).
-        out.truncate(n);
-        for c in out.iter_mut() {
-            *c %= t;
+        let (h, qi) = (lv.half_q_mod_t as u128, lv.q_inv_mod_t as u128);
+        let tt = t as u128;
+        for c in y.iter_mut() {
+            *c = (((h + tt - *c as u128) % tt) * qi % tt) as u64;
         }
         Ok(Plaintext {
             ctx: self.ctx.clone(),
-            coeffs: out,
+            coeffs: y,
         })
     }
 }
@@ -390,7 +397,7 @@ impl Ciphertext {
         };
         let (a0q, a0p) = extend(&self.parts[0])?;
         let (a1q, a1p) = extend(&self.parts[1])?;
-        let same = std::ptr::eq(self, other) || self == other;
+        let same = std::ptr::eq(self, other);
         let (b0q, b0p, b1q, b1p) = if same {
             (a0q.clone(), a0p.clone(), a1q.clone(), a1p.clone())
         } else {

@@ -28,10 +28,14 @@ pub(crate) struct Level {
     pub rounder: ScaleRounder,
     /// `Δ = ⌊Q_l/t⌋ mod q_i`.
     pub delta: Vec<u64>,
-    /// Exact conversion `Q_l → {p}` for decryption (`p` the first auxiliary prime).
+    /// Exact conversion `Q_l → {t}` for decryption.
     pub dec_conv: BaseConverter,
-    /// Exact `round(t·x/Q_l)` with the one-prime auxiliary basis `{p}`.
-    pub dec_rounder: ScaleRounder,
+    /// `t mod q_i` and `⌊Q_l/2⌋ mod q_i`.
+    pub t_mod_q: Vec<u64>,
+    pub half_q_mod_q: Vec<u64>,
+    /// `⌊Q_l/2⌋ mod t` and `Q_l^{-1} mod t`.
+    pub half_q_mod_t: u64,
+    pub q_inv_mod_t: u64,
 }
 
 /// Batching tables: the NTT over `Z_t` and which NTT slot holds which (row, column).
@@ -200,9 +204,21 @@ impl Context {
         let q = ring.basis().product();
         let delta_big = BigInt::from(q / t);
         let delta = ring.basis().decompose(&delta_big);
-        let dec_basis = RnsBasis::new(&aux_primes[..1])?;
-        let dec_conv = BaseConverter::new(ring.basis(), &dec_basis)?;
-        let dec_rounder = ScaleRounder::new(ring.basis(), &dec_basis, &tb)?;
+        let t_basis = RnsBasis::new(&[t])?;
+        let dec_conv = BaseConverter::new(ring.basis(), &t_basis)?;
+        let half = BigInt::from(q >> 1u32);
+        let to_t = |x: BigInt| -> Result<u64> {
+            x.to_u64()
+                .ok_or_else(|| Error::InvalidParameter("residue mod t".into()))
+        };
+        let half_q_mod_t = to_t(BigInt::from(&half % t))?;
+        let q_inv_mod_t = to_t(
+            BigInt::from(q % t)
+                .invert(&tb)
+                .map_err(|_| Error::InvalidParameter("Q is not invertible mod t".into()))?,
+        )?;
+        let t_mod_q = ring.basis().decompose(&tb);
+        let half_q_mod_q = ring.basis().decompose(&half);
         Ok(Level {
             ring,
             aux,
@@ -210,7 +226,10 @@ impl Context {
             rounder,
             delta,
             dec_conv,
-            dec_rounder,
+            t_mod_q,
+            half_q_mod_q,
+            half_q_mod_t,
+            q_inv_mod_t,
         })
     }
 
