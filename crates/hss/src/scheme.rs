@@ -247,18 +247,16 @@ impl SecretKey {
     }
 }
 
-/// Samples `c`, its digits and `<c>`, `<c_i>` (integer shares masking by `stat_bits`).
-fn sample_key_shares<R: Rng + ?Sized>(
+/// Samples `<c>`, `<c_i>` (integer shares masking by `stat_bits`) for a key `c` (any integer
+/// representative) and its digits.
+pub(crate) fn sample_key_shares<R: Rng + ?Sized>(
     params: &Params,
     digits: &[u64],
     c: &BigInt,
     rng: &mut R,
 ) -> (EvalKey, EvalKey) {
-    let mask_c = bigint::random_below(
-        rng,
-        &(BigInt::from(1) << (params.key_bits + params.stat_bits)),
-    )
-    .unwrap_or_default();
+    let mask_bits = c.significant_bits().max(params.key_bits) + params.stat_bits;
+    let mask_c = bigint::random_below(rng, &(BigInt::from(1) << mask_bits)).unwrap_or_default();
     let dig_bits = params.log_base + params.stat_bits;
     let mut d0 = Vec::with_capacity(digits.len());
     let mut d1 = Vec::with_capacity(digits.len());
@@ -361,10 +359,19 @@ impl PublicKey {
         Ok(())
     }
 
+    /// Bits of the integer key shares `<c>_b` for this key layout.
+    pub fn c_share_bits(&self) -> u32 {
+        match self.layout {
+            KeyLayout::Base => self.params.key_share_bits(),
+            KeyLayout::Weights(_) => self.weight_sum_bits() + self.params.stat_bits + 1,
+        }
+    }
+
     /// Largest `A`-side pairing exponent for this key (covers explicit weights).
     pub fn a_table_bits(&self) -> u32 {
         self.params
             .a_table_bits()
+            .max(self.c_share_bits() + 12)
             .max(self.weight_sum_bits() + self.params.conv_bits() + 12)
     }
 
@@ -395,7 +402,7 @@ pub struct L1Input {
 }
 
 impl Encryptor {
-    fn new_raw(group: &Group, h: &Elem) -> Result<Self> {
+    pub(crate) fn new_raw(group: &Group, h: &Elem) -> Result<Self> {
         let bits = group.q().significant_bits();
         Ok(Self {
             group: group.clone(),
@@ -695,7 +702,7 @@ impl<'a> Evaluator<'a> {
             y: BigInt::from(u8::from(self.ek.party == 0)),
             yc: self.ek.c_share.clone(),
             y_bound: BigInt::from(1),
-            yc_bound: BigInt::from(1) << self.params.key_share_bits(),
+            yc_bound: BigInt::from(1) << self.pk.c_share_bits(),
         }
     }
 
@@ -734,6 +741,11 @@ impl<'a> Evaluator<'a> {
     pub fn pair_conv(&mut self, ct: &PreparedCt, y: &L2Share, m: u64) -> Result<i64> {
         let h = self.pair(ct, y)?;
         self.convert(&h, m, None)
+    }
+
+    /// `Convert*` of a level-3 share `h` with payload bound `m`; records the flag.
+    pub fn convert_level3(&mut self, h: &Elem, m: u64) -> Result<i64> {
+        self.convert(h, m, None)
     }
 
     fn convert(&mut self, h: &Elem, m: u64, beta: Option<u64>) -> Result<i64> {
