@@ -1,0 +1,522 @@
+//! The negacyclic FFT used by bootstrapping, on `tfhe-fft`'s *unordered* plans.
+//!
+//! The transform is the one of [`coterie_math::fft`] (read its module doc for the math): a real
+//! polynomial modulo `X^N + 1` is folded into `N/2` complex values `(a_j + i·a_{j+N/2})·ψ^j`,
+//! `ψ = e^{iπ/N}`, and transformed by a cyclic FFT of size `N/2`. This module exists next to
+//! `coterie_math::fft::FftPlan` because bootstrapping needs three things that type does not
+//! offer: Fourier buffers as plain mutable slices (so accumulators and keys can live in one flat
+//! allocation and an AVX-512 kernel can read them), the *unordered* plan (no permutation pass, as
+//! TFHE-rs does; the order is consistent inside one process, and coterie never serializes
+//! Fourier-domain data: keys are serialized in the coefficient domain), and the gadget
+//! decomposition fused into the forward twist (no digit polynomials in memory).
+//! Key *generation* goes through the same engine only where its products are exact (see
+//! `crate::algorithms`).
+//!
+//! Engines are cached per ring degree ([`FourierEngine::get`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use dyn_stack::{PodBuffer, PodStack};
+use tfhe_fft::c64;
+use tfhe_fft::unordered::{Method, Plan};
+
+use crate::torus::Torus;
+use crate::{Error, Result};
+use coterie_math::gadget::SignedDecomposer as Decomposer;
+
+/// Most decomposition levels supported by the fused decomposition.
+pub const MAX_LEVELS: usize = 64;
+
+/// Smallest supported ring degree.
+pub const MIN_POLY_SIZE: usize = 32;
+/// Largest supported ring degree.
+pub const MAX_POLY_SIZE: usize = 1 << 15;
+
+/// Negacyclic FFT engine for one ring degree `N`: an unordered `tfhe-fft` plan of size `N/2` and
+/// the twist tables.
+pub struct FourierEngine {
+    n: usize,
+    plan: Plan,
+    tw_re: Vec<f64>,
+    tw_im: Vec<f64>,
+    itw_re: Vec<f64>,
+    itw_im: Vec<f64>,
+    avx512: bool,
+}
+
+impl core::fmt::Debug for FourierEngine {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("FourierEngine")
+            .field("n", &self.n)
+            .field("avx512", &self.avx512)
+            .finish()
+    }
+}
+
+/// Per-thread FFT scratch memory, allocated once and reused.
+pub struct FourierScratch {
+    mem: PodBuffer,
+}
+
+impl core::fmt::Debug for FourierScratch {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("FourierScratch")
+    }
+}
+
+fn cache() -> &'static Mutex<HashMap<usize, Arc<FourierEngine>>> {
+    static CACHE: OnceLock<Mutex<HashMap<usize, Arc<FourierEngine>>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn detect_avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+impl FourierEngine {
+    /// The shared engine for ring degree `n` (a power of two in
+    /// [`MIN_POLY_SIZE`]`..=`[`MAX_POLY_SIZE`]); built (with a short timing of the FFT
+    /// algorithms) on first use.
+    ///
+    /// ```
+    /// let e = coterie_tfhe::fourier::FourierEngine::get(512).unwrap();
+    /// assert_eq!(e.poly_size(), 512);
+    /// ```
+    pub fn get(n: usize) -> Result<Arc<FourierEngine>> {
+        if !n.is_power_of_two() || !(MIN_POLY_SIZE..=MAX_POLY_SIZE).contains(&n) {
+            return Err(Error::InvalidParameter(format!(
+                "polynomial size {n} is not a power of two in [{MIN_POLY_SIZE}, {MAX_POLY_SIZE}]"
+            )));
+        }
+        let mut map = cache()
+            .lock()
+            .map_err(|_| Error::Internal("FFT cache poisoned".into()))?;
+        if let Some(e) = map.get(&n) {
+            return Ok(e.clone());
+        }
+        let e = Arc::new(Self::new_uncached(n));
+        map.insert(n, e.clone());
+        Ok(e)
+    }
+
+    fn new_uncached(n: usize) -> Self {
+        let h = n / 2;
+        let plan = Plan::new(h, Method::Measure(Duration::from_millis(5)));
+        let mut tw_re = Vec::with_capacity(h);
+        let mut tw_im = Vec::with_capacity(h);
+        let mut itw_re = Vec::with_capacity(h);
+        let mut itw_im = Vec::with_capacity(h);
+        let scale = 1.0 / h as f64;
+        for j in 0..h {
+            let (s, c) = (core::f64::consts::PI * j as f64 / n as f64).sin_cos();
+            tw_re.push(c);
+            tw_im.push(s);
+            itw_re.push(c * scale);
+            itw_im.push(-s * scale);
+        }
+        Self {
+            n,
+            plan,
+            tw_re,
+            tw_im,
+            itw_re,
+            itw_im,
+            avx512: detect_avx512(),
+        }
+    }
+
+    /// The ring degree `N`.
+    pub fn poly_size(&self) -> usize {
+        self.n
+    }
+
+    /// Number of complex values of one Fourier-domain polynomial (`N/2`).
+    pub fn fourier_len(&self) -> usize {
+        self.n / 2
+    }
+
+    /// Whether the AVX-512 kernels are used on this CPU.
+    pub fn uses_avx512(&self) -> bool {
+        self.avx512
+    }
+
+    /// Fresh scratch memory for this engine.
+    pub fn new_scratch(&self) -> FourierScratch {
+        FourierScratch {
+            mem: PodBuffer::new(self.plan.fft_scratch()),
+        }
+    }
+
+    #[inline(always)]
+    fn twist_into(&self, out: &mut [c64], re: impl Fn(usize) -> f64, im: impl Fn(usize) -> f64) {
+        for (j, o) in out.iter_mut().enumerate() {
+            let (a, b) = (re(j), im(j));
+            let (c, s) = (self.tw_re[j], self.tw_im[j]);
+            *o = c64::new(a * c - b * s, a * s + b * c);
+        }
+    }
+
+    /// Forward transform of a polynomial with (small) signed integer coefficients into `out`
+    /// (`N/2` values).
+    ///
+    /// # Panics
+    /// If the lengths do not match `N` and `N/2`.
+    pub fn forward_i64(&self, src: &[i64], out: &mut [c64], scratch: &mut FourierScratch) {
+        let h = self.n / 2;
+        assert!(src.len() == self.n && out.len() == h, "length mismatch");
+        self.twist_into(out, |j| src[j] as f64, |j| src[j + h] as f64);
+        self.plan.fwd(out, PodStack::new(&mut scratch.mem));
+    }
+
+    /// Forward transform of a torus polynomial read as centered integers (exact for `u32`; for
+    /// `u64` each coefficient is rounded to 53 bits).
+    ///
+    /// # Panics
+    /// If the lengths do not match `N` and `N/2`.
+    pub fn forward_torus<T: Torus>(
+        &self,
+        src: &[T],
+        out: &mut [c64],
+        scratch: &mut FourierScratch,
+    ) {
+        let h = self.n / 2;
+        assert!(src.len() == self.n && out.len() == h, "length mismatch");
+        self.twist_into(
+            out,
+            |j| src[j].to_f64_centered(),
+            |j| src[j + h].to_f64_centered(),
+        );
+        self.plan.fwd(out, PodStack::new(&mut scratch.mem));
+    }
+
+    /// Gadget-decomposes the torus polynomial `src` and writes the forward transforms of its `ℓ`
+    /// digit polynomials to `out` (`ℓ·N/2` values, level `1` — the most significant — first).
+    /// The digits never exist as polynomials: they are computed inside the twist loop.
+    ///
+    /// # Panics
+    /// If the lengths do not match.
+    pub fn forward_decomposed<T: Torus>(
+        &self,
+        src: &[T],
+        dec: &Decomposer,
+        out: &mut [c64],
+        scratch: &mut FourierScratch,
+    ) {
+        let h = self.n / 2;
+        let l = dec.levels() as usize;
+        assert!(src.len() == self.n && out.len() == l * h, "length mismatch");
+        if self.avx512 {
+            // SAFETY: the CPU supports the features (checked at engine construction).
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                decompose_twist_avx512(self, src, dec, out)
+            };
+        } else {
+            decompose_twist(self, src, dec, out);
+        }
+        let stack = PodStack::new(&mut scratch.mem);
+        for lev in out.chunks_exact_mut(h) {
+            self.plan.fwd(lev, stack);
+        }
+    }
+
+    /// Inverse transform of `buf` (destroyed), each coefficient rounded to the nearest integer
+    /// and **added** to `out` modulo `q`.
+    ///
+    /// # Panics
+    /// If the lengths do not match.
+    pub fn backward_add_torus<T: Torus>(
+        &self,
+        buf: &mut [c64],
+        out: &mut [T],
+        scratch: &mut FourierScratch,
+    ) {
+        let h = self.n / 2;
+        assert!(out.len() == self.n && buf.len() == h, "length mismatch");
+        self.plan.inv(buf, PodStack::new(&mut scratch.mem));
+        if self.avx512 {
+            // SAFETY: the CPU supports the features (checked at engine construction).
+            #[cfg(target_arch = "x86_64")]
+            unsafe {
+                untwist_add_avx512(self, buf, out)
+            };
+        } else {
+            untwist_add(self, buf, out);
+        }
+    }
+
+    /// `acc[c] = Σ_r dig[r] · mat[r][c]` (pointwise, `c < cols`), where `dig` holds `rows`
+    /// Fourier polynomials and `mat` is a row-major `rows × cols` matrix of Fourier polynomials
+    /// (the body of an external product). `acc` is overwritten.
+    ///
+    /// # Panics
+    /// If the lengths do not match.
+    pub fn matrix_product(
+        &self,
+        acc: &mut [c64],
+        dig: &[c64],
+        mat: &[c64],
+        rows: usize,
+        cols: usize,
+    ) {
+        let h = self.n / 2;
+        assert!(
+            acc.len() == cols * h && dig.len() == rows * h && mat.len() == rows * cols * h,
+            "length mismatch"
+        );
+        #[cfg(target_arch = "x86_64")]
+        if self.avx512 && h.is_multiple_of(4) {
+            // SAFETY: features checked at construction; the lengths were checked above and the
+            // kernel reads/writes whole chunks of 4 complex values only.
+            unsafe { matrix_product_avx512(acc, dig, mat, rows, cols, h) };
+            return;
+        }
+        matrix_product_scalar(acc, dig, mat, rows, cols, h);
+    }
+}
+
+#[inline(always)]
+fn decompose_twist<T: Torus>(e: &FourierEngine, src: &[T], dec: &Decomposer, out: &mut [c64]) {
+    let h = e.n / 2;
+    let l = dec.levels() as usize;
+    let (lo, hi) = src.split_at(h);
+    let mut d0 = [0i64; MAX_LEVELS];
+    let mut d1 = [0i64; MAX_LEVELS];
+    for j in 0..h {
+        dec.decompose_into(lo[j].to_u64(), &mut d0[..l]);
+        dec.decompose_into(hi[j].to_u64(), &mut d1[..l]);
+        let (c, s) = (e.tw_re[j], e.tw_im[j]);
+        for lev in 0..l {
+            let (a, b) = (d0[lev] as f64, d1[lev] as f64);
+            out[lev * h + j] = c64::new(a * c - b * s, a * s + b * c);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,fma,avx2")]
+unsafe fn decompose_twist_avx512<T: Torus>(
+    e: &FourierEngine,
+    src: &[T],
+    dec: &Decomposer,
+    out: &mut [c64],
+) {
+    decompose_twist(e, src, dec, out)
+}
+
+/// `round(x) mod 2^64` for a finite `x`, without branches (so that the loop vectorizes): the
+/// mantissa is shifted by the unbiased exponent, rounding half away from zero when bits are
+/// dropped, and the sign is applied by two's complement. Agrees with
+/// [`coterie_math::fft::f64_to_wrapping_u64`] except on exact ties (tested), which FFT outputs
+/// hit with probability zero. NaN/infinity are never produced by the transforms of bounded
+/// inputs.
+#[inline(always)]
+pub fn f64_to_wrapping_u64_branchless(x: f64) -> u64 {
+    let bits = x.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i64;
+    let mant = (bits & ((1u64 << 52) - 1)) | (1u64 << 52);
+    // value = mant · 2^(exp − 1075).
+    let e = exp - 1075;
+    // Left shift (|x| ≥ 2^52): bits above 2^64 wrap away; shift ≥ 64 gives 0.
+    let ls = e.clamp(0, 63) as u32;
+    let left = if e > 63 { 0 } else { mant << ls };
+    // Right shift with rounding (|x| < 2^52): shift by r = −e ∈ [1, 63]; r ≥ 54 gives 0.
+    let r = (-e).clamp(1, 63) as u32;
+    let right = ((mant >> (r - 1)) + 1) >> 1;
+    let right = if -e > 54 { 0 } else { right };
+    let mag = if e >= 0 { left } else { right };
+    let neg = (bits >> 63).wrapping_neg();
+    (mag ^ neg).wrapping_sub(neg)
+}
+
+#[inline(always)]
+fn untwist_add<T: Torus>(e: &FourierEngine, buf: &[c64], out: &mut [T]) {
+    let h = e.n / 2;
+    let (lo, hi) = out.split_at_mut(h);
+    for j in 0..h {
+        let z = buf[j];
+        let (c, s) = (e.itw_re[j], e.itw_im[j]);
+        let re = z.re * c - z.im * s;
+        let im = z.re * s + z.im * c;
+        lo[j] = lo[j].wrapping_add(T::from_u64(f64_to_wrapping_u64_branchless(re)));
+        hi[j] = hi[j].wrapping_add(T::from_u64(f64_to_wrapping_u64_branchless(im)));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,fma,avx2")]
+unsafe fn untwist_add_avx512<T: Torus>(e: &FourierEngine, buf: &[c64], out: &mut [T]) {
+    untwist_add(e, buf, out)
+}
+
+fn matrix_product_scalar(
+    acc: &mut [c64],
+    dig: &[c64],
+    mat: &[c64],
+    rows: usize,
+    cols: usize,
+    h: usize,
+) {
+    for (c, a) in acc.chunks_exact_mut(h).enumerate() {
+        a.fill(c64::new(0.0, 0.0));
+        for r in 0..rows {
+            let d = &dig[r * h..(r + 1) * h];
+            let m = &mat[(r * cols + c) * h..(r * cols + c + 1) * h];
+            for ((s, x), y) in a.iter_mut().zip(d).zip(m) {
+                *s += *x * *y;
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,fma")]
+unsafe fn matrix_product_avx512(
+    acc: &mut [c64],
+    dig: &[c64],
+    mat: &[c64],
+    rows: usize,
+    cols: usize,
+    h: usize,
+) {
+    use core::arch::x86_64::*;
+    let accp = acc.as_mut_ptr() as *mut f64;
+    let digp = dig.as_ptr() as *const f64;
+    let matp = mat.as_ptr() as *const f64;
+    let ones = _mm512_set1_pd(1.0);
+    for c in 0..cols {
+        let mut i = 0;
+        while i < h {
+            // Two accumulators: s1 = Σ d·g.re (both lanes), s2 = Σ swap(d)·g.im.
+            let mut s1 = _mm512_setzero_pd();
+            let mut s2 = _mm512_setzero_pd();
+            for r in 0..rows {
+                // SAFETY: r < rows, c < cols, i + 4 <= h: inside the checked lengths.
+                unsafe {
+                    let d = _mm512_loadu_pd(digp.add(2 * (r * h + i)));
+                    let g = _mm512_loadu_pd(matp.add(2 * ((r * cols + c) * h + i)));
+                    let g_re = _mm512_movedup_pd(g);
+                    let g_im = _mm512_permute_pd::<0xFF>(g);
+                    let d_sw = _mm512_permute_pd::<0x55>(d);
+                    s1 = _mm512_fmadd_pd(d, g_re, s1);
+                    s2 = _mm512_fmadd_pd(d_sw, g_im, s2);
+                }
+            }
+            // real = s1.re − s2.re, imag = s1.im + s2.im.
+            let res = _mm512_fmaddsub_pd(ones, s1, s2);
+            // SAFETY: as above.
+            unsafe { _mm512_storeu_pd(accp.add(2 * (c * h + i)), res) };
+            i += 4;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coterie_math::intpoly::negacyclic_mul_small_add;
+
+    #[test]
+    fn product_matches_schoolbook() {
+        for n in [32usize, 512, 1024, 2048] {
+            let e = FourierEngine::get(n).unwrap();
+            let mut s = e.new_scratch();
+            let h = n / 2;
+            let a: Vec<u32> = (0..n as u32)
+                .map(|i| i.wrapping_mul(0x9E37_79B9) ^ 0x5555)
+                .collect();
+            let d: Vec<i64> = (0..n as i64).map(|i| (i * 37 % 1023) - 511).collect();
+            let (mut fa, mut fd, mut acc) = (
+                vec![c64::new(0.0, 0.0); h],
+                vec![c64::new(0.0, 0.0); h],
+                vec![c64::new(0.0, 0.0); h],
+            );
+            e.forward_torus(&a, &mut fa, &mut s);
+            e.forward_i64(&d, &mut fd, &mut s);
+            e.matrix_product(&mut acc, &fd, &fa, 1, 1);
+            let mut got = vec![0u32; n];
+            e.backward_add_torus(&mut acc, &mut got, &mut s);
+            let mut want = vec![0u32; n];
+            negacyclic_mul_small_add(&mut want, &d, &a);
+            assert_eq!(got, want, "N = {n}");
+        }
+    }
+
+    #[test]
+    fn avx512_and_scalar_kernels_agree() {
+        let e = FourierEngine::get(64).unwrap();
+        let h = 32;
+        let (rows, cols) = (3, 2);
+        let dig: Vec<c64> = (0..rows * h)
+            .map(|i| c64::new(i as f64 * 0.5 - 3.0, 1.0 - i as f64))
+            .collect();
+        let mat: Vec<c64> = (0..rows * cols * h)
+            .map(|i| c64::new((i % 7) as f64, (i % 5) as f64 - 2.0))
+            .collect();
+        let mut a1 = vec![c64::new(9.0, 9.0); cols * h];
+        let mut a2 = a1.clone();
+        e.matrix_product(&mut a1, &dig, &mat, rows, cols);
+        matrix_product_scalar(&mut a2, &dig, &mat, rows, cols, h);
+        for (x, y) in a1.iter().zip(&a2) {
+            assert!((x - y).norm() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn branchless_conversion_matches() {
+        use coterie_math::fft::f64_to_wrapping_u64;
+        let mut xs = vec![
+            0.0,
+            -0.0,
+            0.4,
+            0.6,
+            -0.6,
+            1.4,
+            -1.4,
+            2.5,
+            -2.5,
+            2f64.powi(52) + 2.0,
+            -(2f64.powi(60)) * 1.5,
+        ];
+        let mut v = 0x1234_5678_9abc_def0u64;
+        for i in 0..20000 {
+            v ^= v << 13;
+            v ^= v >> 7;
+            v ^= v << 17;
+            let m = (v >> 11) as f64 / 2f64.powi(53) - 0.5;
+            xs.push(m * 2f64.powi(i % 80));
+        }
+        for x in xs {
+            if x.fract().abs() == 0.5 {
+                // Exact ties: half away from zero here, half to even there.
+                let d = f64_to_wrapping_u64_branchless(x).wrapping_sub(f64_to_wrapping_u64(x));
+                assert!(d == 0 || d == 1 || d == u64::MAX, "x = {x}");
+                continue;
+            }
+            assert_eq!(
+                f64_to_wrapping_u64_branchless(x),
+                f64_to_wrapping_u64(x),
+                "x = {x}"
+            );
+        }
+        assert_eq!(f64_to_wrapping_u64_branchless(2f64.powi(70)), 0);
+        assert_eq!(f64_to_wrapping_u64_branchless(1e-300), 0);
+    }
+
+    #[test]
+    fn rejects_bad_sizes() {
+        assert!(FourierEngine::get(48).is_err());
+        assert!(FourierEngine::get(16).is_err());
+    }
+}

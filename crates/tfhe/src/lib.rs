@@ -1,0 +1,60 @@
+//! coterie-tfhe: single-key TFHE.
+//!
+//! * [`torus`]: the discretized torus on `u32`/`u64` words.
+//! * [`lwe`], [`glwe`], [`ggsw`]: keys and ciphertexts, encryption and decryption, key switching,
+//!   sample extraction, external product and CMux (TFHE-rs `core_crypto`-style: entities and free
+//!   functions named for what they do, buffers passed in).
+//! * [`fourier`]: the negacyclic FFT engine on `tfhe-fft` (AVX-512 where the CPU has it), with
+//!   the gadget decomposition fused into the forward transform.
+//! * [`bootstrap`]: bootstrapping keys (coefficient and Fourier domain), blind rotation,
+//!   programmable bootstrapping, lookup tables and message encoding.
+//! * [`boolean`]: client/server keys, gate bootstrapping (NAND, AND, OR, NOR, XOR, XNOR, NOT) and
+//!   lookup-table bootstrapping for 1–4 bit messages.
+//! * [`params`]: named parameter sets with their source and security estimate.
+//! * [`noise`]: Gaussian noise and the standard TFHE variance formulas.
+//! * [`serialization`]: versioned, size-bounded encoding of keys and ciphertexts.
+//!
+//! ```
+//! use coterie_math::prg::Csprng;
+//! use coterie_tfhe::boolean::{ClientKey, ServerKey};
+//! use coterie_tfhe::params::TfheParams;
+//! let mut rng = Csprng::new();
+//! let params = TfheParams::insecure_toy_u32();
+//! let ck = ClientKey::<u32>::generate(&params, &mut rng).unwrap();
+//! let sk = ServerKey::new(&ck, &mut rng).unwrap();
+//! let mut ev = sk.evaluator().unwrap();
+//! let (a, b) = (ck.encrypt_bool(true, &mut rng), ck.encrypt_bool(true, &mut rng));
+//! assert!(!ck.decrypt_bool(&ev.nand(&a, &b)));
+//! ```
+#![warn(missing_docs)]
+
+pub mod boolean;
+pub mod bootstrap;
+pub mod fourier;
+pub mod ggsw;
+pub mod glwe;
+pub mod lwe;
+pub mod noise;
+pub mod params;
+pub mod serialization;
+pub mod torus;
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A parameter is out of range or inconsistent.
+    #[error("invalid parameter: {0}")]
+    InvalidParameter(String),
+    /// Decoded data is malformed, oversized or of an unknown version.
+    #[error("malformed input: {0}")]
+    Malformed(String),
+    /// An error from coterie-math.
+    #[error(transparent)]
+    Math(#[from] coterie_math::Error),
+    /// An internal invariant failed.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+/// Result type of this crate.
+pub type Result<T> = core::result::Result<T, Error>;
