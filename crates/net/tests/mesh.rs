@@ -382,5 +382,8 @@ async fn bytes_over_the_frame_bound_are_refused() {
     // a payload that is not one byte string (length 5 announced, 1 byte follows) is refused
     g[0].send(1, &(5u32, 2u32)).await.unwrap();
     let r = g[1].recv_bytes(0, 0).await;
-    assert!(matches!(r, Err(Error::Decode { party: 0, .. })), "got {r:?}");
+    assert!(
+        matches!(r, Err(Error::Decode { party: 0, .. })),
+        "got {r:?}"
+    );
 }
