@@ -388,6 +388,19 @@ fn demo_in(dir: &Path, parties: usize, protocol: &[&str]) -> Result<(), String> 
     }
 }
 
+/// Link parameters for the emulator, calibrated on this machine (the relay's own cost is taken out
+/// of the configured delay; see `coterie_net::netem`).
+fn link(rtt_ms: f64, rate_mbit: f64) -> Result<LinkParams, String> {
+    if !(rtt_ms.is_finite() && rtt_ms >= 0.0 && rate_mbit.is_finite() && rate_mbit >= 0.0) {
+        return Err(format!(
+            "invalid link: {rtt_ms} ms RTT, {rate_mbit} Mbit/s (both must be finite and >= 0)"
+        ));
+    }
+    LinkParams::new(Duration::from_secs_f64(rtt_ms / 1e3), rate_mbit)
+        .calibrated(201)
+        .map_err(|e| format!("calibrating the link emulator: {e}"))
+}
+
 fn netem(cmd: Netem) -> Result<(), String> {
     match cmd {
         Netem::Relay {
@@ -396,7 +409,7 @@ fn netem(cmd: Netem) -> Result<(), String> {
             rtt_ms,
             rate_mbit,
         } => {
-            let p = LinkParams::new(Duration::from_secs_f64(rtt_ms / 1e3), rate_mbit);
+            let p = link(rtt_ms, rate_mbit)?;
             let r = Relay::start(&listen, &target, p).map_err(|e| e.to_string())?;
             println!(
                 "relay {} -> {target} ({rtt_ms} ms RTT, {rate_mbit} Mbit/s)",
@@ -413,7 +426,7 @@ fn netem(cmd: Netem) -> Result<(), String> {
             rate_mbit,
             host,
         } => {
-            let p = LinkParams::new(Duration::from_secs_f64(rtt_ms / 1e3), rate_mbit);
+            let p = link(rtt_ms, rate_mbit)?;
             let text = std::fs::read_to_string(&config).map_err(|e| e.to_string())?;
             let mut cf = coterie_net::ConfigFile::parse(&text).map_err(|e| e.to_string())?;
             let base = config
@@ -455,7 +468,7 @@ fn netem(cmd: Netem) -> Result<(), String> {
             pings,
             bulk_mb,
         } => {
-            let p = LinkParams::new(Duration::from_secs_f64(rtt_ms / 1e3), rate_mbit);
+            let p = link(rtt_ms, rate_mbit)?;
             let r = coterie_net::netem::self_check(p, pings, bulk_mb << 20)
                 .map_err(|e| e.to_string())?;
             let rtt_err = (r.rtt_measured - r.rtt_configured) / r.rtt_configured.max(1e-12);
@@ -466,10 +479,11 @@ fn netem(cmd: Netem) -> Result<(), String> {
             };
             let ok = rtt_err.abs() <= 0.05 && rate_err.abs() <= 0.05;
             println!(
-                "{{\"rtt_ms_configured\": {:.3}, \"rtt_ms_measured\": {:.3}, \"rtt_ms_direct\": {:.4}, \"rtt_rel_err\": {:.4}, \"rate_mbit_configured\": {:.1}, \"rate_mbit_measured\": {:.2}, \"rate_rel_err\": {:.4}, \"within_5pct\": {}}}",
+                "{{\"rtt_ms_configured\": {:.3}, \"rtt_ms_measured\": {:.3}, \"rtt_ms_direct\": {:.4}, \"relay_overhead_us\": {:.1}, \"rtt_rel_err\": {:.4}, \"rate_mbit_configured\": {:.1}, \"rate_mbit_measured\": {:.2}, \"rate_rel_err\": {:.4}, \"within_5pct\": {}}}",
                 r.rtt_configured * 1e3,
                 r.rtt_measured * 1e3,
                 r.rtt_direct * 1e3,
+                r.overhead * 1e6,
                 rtt_err,
                 r.rate_configured / 1e6,
                 r.rate_measured / 1e6,

@@ -1,10 +1,9 @@
 //! Vectorized slice kernels for modular arithmetic.
 //!
 //! The hot kernel of NTT-domain ring arithmetic is the pointwise product `out[i] = a[i]·b[i] mod q`.
-//! x86 without AVX-512 (this project's machines are AMD EPYC with AVX2 and FMA) has no vector
-//! 64×64-bit multiplier, so a Barrett or Montgomery product in integer SIMD needs a dozen 32-bit
-//! multiplies per lane. For primes `q < 2^50` there is a much cheaper route through the FMA unit
-//! (four `f64` lanes per instruction):
+//! x86 has no vector 64×64-bit multiplier, so a Barrett or Montgomery product in integer SIMD needs
+//! a dozen 32-bit multiplies per lane. For primes `q < 2^50` there is a much cheaper route through
+//! the FMA unit (four `f64` lanes per AVX2 instruction, eight per AVX-512F instruction):
 //!
 //! 1. convert `a, b < 2^50` to `f64` exactly (bit trick with `2^52`);
 //! 2. `h = fl(a·b)` and `l = fma(a, b, −h)`, so `a·b = h + l` exactly (`|l| ≤ 2^47`);
@@ -17,6 +16,10 @@
 //! Every step is exact, so the result equals the integer remainder — the tests check this against
 //! the scalar [`Modulus::mul`] on random and extreme inputs. Moduli of 50 bits or more, and machines
 //! without AVX2+FMA, use the scalar Barrett product.
+//!
+//! The same algorithm runs in 512-bit vectors where the CPU has AVX-512F (checked at run time;
+//! the project's machines differ: some have it, some do not). The masked add/subtract of AVX-512
+//! replaces the compare-and-blend of the AVX2 path.
 
 use crate::modulus::Modulus;
 
@@ -36,6 +39,19 @@ pub fn simd_available() -> bool {
     }
 }
 
+/// Whether the AVX-512F form of the kernel runs on this machine (checked once, then cached).
+#[inline]
+pub fn avx512_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// `out[i] = a[i]·b[i] mod q` for reduced inputs. Panics if the lengths differ.
 pub fn mul_mod(m: &Modulus, out: &mut [u64], a: &[u64], b: &[u64]) {
     assert!(
@@ -44,8 +60,13 @@ pub fn mul_mod(m: &Modulus, out: &mut [u64], a: &[u64], b: &[u64]) {
     );
     #[cfg(target_arch = "x86_64")]
     if m.bits() <= FP_KERNEL_MAX_BITS && simd_available() {
-        // SAFETY: AVX2 and FMA were detected at run time; lengths are equal.
-        unsafe { x86::mul_mod_fp(m, out, Some(a), b) };
+        if avx512_available() {
+            // SAFETY: AVX-512F was detected at run time; lengths are equal.
+            unsafe { x86_512::mul_mod_fp512(m, out, Some(a), b) };
+        } else {
+            // SAFETY: AVX2 and FMA were detected at run time; lengths are equal.
+            unsafe { x86::mul_mod_fp(m, out, Some(a), b) };
+        }
         return;
     }
     for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
@@ -58,13 +79,34 @@ pub fn mul_mod_assign(m: &Modulus, a: &mut [u64], b: &[u64]) {
     assert!(a.len() == b.len(), "kernel length mismatch");
     #[cfg(target_arch = "x86_64")]
     if m.bits() <= FP_KERNEL_MAX_BITS && simd_available() {
-        // SAFETY: AVX2 and FMA were detected at run time; lengths are equal.
-        unsafe { x86::mul_mod_fp(m, a, None, b) };
+        if avx512_available() {
+            // SAFETY: AVX-512F was detected at run time; lengths are equal.
+            unsafe { x86_512::mul_mod_fp512(m, a, None, b) };
+        } else {
+            // SAFETY: AVX2 and FMA were detected at run time; lengths are equal.
+            unsafe { x86::mul_mod_fp(m, a, None, b) };
+        }
         return;
     }
     for (x, &y) in a.iter_mut().zip(b) {
         *x = m.mul(*x, y);
     }
+}
+
+/// The AVX2+FMA form of [`mul_mod`] even where AVX-512F exists (for tests and benchmarks); falls
+/// back to the scalar product where AVX2+FMA is missing or `q ≥ 2^50`.
+pub fn mul_mod_avx2(m: &Modulus, out: &mut [u64], a: &[u64], b: &[u64]) {
+    assert!(
+        out.len() == a.len() && a.len() == b.len(),
+        "kernel length mismatch"
+    );
+    #[cfg(target_arch = "x86_64")]
+    if m.bits() <= FP_KERNEL_MAX_BITS && simd_available() {
+        // SAFETY: AVX2 and FMA were detected at run time; lengths are equal.
+        unsafe { x86::mul_mod_fp(m, out, Some(a), b) };
+        return;
+    }
+    mul_mod_scalar(m, out, a, b);
 }
 
 /// Scalar reference of [`mul_mod`] (always the Barrett path), for tests and benchmarks.
@@ -139,6 +181,68 @@ mod x86 {
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+mod x86_512 {
+    use std::arch::x86_64::*;
+
+    const TWO_52: f64 = 4_503_599_627_370_496.0;
+    const TWO_52_BITS: i64 = 0x4330_0000_0000_0000;
+
+    /// AVX-512F form of `x86::mul_mod_fp`: the same exact floating-point algorithm in eight
+    /// lanes; `q < 2^50`, inputs `< q`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F; `out`, `a` and `b` must have equal lengths.
+    #[target_feature(enable = "avx512f")]
+    pub(crate) unsafe fn mul_mod_fp512(
+        m: &crate::modulus::Modulus,
+        out: &mut [u64],
+        a: Option<&[u64]>,
+        b: &[u64],
+    ) {
+        let q = m.value();
+        let n = out.len();
+        let qf = _mm512_set1_pd(q as f64);
+        let qinv = _mm512_set1_pd(1.0 / q as f64);
+        let zero = _mm512_setzero_pd();
+        let magic = _mm512_set1_pd(TWO_52);
+        let magic_i = _mm512_set1_epi64(TWO_52_BITS);
+        let to_f64 =
+            |x: __m512i| _mm512_sub_pd(_mm512_castsi512_pd(_mm512_or_si512(x, magic_i)), magic);
+        let out_ptr = out.as_mut_ptr();
+        let a_ptr = a.map_or(out_ptr as *const u64, |a| a.as_ptr());
+        let b_ptr = b.as_ptr();
+        let chunks = n / 8;
+        for i in 0..chunks {
+            // SAFETY: 8·i + 7 < n for every chunk; unaligned loads/stores.
+            let (ai, bi) = unsafe {
+                (
+                    _mm512_loadu_si512(a_ptr.add(8 * i) as *const __m512i),
+                    _mm512_loadu_si512(b_ptr.add(8 * i) as *const __m512i),
+                )
+            };
+            let af = to_f64(ai);
+            let bf = to_f64(bi);
+            let h = _mm512_mul_pd(af, bf);
+            let l = _mm512_fmsub_pd(af, bf, h);
+            let k = _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
+                _mm512_mul_pd(h, qinv),
+            );
+            let r = _mm512_add_pd(_mm512_fnmadd_pd(k, qf, h), l);
+            // r ∈ (−1.2q, 1.2q): add q where negative, then subtract q where ≥ q.
+            let r = _mm512_mask_add_pd(r, _mm512_cmp_pd_mask::<_CMP_LT_OQ>(r, zero), r, qf);
+            let r = _mm512_mask_sub_pd(r, _mm512_cmp_pd_mask::<_CMP_GE_OQ>(r, qf), r, qf);
+            let ri = _mm512_xor_si512(_mm512_castpd_si512(_mm512_add_pd(r, magic)), magic_i);
+            // SAFETY: as above.
+            unsafe { _mm512_storeu_si512(out_ptr.add(8 * i) as *mut __m512i, ri) };
+        }
+        for j in 8 * chunks..n {
+            // SAFETY: j < n.
+            unsafe { *out_ptr.add(j) = m.mul(*a_ptr.add(j), *b_ptr.add(j)) };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -158,6 +262,9 @@ mod tests {
         let mut inplace = a.to_vec();
         mul_mod_assign(&m, &mut inplace, b);
         assert_eq!(inplace, want, "q = {q} (in place)");
+        let mut avx2 = vec![0u64; a.len()];
+        mul_mod_avx2(&m, &mut avx2, a, b);
+        assert_eq!(avx2, want, "q = {q} (AVX2 form)");
     }
 
     proptest! {

@@ -48,6 +48,61 @@ async fn raw_tcp_pingpong(iters: usize) -> f64 {
     median(v)
 }
 
+/// Median all-to-all round of `n` tasks over a full mesh of plain TCP streams (TCP_NODELAY, no TLS,
+/// no framing beyond a fixed 12-byte message): the floor that any mesh on this machine and runtime
+/// pays for the same communication pattern.
+#[allow(clippy::needless_range_loop)] // pairs (i, j) fill a symmetric table
+async fn raw_tcp_rounds(n: usize, rounds: usize) -> f64 {
+    let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = l.local_addr().unwrap();
+    let mut links: Vec<Vec<Option<TcpStream>>> =
+        (0..n).map(|_| (0..n).map(|_| None).collect()).collect();
+    for i in 0..n {
+        for j in i + 1..n {
+            let c = TcpStream::connect(addr).await.unwrap();
+            let (s, _) = l.accept().await.unwrap();
+            c.set_nodelay(true).unwrap();
+            s.set_nodelay(true).unwrap();
+            links[i][j] = Some(c);
+            links[j][i] = Some(s);
+        }
+    }
+    let hs: Vec<_> = links
+        .into_iter()
+        .enumerate()
+        .map(|(me, mut peers)| {
+            tokio::spawn(async move {
+                let mut v = Vec::with_capacity(rounds);
+                for r in 0..rounds + 20 {
+                    let t = Instant::now();
+                    let mut msg = [0u8; 12];
+                    msg[..8].copy_from_slice(&(r as u64).to_le_bytes());
+                    for s in peers.iter_mut().flatten() {
+                        s.write_all(&msg).await.unwrap();
+                    }
+                    for (j, s) in peers.iter_mut().enumerate() {
+                        if let Some(s) = s {
+                            let mut b = [0u8; 12];
+                            s.read_exact(&mut b).await.unwrap();
+                            assert_eq!(b, msg, "raw round from {j} to {me}");
+                        }
+                    }
+                    if r >= 20 {
+                        v.push(t.elapsed().as_secs_f64());
+                    }
+                }
+                median(v)
+            })
+        })
+        .collect();
+    let mut first = None;
+    for h in hs {
+        let x = h.await.unwrap();
+        first.get_or_insert(x);
+    }
+    first.unwrap_or(0.0)
+}
+
 async fn raw_tcp_bulk(total: usize) -> f64 {
     let l = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = l.local_addr().unwrap();
@@ -138,7 +193,10 @@ async fn rounds<M: Mesh + 'static>(meshes: Vec<M>, rounds: usize) -> f64 {
     first.unwrap_or(0.0)
 }
 
-async fn bulk<M: Mesh + 'static>(meshes: Vec<M>, total: usize) -> f64 {
+/// Throughput of `total` bytes in 1 MiB messages from party 0 to party 1: with `serde_blob`, as
+/// serde [`Blob`] values (`send`/`recv`); otherwise through the byte-string calls
+/// (`send_bytes`/`recv_bytes`), which skip the copies of serialization.
+async fn bulk<M: Mesh + 'static>(meshes: Vec<M>, total: usize, serde_blob: bool) -> f64 {
     let msg = 1 << 20;
     let count = total / msg;
     let hs: Vec<_> = meshes
@@ -149,13 +207,21 @@ async fn bulk<M: Mesh + 'static>(meshes: Vec<M>, total: usize) -> f64 {
                 if m.id() == 0 {
                     let b = Blob(vec![9u8; msg]);
                     for _ in 0..count {
-                        m.send(1, &b).await.unwrap();
+                        if serde_blob {
+                            m.send(1, &b).await.unwrap();
+                        } else {
+                            m.send_bytes(1, 0, &b.0).await.unwrap();
+                        }
                     }
                     let _: u8 = m.recv(1).await.unwrap();
                 } else {
                     for _ in 0..count {
-                        let b: Blob = m.recv(0).await.unwrap();
-                        assert_eq!(b.0.len(), msg);
+                        let len = if serde_blob {
+                            m.recv::<Blob>(0).await.unwrap().0.len()
+                        } else {
+                            m.recv_bytes(0, 0).await.unwrap().len()
+                        };
+                        assert_eq!(len, msg);
                     }
                     m.send(0, &1u8).await.unwrap();
                 }
@@ -186,6 +252,12 @@ async fn main() {
         (2000, 500, 512 << 20)
     };
 
+    if args.iter().any(|a| a == "--tls-bulk-only") {
+        // For profiling: just the TLS bulk transfer.
+        let tls = bulk(tls_group(2).await, total, false).await;
+        println!("TLS mesh bulk {:.0} MB/s", tls / 1e6);
+        return;
+    }
     let ping = raw_tcp_pingpong(iters).await;
     println!(
         "raw TCP ping-pong RTT (median of {iters}): {:.1} us",
@@ -193,47 +265,49 @@ async fn main() {
     );
     let mut round_rows = Vec::new();
     for n in [4, 8, 16] {
+        let raw = raw_tcp_rounds(n, nrounds).await;
         let tls = rounds(tls_group(n).await, nrounds).await;
         let mem = rounds(InMemoryMesh::group(n, MeshOptions::default()), nrounds).await;
         println!(
-            "n = {n:2}: all-to-all round over TLS {:.1} us (raw TCP RTT {:.1} us, overhead {:+.1} us); in-memory {:.1} us",
+            "n = {n:2}: all-to-all round over TLS {:.1} us (raw TCP RTT {:.1} us, overhead {:+.1} us; raw TCP all-to-all round {:.1} us, overhead {:+.1} us); in-memory {:.1} us",
             tls * 1e6,
             ping * 1e6,
             (tls - ping) * 1e6,
+            raw * 1e6,
+            (tls - raw) * 1e6,
             mem * 1e6
         );
         round_rows.push(format!(
-            "{{\"n\": {n}, \"tls_round_us\": {:.2}, \"raw_tcp_rtt_us\": {:.2}, \"overhead_us\": {:.2}, \"in_memory_round_us\": {:.2}}}",
+            "{{\"n\": {n}, \"tls_round_us\": {:.2}, \"raw_tcp_rtt_us\": {:.2}, \"overhead_us\": {:.2}, \"raw_tcp_round_us\": {:.2}, \"overhead_vs_raw_round_us\": {:.2}, \"in_memory_round_us\": {:.2}}}",
             tls * 1e6,
             ping * 1e6,
             (tls - ping) * 1e6,
+            raw * 1e6,
+            (tls - raw) * 1e6,
             mem * 1e6
         ));
     }
     let raw = raw_tcp_bulk(total).await;
-    let tls = bulk(tls_group(2).await, total).await;
-    let mem = bulk(
-        InMemoryMesh::group(
-            2,
-            MeshOptions {
-                max_frame: 256 << 20,
-                ..MeshOptions::default()
-            },
-        ),
-        total,
-    )
-    .await;
+    let tls = bulk(tls_group(2).await, total, false).await;
+    let tls_blob = bulk(tls_group(2).await, total, true).await;
+    let mem_opts = MeshOptions {
+        max_frame: 256 << 20,
+        ..MeshOptions::default()
+    };
+    let mem = bulk(InMemoryMesh::group(2, mem_opts.clone()), total, false).await;
     println!(
-        "bulk {} MiB: raw TCP {:.0} MB/s; TLS mesh {:.0} MB/s ({:.2}x raw TCP); in-memory mesh {:.0} MB/s",
+        "bulk {} MiB: raw TCP {:.0} MB/s; TLS mesh {:.0} MB/s ({:.2}x raw TCP) with send_bytes/recv_bytes, {:.0} MB/s ({:.2}x) with serde Blob; in-memory mesh {:.0} MB/s",
         total >> 20,
         raw / 1e6,
         tls / 1e6,
         tls / raw,
+        tls_blob / 1e6,
+        tls_blob / raw,
         mem / 1e6
     );
     if let Some(path) = json {
         let s = format!(
-            "{{\n  \"bench\": \"coterie-net loopback\",\n  \"cores\": {},\n  \"raw_tcp_pingpong_rtt_us\": {:.2},\n  \"rounds\": [\n    {}\n  ],\n  \"bulk_bytes\": {total},\n  \"bulk_raw_tcp_MBps\": {:.1},\n  \"bulk_tls_mesh_MBps\": {:.1},\n  \"bulk_tls_over_raw\": {:.3},\n  \"bulk_in_memory_mesh_MBps\": {:.1}\n}}\n",
+            "{{\n  \"bench\": \"coterie-net loopback\",\n  \"cores\": {},\n  \"raw_tcp_pingpong_rtt_us\": {:.2},\n  \"rounds\": [\n    {}\n  ],\n  \"bulk_bytes\": {total},\n  \"bulk_raw_tcp_MBps\": {:.1},\n  \"bulk_tls_mesh_MBps\": {:.1},\n  \"bulk_tls_over_raw\": {:.3},\n  \"bulk_tls_mesh_serde_blob_MBps\": {:.1},\n  \"bulk_in_memory_mesh_MBps\": {:.1}\n}}\n",
             std::thread::available_parallelism()
                 .map(|n| n.get())
                 .unwrap_or(0),
@@ -242,6 +316,7 @@ async fn main() {
             raw / 1e6,
             tls / 1e6,
             tls / raw,
+            tls_blob / 1e6,
             mem / 1e6
         );
         std::fs::write(&path, s).unwrap();

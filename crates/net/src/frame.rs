@@ -286,6 +286,63 @@ pub fn decode_payload<T: serde::de::DeserializeOwned>(payload: &[u8]) -> Result<
     postcard::from_bytes(payload).map_err(|e| e.to_string())
 }
 
+/// Starts a data frame whose payload is one byte string of `len` bytes, encoded exactly as
+/// postcard encodes a [`Blob`] (LEB128 length, then the bytes), so either side may use [`Blob`] or
+/// the byte-string calls. Returns the frame head (prefix, header, length); the `len` bytes follow
+/// it on the wire without being copied into it. Errors if the whole body would exceed `max`.
+pub fn start_bytes_frame(tag: u32, len: usize, max: usize) -> Result<Vec<u8>, FrameError> {
+    let mut v = start_frame(FrameKind::Data, tag, 10);
+    let mut x = len as u64;
+    loop {
+        let b = (x & 0x7f) as u8;
+        x >>= 7;
+        if x == 0 {
+            v.push(b);
+            break;
+        }
+        v.push(b | 0x80);
+    }
+    let body = v.len() - LEN_PREFIX + len;
+    if body > max || body > u32::MAX as usize {
+        return Err(FrameError::TooLarge {
+            len: body as u64,
+            max,
+        });
+    }
+    v[..LEN_PREFIX].copy_from_slice(&(body as u32).to_le_bytes());
+    Ok(v)
+}
+
+/// Turns a received data frame body whose payload is one byte string (a [`Blob`] or a frame made
+/// with [`start_bytes_frame`]) into that byte string, in place: no new allocation and one move of
+/// the bytes. Errors when the payload is not exactly one byte string.
+pub fn into_bytes_payload(mut body: Vec<u8>) -> Result<Vec<u8>, FrameError> {
+    let payload = body
+        .get(HEADER_LEN..)
+        .ok_or(FrameError::Truncated(body.len()))?;
+    let mut len: u64 = 0;
+    let mut used = 0;
+    for (i, &b) in payload.iter().enumerate().take(10) {
+        len |= u64::from(b & 0x7f) << (7 * i);
+        if b & 0x80 == 0 {
+            used = i + 1;
+            break;
+        }
+    }
+    if used == 0 {
+        return Err(FrameError::Payload("bad byte-string length".into()));
+    }
+    let start = HEADER_LEN + used;
+    if (body.len() - start) as u64 != len {
+        return Err(FrameError::Payload(format!(
+            "byte string of {len} bytes in a payload of {} bytes",
+            body.len() - start
+        )));
+    }
+    body.drain(..start);
+    Ok(body)
+}
+
 /// Truncates a reason text to [`MAX_REASON`] bytes on a character boundary.
 pub(crate) fn bounded_reason(reason: &str) -> String {
     let mut cut = reason.len().min(MAX_REASON);
@@ -335,6 +392,32 @@ mod tests {
         assert_eq!(decode_frame(&f[LEN_PREFIX..]), Err(FrameError::Kind(200)));
         // encoding over the bound fails
         assert!(encode_data(0, &vec![0u8; 100], 50).is_err());
+    }
+
+    #[test]
+    fn bytes_frames_match_blob_encoding() {
+        for len in [0usize, 1, 127, 128, 300, 70_000] {
+            let data: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+            let blob = encode_data(5, &Blob(data.clone()), DEFAULT_MAX_FRAME).unwrap();
+            let mut parts = start_bytes_frame(5, len, DEFAULT_MAX_FRAME).unwrap();
+            parts.extend_from_slice(&data);
+            assert_eq!(parts, blob, "len {len}");
+            let body = blob[LEN_PREFIX..].to_vec();
+            assert_eq!(into_bytes_payload(body).unwrap(), data);
+        }
+        // a payload that is not one byte string, or has trailing bytes, is refused
+        let f = encode_data(0, &(3u8, 4u8), DEFAULT_MAX_FRAME).unwrap();
+        assert!(into_bytes_payload(f[LEN_PREFIX..].to_vec()).is_err());
+        let mut f = encode_data(0, &Blob(vec![1, 2, 3]), DEFAULT_MAX_FRAME).unwrap();
+        f.push(0);
+        assert!(into_bytes_payload(f[LEN_PREFIX..].to_vec()).is_err());
+        assert!(into_bytes_payload(vec![1; 5]).is_err());
+        assert!(into_bytes_payload(vec![1; HEADER_LEN]).is_err());
+        let mut f = start_bytes_frame(0, 0, DEFAULT_MAX_FRAME).unwrap();
+        f.truncate(LEN_PREFIX + HEADER_LEN);
+        f.extend_from_slice(&[0xff; 11]);
+        assert!(into_bytes_payload(f[LEN_PREFIX..].to_vec()).is_err());
+        assert!(start_bytes_frame(0, 100, 50).is_err());
     }
 
     #[test]

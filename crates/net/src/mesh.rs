@@ -98,6 +98,24 @@ pub trait Mesh: Send {
         frame: &'a mut [u8],
     ) -> impl Future<Output = Result<()>> + Send + 'a;
 
+    /// Sends a frame given as its head (prefix and header, as built by
+    /// [`frame::start_bytes_frame`]) and the bytes that follow it, without joining them first.
+    /// The prefix must already count `body`. The default joins them and calls
+    /// [`Mesh::send_frame`]; the TLS mesh writes both parts under one lock instead.
+    fn send_frame_parts<'a>(
+        &'a mut self,
+        to: PartyId,
+        head: &'a mut [u8],
+        body: &'a [u8],
+    ) -> impl Future<Output = Result<()>> + Send + 'a {
+        async move {
+            let mut f = Vec::with_capacity(head.len() + body.len());
+            f.extend_from_slice(head);
+            f.extend_from_slice(body);
+            self.send_frame(to, &mut f).await
+        }
+    }
+
     /// Receives the next data frame body from `from`, checks its sequence number and `tag`, and
     /// returns the body (header included; the payload starts at [`frame::HEADER_LEN`]).
     fn recv_frame(
@@ -158,6 +176,40 @@ pub trait Mesh: Send {
         async move {
             let body = self.recv_frame(from, tag, deadline).await?;
             decode_body(from, &body)
+        }
+    }
+
+    /// Sends a byte string (packed polynomials, ciphertexts) to `to` with a protocol tag, without
+    /// serializing it byte by byte or copying it into a frame on the TLS mesh. On the wire it is
+    /// exactly a [`crate::Blob`], so the receiver may use either [`Mesh::recv_bytes`] or
+    /// `recv_tagged::<Blob>`.
+    fn send_bytes<'a>(
+        &'a mut self,
+        to: PartyId,
+        tag: u32,
+        bytes: &'a [u8],
+    ) -> impl Future<Output = Result<()>> + Send + 'a {
+        let head = frame::start_bytes_frame(tag, bytes.len(), self.options().max_frame);
+        async move {
+            let mut head = head.map_err(|e| Error::Encode(e.to_string()))?;
+            self.send_frame_parts(to, &mut head, bytes).await
+        }
+    }
+
+    /// Receives a byte string sent with [`Mesh::send_bytes`] (or as a [`crate::Blob`]) from
+    /// `from` with `tag`, reusing the received buffer instead of copying it.
+    fn recv_bytes(
+        &mut self,
+        from: PartyId,
+        tag: u32,
+    ) -> impl Future<Output = Result<Vec<u8>>> + Send {
+        let deadline = Instant::now() + self.options().timeout;
+        async move {
+            let body = self.recv_frame(from, tag, deadline).await?;
+            frame::into_bytes_payload(body).map_err(|e| Error::Decode {
+                party: from,
+                cause: e.to_string(),
+            })
         }
     }
 
@@ -301,13 +353,18 @@ impl Core {
 
     /// Stamps the next outgoing sequence number into `frame` and counts it.
     pub fn stamp(&mut self, to: PartyId, frame: &mut [u8]) -> Result<()> {
+        self.stamp_parts(to, frame, 0)
+    }
+
+    /// [`Core::stamp`] for a frame sent as a head and `extra` further bytes.
+    pub fn stamp_parts(&mut self, to: PartyId, head: &mut [u8], extra: usize) -> Result<()> {
         self.check_peer(to)?;
         if let Some(e) = self.poisoned() {
             return Err(e);
         }
-        frame::set_seq(frame, self.seq_out[to]);
+        frame::set_seq(head, self.seq_out[to]);
         self.seq_out[to] += 1;
-        self.stats.bytes_sent[to] += frame.len() as u64;
+        self.stats.bytes_sent[to] += (head.len() + extra) as u64;
         self.stats.msgs_sent[to] += 1;
         Ok(())
     }
@@ -327,13 +384,18 @@ impl Core {
         let Some(rx) = self.inbox[from].as_mut() else {
             return Err(Error::Closed { party: from });
         };
-        let got = tokio::select! {
-            biased;
-            _ = poison.changed() => None,
-            m = rx.recv() => Some(m),
-            _ = tokio::time::sleep_until(deadline) => {
-                return Err(Error::Timeout { party: from, after: timeout });
-            }
+        // Fast path: a frame that has already arrived needs no timer and no select.
+        let got = match rx.try_recv() {
+            Ok(b) => Some(Some(b)),
+            Err(mpsc::error::TryRecvError::Disconnected) => Some(None),
+            Err(mpsc::error::TryRecvError::Empty) => tokio::select! {
+                biased;
+                _ = poison.changed() => None,
+                m = rx.recv() => Some(m),
+                _ = tokio::time::sleep_until(deadline) => {
+                    return Err(Error::Timeout { party: from, after: timeout });
+                }
+            },
         };
         let body = match got {
             None => {

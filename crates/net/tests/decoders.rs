@@ -29,6 +29,11 @@ proptest! {
         }
         let _ = frame::decode_payload::<Msg>(&bytes);
         let _ = frame::decode_payload::<Vec<Vec<u64>>>(&bytes);
+        if let Ok(p) = frame::into_bytes_payload(bytes.clone()) {
+            // what it accepts is exactly a Blob payload
+            let blob: Blob = frame::decode_payload(&bytes[frame::HEADER_LEN..]).unwrap();
+            prop_assert_eq!(blob.0, p);
+        }
     }
 
     #[test]

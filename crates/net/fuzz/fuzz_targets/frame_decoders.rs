@@ -16,6 +16,7 @@ fuzz_target!(|data: &[u8]| {
             let _ = frame::decode_payload::<Vec<Vec<u64>>>(f.payload);
         }
     }
+    let _ = frame::into_bytes_payload(data.to_vec());
     let _ = frame::decode_frame(data);
     let _ = frame::decode_payload::<Msg>(data);
 });
