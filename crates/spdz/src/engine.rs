@@ -257,6 +257,18 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         Ok(out)
     }
 
+    /// Opens the full share-ring values of `xs` **without** masking their high bits, recording
+    /// them for the next MAC check. Only for values whose share-ring representative is already
+    /// uniformly random (e.g. `t·[a] − [â]` in a triple sacrifice) or must be zero (a check
+    /// value); anything else leaks bits `k..k+s` over `Z_{2^k}`.
+    pub async fn open_unmasked<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        xs: &[Share<R::Elem>],
+    ) -> Result<Vec<R::Elem>> {
+        self.open_raw(mesh, xs).await
+    }
+
     fn decode_from(&self, j: PartyId, m: &WireElems, count: usize) -> Result<Vec<R::Elem>> {
         if m.version != WIRE_VERSION {
             return Err(Error::Malformed {

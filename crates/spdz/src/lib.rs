@@ -45,6 +45,7 @@
 pub mod engine;
 mod error;
 pub mod ot;
+pub mod ot_prep;
 pub mod prep;
 pub mod ring;
 pub mod store;

@@ -626,3 +626,183 @@ async fn engine_on_disk_store() {
     }
     let _ = std::fs::remove_dir_all(&base);
 }
+
+// ----- OT-based SPDZ_2k preprocessing -----
+
+mod ot_producer {
+    use super::*;
+    use crate::ot_prep::{OtPrepUnaudited, PrepCheat};
+
+    async fn produce(
+        n: usize,
+        ring: Z2k,
+        counts: Counts,
+        cheat: Option<(usize, PrepCheat)>,
+    ) -> Vec<Result<VecPrep<Z2k>>> {
+        let meshes = InMemoryMesh::group(n, opts());
+        let mut tasks = Vec::new();
+        for mut mesh in meshes {
+            let cheat = cheat.clone();
+            tasks.push(tokio::spawn(async move {
+                let mut p = OtPrepUnaudited::setup(&mut mesh, ring).await?;
+                if let Some((who, c)) = cheat
+                    && who == mesh.id()
+                {
+                    p.cheat = c;
+                }
+                let out = p.produce(&mut mesh, counts).await?;
+                mesh.close().await?;
+                Ok(out)
+            }));
+        }
+        let mut out = Vec::new();
+        for t in tasks {
+            out.push(t.await.unwrap());
+        }
+        out
+    }
+
+    fn open_share(ring: &Z2k, shares: &[&Share<u128>]) -> (u128, u128) {
+        let v = shares.iter().fold(0, |a, s| ring.add(&a, &s.v));
+        let m = shares.iter().fold(0, |a, s| ring.add(&a, &s.m));
+        (v, m)
+    }
+
+    fn verify_material(ring: Z2k, preps: &[VecPrep<Z2k>], counts: Counts) {
+        let n = preps.len();
+        let alpha = preps
+            .iter()
+            .fold(0u128, |a, p| ring.add(&a, &p.mac_key_share()));
+        let authentic = |sh: Vec<&Share<u128>>| {
+            let (v, m) = open_share(&ring, &sh);
+            assert_eq!(m, ring.mul(&alpha, &v), "MAC does not match");
+            v
+        };
+        for i in 0..counts.triples {
+            let a = authentic(preps.iter().map(|p| &p.triples[i].a).collect());
+            let b = authentic(preps.iter().map(|p| &p.triples[i].b).collect());
+            let c = authentic(preps.iter().map(|p| &p.triples[i].c).collect());
+            assert_eq!(c, ring.mul(&a, &b), "triple {i} is wrong");
+        }
+        let mut ones = 0;
+        for i in 0..counts.bits {
+            let b = authentic(preps.iter().map(|p| &p.bits[i]).collect());
+            assert!(ring.to_value(&b) <= 1, "bit {i} = {b}");
+            ones += ring.to_value(&b) as usize;
+        }
+        if counts.bits >= 16 {
+            assert!(ones > 0 && ones < counts.bits);
+        }
+        for i in 0..counts.randoms {
+            authentic(preps.iter().map(|p| &p.randoms[i]).collect());
+        }
+        for owner in 0..n {
+            for i in 0..counts.masks_per_party {
+                let r = authentic(preps.iter().map(|p| &p.masks[owner][i].share).collect());
+                assert_eq!(preps[owner].masks[owner][i].value, Some(r));
+                for (j, p) in preps.iter().enumerate() {
+                    assert_eq!(p.masks[owner][i].value.is_some(), j == owner);
+                }
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ot_material_is_correct_and_authentic() {
+        let counts = Counts {
+            triples: 24,
+            bits: 20,
+            randoms: 10,
+            masks_per_party: 4,
+        };
+        for (n, ring) in [(2, Z2k::spdz2k_64()), (3, Z2k::spdz2k_32())] {
+            let res = produce(n, ring, counts, None).await;
+            let preps: Vec<_> = res.into_iter().map(|r| r.unwrap()).collect();
+            verify_material(ring, &preps, counts);
+        }
+    }
+
+    /// The material drives the online engine: inputs, a product, an opening, the MAC check.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ot_material_drives_the_engine() {
+        let counts = Counts {
+            triples: 4,
+            bits: 0,
+            randoms: 4,
+            masks_per_party: 4,
+        };
+        let preps: Vec<_> = produce(2, Z2k::spdz2k_64(), counts, None)
+            .await
+            .into_iter()
+            .map(|r| r.unwrap())
+            .collect();
+        let res = run_mem(preps, |mut e, mut mesh| async move {
+            let me = mesh.id();
+            let v: Vec<u128> = vec![u64::MAX as u128, 2, 3, 1 << 40];
+            let x = e
+                .input(&mut mesh, 0, (me == 0).then_some(&v[..]), 4)
+                .await?;
+            let y = e
+                .input(&mut mesh, 1, (me == 1).then_some(&v[..]), 4)
+                .await?;
+            let z = e.mul(&mut mesh, &x, &y).await?;
+            let o = e.open_checked(&mut mesh, &z).await?;
+            mesh.close().await?;
+            Ok(o)
+        })
+        .await;
+        let want: Vec<u128> = [u64::MAX as u128, 2, 3, 1 << 40]
+            .iter()
+            .map(|x| x.wrapping_mul(*x) & (u64::MAX as u128))
+            .collect();
+        for r in res {
+            assert_eq!(r.unwrap(), want);
+        }
+    }
+
+    /// A party that adds an error to its share of a triple's c is caught by the sacrifice.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn cheating_triple_is_caught_by_the_sacrifice() {
+        let counts = Counts {
+            triples: 8,
+            ..Counts::default()
+        };
+        let cheat = PrepCheat {
+            triple_err: Some(1 << 63),
+            ..PrepCheat::default()
+        };
+        let res = produce(3, Z2k::spdz2k_64(), counts, Some((1, cheat))).await;
+        for (i, r) in res.iter().enumerate() {
+            let e = r.as_ref().expect_err("a cheat must abort");
+            if i != 1 {
+                assert!(
+                    e.check() == Some("triple-sacrifice") || e.to_string().contains("sacrifice"),
+                    "party {i}: {e}"
+                );
+            }
+        }
+    }
+
+    /// A KOS receiver with inconsistent choice bits is caught by the consistency check, which
+    /// names it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn inconsistent_ot_extension_is_caught() {
+        let counts = Counts {
+            triples: 2,
+            ..Counts::default()
+        };
+        let cheat = PrepCheat {
+            kos_inconsistent: true,
+            ..PrepCheat::default()
+        };
+        let res = produce(2, Z2k::spdz2k_64(), counts, Some((1, cheat))).await;
+        match &res[0] {
+            Err(Error::PrepCheckFailed { check, party }) => {
+                assert_eq!((*check, *party), ("kos-consistency", 1));
+            }
+            Err(e) => assert!(e.to_string().contains("kos-consistency"), "{e}"),
+            Ok(_) => panic!("inconsistent OT extension accepted"),
+        }
+        assert!(res[1].is_err());
+    }
+}
