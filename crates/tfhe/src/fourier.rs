@@ -58,6 +58,7 @@ impl core::fmt::Debug for FourierEngine {
 /// Per-thread FFT scratch memory, allocated once and reused.
 pub struct FourierScratch {
     mem: PodBuffer,
+    state: Vec<u64>,
 }
 
 impl core::fmt::Debug for FourierScratch {
@@ -69,6 +70,12 @@ impl core::fmt::Debug for FourierScratch {
 fn cache() -> &'static Mutex<HashMap<usize, Arc<FourierEngine>>> {
     static CACHE: OnceLock<Mutex<HashMap<usize, Arc<FourierEngine>>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Whether this CPU runs the AVX-512 kernels (AVX-512 F/DQ and FMA), detected once.
+pub fn cpu_has_avx512() -> bool {
+    static HAS: OnceLock<bool> = OnceLock::new();
+    *HAS.get_or_init(detect_avx512)
 }
 
 fn detect_avx512() -> bool {
@@ -155,6 +162,7 @@ impl FourierEngine {
     pub fn new_scratch(&self) -> FourierScratch {
         FourierScratch {
             mem: PodBuffer::new(self.plan.fft_scratch()),
+            state: vec![0; self.n],
         }
     }
 
@@ -215,15 +223,19 @@ impl FourierEngine {
     ) {
         let h = self.n / 2;
         let l = dec.levels() as usize;
-        assert!(src.len() == self.n && out.len() == l * h, "length mismatch");
+        assert!(
+            src.len() == self.n && out.len() == l * h && dec.levels() * dec.base_log() <= T::BITS,
+            "length mismatch"
+        );
+        let state = &mut scratch.state;
         if self.avx512 {
             // SAFETY: the CPU supports the features (checked at engine construction).
             #[cfg(target_arch = "x86_64")]
             unsafe {
-                decompose_twist_avx512(self, src, dec, out)
+                decompose_twist_avx512(self, src, dec, out, state)
             };
         } else {
-            decompose_twist(self, src, dec, out);
+            decompose_twist(self, src, dec, out, state);
         }
         let stack = PodStack::new(&mut scratch.mem);
         for lev in out.chunks_exact_mut(h) {
@@ -286,20 +298,55 @@ impl FourierEngine {
     }
 }
 
+/// The balanced decomposition of [`Decomposer`] (same digits, tested against it), rewritten as
+/// passes over whole arrays so that the compiler vectorizes it: `state` first holds the rounded
+/// top `ℓβ` bits of every coefficient, then each pass peels the least significant remaining
+/// digit (with the carry into the next one) and writes that level's twisted digit polynomial.
 #[inline(always)]
-fn decompose_twist<T: Torus>(e: &FourierEngine, src: &[T], dec: &Decomposer, out: &mut [c64]) {
+fn decompose_twist<T: Torus>(
+    e: &FourierEngine,
+    src: &[T],
+    dec: &Decomposer,
+    out: &mut [c64],
+    state: &mut [u64],
+) {
     let h = e.n / 2;
-    let l = dec.levels() as usize;
-    let (lo, hi) = src.split_at(h);
-    let mut d0 = [0i64; MAX_LEVELS];
-    let mut d1 = [0i64; MAX_LEVELS];
-    for j in 0..h {
-        dec.decompose_into(lo[j].to_u64(), &mut d0[..l]);
-        dec.decompose_into(hi[j].to_u64(), &mut d1[..l]);
-        let (c, s) = (e.tw_re[j], e.tw_im[j]);
-        for lev in 0..l {
-            let (a, b) = (d0[lev] as f64, d1[lev] as f64);
-            out[lev * h + j] = c64::new(a * c - b * s, a * s + b * c);
+    let l = dec.levels();
+    let b = dec.base_log();
+    let kept = b * l;
+    let shift = T::BITS - kept;
+    let kept_mask = if kept == 64 {
+        u64::MAX
+    } else {
+        (1u64 << kept) - 1
+    };
+    if shift == 0 {
+        for (st, x) in state.iter_mut().zip(src) {
+            *st = x.to_u64() & kept_mask;
+        }
+    } else {
+        for (st, x) in state.iter_mut().zip(src) {
+            let x = x.to_u64();
+            *st = ((x >> shift) + ((x >> (shift - 1)) & 1)) & kept_mask;
+        }
+    }
+    let digit_mask = (1u64 << b) - 1;
+    let (s_lo, s_hi) = state.split_at_mut(h);
+    let (tw_re, tw_im) = (&e.tw_re[..h], &e.tw_im[..h]);
+    for lev in (0..l as usize).rev() {
+        let o = &mut out[lev * h..(lev + 1) * h];
+        for j in 0..h {
+            let d0 = s_lo[j] & digit_mask;
+            let c0 = d0 >> (b - 1);
+            s_lo[j] = (s_lo[j] >> b) + c0;
+            let v0 = d0 as i64 - ((c0 << b) as i64);
+            let d1 = s_hi[j] & digit_mask;
+            let c1 = d1 >> (b - 1);
+            s_hi[j] = (s_hi[j] >> b) + c1;
+            let v1 = d1 as i64 - ((c1 << b) as i64);
+            let (a, bb) = (v0 as f64, v1 as f64);
+            let (c, s) = (tw_re[j], tw_im[j]);
+            o[j] = c64::new(a * c - bb * s, a * s + bb * c);
         }
     }
 }
@@ -311,8 +358,9 @@ unsafe fn decompose_twist_avx512<T: Torus>(
     src: &[T],
     dec: &Decomposer,
     out: &mut [c64],
+    state: &mut [u64],
 ) {
-    decompose_twist(e, src, dec, out)
+    decompose_twist(e, src, dec, out, state)
 }
 
 /// `round(x) mod 2^64` for a finite `x`, without branches (so that the loop vectorizes): the
@@ -470,6 +518,32 @@ mod tests {
         matrix_product_scalar(&mut a2, &dig, &mat, rows, cols, h);
         for (x, y) in a1.iter().zip(&a2) {
             assert!((x - y).norm() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn fused_decomposition_matches_decomposer() {
+        let n = 64;
+        let e = FourierEngine::get(n).unwrap();
+        let mut s = e.new_scratch();
+        for (b, l) in [(10u32, 2u32), (3, 5), (23, 1), (8, 4), (4, 8)] {
+            let dec = Decomposer::new(32, b, l).unwrap();
+            let src: Vec<u32> = (0..n as u32)
+                .map(|i| i.wrapping_mul(0x9E37_79B9).rotate_left(i))
+                .collect();
+            let mut fused = vec![c64::new(0.0, 0.0); l as usize * n / 2];
+            e.forward_decomposed(&src, &dec, &mut fused, &mut s);
+            for lev in 0..l as usize {
+                let digits: Vec<i64> = src
+                    .iter()
+                    .map(|&x| dec.decompose(u64::from(x))[lev])
+                    .collect();
+                let mut want = vec![c64::new(0.0, 0.0); n / 2];
+                e.forward_i64(&digits, &mut want, &mut s);
+                for (x, y) in fused[lev * n / 2..(lev + 1) * n / 2].iter().zip(&want) {
+                    assert!((x - y).norm() < 1e-6, "b {b} l {l} level {lev}");
+                }
+            }
         }
     }
 

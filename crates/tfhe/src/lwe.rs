@@ -360,20 +360,37 @@ pub fn keyswitch_lwe_ciphertext<T: Torus>(
     let n = ksk.output_dimension;
     output.data[n] = input.body();
     let mut digits = [0i64; 64];
+    let avx512 = crate::fourier::cpu_has_avx512();
     for (i, a) in input.mask().iter().enumerate() {
         dec.decompose_into(a.to_u64(), &mut digits[..l]);
         for (j, &d) in digits[..l].iter().enumerate() {
-            if d == 0 {
-                continue;
-            }
             let off = (i * l + j) * row;
             let key_row = &ksk.data[off..off + row];
             let d = T::from_i64(d);
-            for (o, k) in output.data.iter_mut().zip(key_row) {
-                *o = o.wrapping_sub(d.wrapping_mul(*k));
+            #[cfg(target_arch = "x86_64")]
+            if avx512 {
+                // SAFETY: the CPU supports the enabled features (runtime check).
+                unsafe { sub_scaled_avx512(&mut output.data, key_row, d) };
+                continue;
             }
+            let _ = avx512;
+            sub_scaled(&mut output.data, key_row, d);
         }
     }
+}
+
+/// `out -= d · row` (wrapping).
+#[inline(always)]
+fn sub_scaled<T: Torus>(out: &mut [T], row: &[T], d: T) {
+    for (o, k) in out.iter_mut().zip(row) {
+        *o = o.wrapping_sub(d.wrapping_mul(*k));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2")]
+unsafe fn sub_scaled_avx512<T: Torus>(out: &mut [T], row: &[T], d: T) {
+    sub_scaled(out, row, d)
 }
 
 #[cfg(test)]
