@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use coterie_net::certs::{free_loopback_addresses, generate_pki};
 use coterie_net::netem::{LinkParams, Relay};
 use coterie_net::{Identity, Mesh, MeshOptions, Roster, TlsMesh};
+use coterie_spdz::ot_prep::OtPrepUnaudited;
 use coterie_spdz::{Counts, Engine, Fp64, FpBig, InsecureDealer, Ring, Z2k};
 use rand::SeedableRng;
 
@@ -144,6 +145,48 @@ async fn run_ring<R: Ring>(ring: R, batch: usize, reps: usize, netem: Option<Lin
     }
 }
 
+/// OT-based SPDZ_2k preprocessing over Z_2^64 (s = 64), 2 parties: set-up time, triples/s,
+/// bits/s and bytes sent per triple and per bit by party 0.
+async fn run_ot(
+    triples: usize,
+    bits: usize,
+    netem: Option<LinkParams>,
+) -> (f64, f64, f64, f64, f64) {
+    let (meshes, relays) = tls_pair(netem).await;
+    let mut tasks = Vec::new();
+    for mut mesh in meshes {
+        tasks.push(tokio::spawn(async move {
+            let t0 = Instant::now();
+            let mut p = OtPrepUnaudited::setup(&mut mesh, Z2k::spdz2k_64())
+                .await
+                .unwrap();
+            let t1 = Instant::now();
+            let b0 = mesh.stats().total_sent();
+            let tr = p.triples(&mut mesh, triples).await.unwrap();
+            let t2 = Instant::now();
+            let b1 = mesh.stats().total_sent();
+            let bs = p.bits(&mut mesh, bits).await.unwrap();
+            let t3 = Instant::now();
+            let b2 = mesh.stats().total_sent();
+            assert_eq!((tr.len(), bs.len()), (triples, bits));
+            mesh.close().await.unwrap();
+            (
+                (t1 - t0).as_secs_f64(),
+                triples as f64 / (t2 - t1).as_secs_f64(),
+                (b1 - b0) as f64 / triples as f64,
+                bits as f64 / (t3 - t2).as_secs_f64(),
+                (b2 - b1) as f64 / bits as f64,
+            )
+        }));
+    }
+    let mut res = Vec::new();
+    for t in tasks {
+        res.push(t.await.unwrap());
+    }
+    drop(relays);
+    res[0]
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -201,6 +244,23 @@ async fn main() {
             t.open_s,
             t.open_check_s,
             t.open_bytes
+        ));
+    }
+    let ot_triples: usize = get("--ot-triples")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4096);
+    let ot_bits: usize = get("--ot-bits")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1024);
+    if ot_triples > 0 {
+        let (setup, tps, bpt, bps, bpb) = run_ot(ot_triples, ot_bits, link).await;
+        println!(
+            "OT SPDZ2k Z2^64 s=64: setup {setup:.3} s | {ot_triples} triples: {tps:.0} triples/s, {bpt:.0} B sent/triple/party ({:.1} kbit; Multipars 14.9 kbit: {:.2}x) | {ot_bits} bits: {bps:.0} bits/s, {bpb:.0} B/bit/party",
+            bpt * 8.0 / 1000.0,
+            bpt * 8.0 / 1000.0 / 14.9
+        );
+        rows.push(format!(
+            "{{\"ot_prep\":\"Z2^64 s=64\",\"netem\":{netem},\"setup_s\":{setup:.4},\"triples\":{ot_triples},\"triples_per_s\":{tps:.1},\"bytes_sent_per_triple_per_party\":{bpt:.1},\"bits\":{ot_bits},\"bits_per_s\":{bps:.1},\"bytes_sent_per_bit_per_party\":{bpb:.1}}}"
         ));
     }
     if let Some(p) = json {
