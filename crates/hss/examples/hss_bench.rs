@@ -85,31 +85,40 @@ fn main() {
         println!("| {name} | {rate:.3e} | {:.0} |", rate / naive_rate);
     }
     println!("| paper (Sec. 6.1) | 5e9 | |\n");
-    // full conversions (with stops), d = 16
+    // Full conversions (with stops) from random starts, d = 16.
     let cp = ConvertParams::new(16, 1);
-    let reps = if quick { 200 } else { 2000 };
-    let mut total = 0u64;
-    let t = Instant::now();
-    let mut e = h.clone();
-    for _ in 0..reps {
-        let c = convert(&g, 1, &e, &cp, ScanEngine::Lookup).unwrap();
-        total += c.steps;
-        e = g.mul(&e, &g.g());
+    let reps = if quick { 300 } else { 3000 };
+    let starts: Vec<_> = (0..reps)
+        .map(|_| {
+            g.elem_from_bigint(&bigint::random_below(&mut rng, g.p()).unwrap())
+                .unwrap()
+        })
+        .collect();
+    for (name, eng) in [
+        ("bit-parallel", ScanEngine::BitParallel),
+        ("lookup", ScanEngine::Lookup),
+    ] {
+        let mut total = 0u64;
+        let t = Instant::now();
+        for e in &starts {
+            total += convert(&g, 1, e, &cp, eng).unwrap().steps;
+        }
+        let el = t.elapsed().as_secs_f64();
+        println!(
+            "Full Convert* ({name}, d = 16, M = 1): {reps} random starts, mean {:.0} steps (expected ~2^17 = 131072), {:.3e} steps/s, {:.1} µs/conversion",
+            total as f64 / reps as f64,
+            total as f64 / el,
+            el * 1e6 / reps as f64
+        );
     }
-    let el = t.elapsed().as_secs_f64();
-    println!(
-        "Full Convert* (d = 16, M = 1): {reps} conversions, mean {:.0} steps (expected ~2^17 = 131072), {:.3e} steps/s, {:.1} µs/conversion (checksum {cnt})\n",
-        total as f64 / reps as f64,
-        total as f64 / el,
-        el * 1e6 / reps as f64
-    );
+    println!("(checksum {cnt})\n");
 
     // 3. RMS multiplications per Table 3 row.
     println!("## RMS multiplications (RandMult of bits, both inputs prepared), Table 3 rows\n");
     println!(
-        "| ε | B | R | d | share (kB, uncompressed s+2 / ESDH) | RMS mult/s (coterie, per server) | paper | steps per mult | pairing exps per mult (mults) |"
+        "| ε | B | R | d | ciphertext kB (ESDH) | RMS mult/s (coterie, one server) | paper | coterie / paper | plain-GMP baseline mult/s | coterie / baseline | conv. steps per mult | tables (MB) / precompute (s) per input |"
     );
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     let paper: [(u32, u32, u32, f64); 12] = [
         (5, 2, 1, 55.0),
         (5, 2, 8, 438.0),
@@ -128,7 +137,11 @@ fn main() {
         let params = Params::table3(eps, lb, r).unwrap();
         let (pk, ek0, ek1, _) = keygen_trusted_dealer_insecure(&params, &mut rng).unwrap();
         let enc = pk.encryptor().unwrap();
-        let ix = PreparedInput::new(&pk, &enc.encrypt(&pk, &1u32.into(), &mut rng), true).unwrap();
+        let l1x = enc.encrypt(&pk, &1u32.into(), &mut rng);
+        let tp = Instant::now();
+        let ix = PreparedInput::new(&pk, &l1x, true).unwrap();
+        let prep_s = tp.elapsed().as_secs_f64() / 2.0; // both families
+        let table_mb = ix.table_len() as f64 * 192.0 / 2.0 / 1e6;
         let iy = PreparedInput::new(&pk, &enc.encrypt(&pk, &1u32.into(), &mut rng), false).unwrap();
         let mut e0 = Evaluator::new(&pk, &ek0, 1).unwrap();
         let mut e1 = Evaluator::new(&pk, &ek1, 1).unwrap();
@@ -149,14 +162,68 @@ fn main() {
         let el = t.elapsed().as_secs_f64();
         let rate = mults as f64 / el;
         let s = params.s();
-        let share_kb = (s + 2) as f64 * 192.0 / 1000.0;
         let esdh = (s + 2 * (s as f64).sqrt().ceil() as usize + 1) as f64 * 192.0 / 1000.0;
+        // Plain GMP baseline: the same s + 1 pairings with mpz_powm and the same walks with
+        // mpz doubling + mpz_mod, for one server.
+        let base_reps = if eps <= 5 {
+            2
+        } else if eps <= 10 && !quick {
+            1
+        } else {
+            0
+        };
+        let base_rate = if base_reps > 0 && r == 8 {
+            let y = ly.clone();
+            let t = Instant::now();
+            for _ in 0..base_reps {
+                gmp_baseline_mult(&g, &pk, &l1x, &y, params.d);
+            }
+            format!("{:.1}", base_reps as f64 / t.elapsed().as_secs_f64())
+        } else {
+            "—".into()
+        };
+        let ratio_base = base_rate
+            .parse::<f64>()
+            .map_or("—".into(), |b| format!("{:.0}x", rate / b));
         println!(
-            "| 2^-{eps} | {} | {r} | {} | {share_kb:.1} / {esdh:.1} | {rate:.1} | {paper_rate} | {:.0} | {} |",
+            "| 2^-{eps} | {} | {r} | {} | {esdh:.1} | {rate:.1} | {paper_rate} | {:.2} | {base_rate} | {ratio_base} | {:.0} | {table_mb:.0} / {prep_s:.2} |",
             1 << lb,
             params.d,
+            rate / paper_rate,
             (e0.stats.steps - base_steps) as f64 / mults as f64,
-            (e0.stats.conversions - base_conv) / mults as u64
         );
+        let _ = (base_conv, &e1);
     }
+}
+
+/// One RMS multiplication (non-randomized) done the plain way: `C^e1·A^e2` with GMP's
+/// `mpz_powm` and the walk `h ← 2h mod p` with `mpz_mul_2exp` + `mpz_mod`, testing the top bits.
+fn gmp_baseline_mult(
+    g: &Group,
+    pk: &coterie_hss::scheme::PublicKey,
+    x: &coterie_hss::scheme::L1Input,
+    y: &coterie_hss::scheme::L2Share,
+    d: u32,
+) -> u64 {
+    use rug::Assign;
+    let p = g.p();
+    let ey = BigInt::from(&y.y + (BigInt::from(1) << y.y_bound.significant_bits()));
+    let eyc = (BigInt::from(1) << y.yc_bound.significant_bits()) - &y.yc;
+    let mut steps = 0u64;
+    let n = g.bits();
+    let lo = BigInt::from(1) << (n - 1);
+    let hi = BigInt::from(&lo + (BigInt::from(1) << (n - 1 - d)));
+    for ct in std::iter::once(&x.x).chain(&x.digits) {
+        let c = ct.c.to_bigint().pow_mod(&ey, p).unwrap();
+        let a = ct.a.to_bigint().pow_mod(&eyc, p).unwrap();
+        let mut h = BigInt::from(&c * &a) % p;
+        let mut t = BigInt::new();
+        while !(h >= lo && h < hi) {
+            t.assign(&h << 1u32);
+            h.assign(&t % p);
+            steps += 1;
+        }
+    }
+    let _ = pk;
+    steps
 }

@@ -98,3 +98,36 @@ async fn dkg_keys_work_and_l2s_loads_inputs() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dkg_on_the_paper_group_base_16() {
+    let params = Params::table3(5, 4, 8).unwrap();
+    let mut meshes = InMemoryMesh::group(2, opts());
+    let m1 = meshes.pop().unwrap();
+    let m0 = meshes.pop().unwrap();
+    let run = |mut m: InMemoryMesh, seed: u64| async move {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+        let r = dkg(&mut m, &params, &mut rng).await.unwrap();
+        m.close().await.unwrap();
+        r
+    };
+    let (a, b) = tokio::join!(tokio::spawn(run(m0, 1)), tokio::spawn(run(m1, 2)));
+    let ((pk0, ek0), (pk1, ek1)) = (a.unwrap(), b.unwrap());
+    assert_eq!(pk0.h, pk1.h);
+    let g = Group::new(params.group);
+    let c = BigInt::from(&ek0.c_share - &ek1.c_share);
+    assert!(c >= 0 && c.significant_bits() <= 160);
+    assert_eq!(pk0.h, g.g_pow(&c));
+    let sk = SecretKey {
+        c: c.clone(),
+        digits: vec![],
+    };
+    for (i, (a, b)) in ek0.digit_shares.iter().zip(&ek1.digit_shares).enumerate() {
+        let d = BigInt::from(a - b);
+        assert!(d >= 0 && d < 16);
+        assert_eq!(
+            sk.decrypt_to_group(&g, &pk0.key_digits[i]).unwrap(),
+            g.g_pow(&d)
+        );
+    }
+}
