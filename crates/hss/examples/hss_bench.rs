@@ -207,12 +207,12 @@ fn gmp_baseline_mult(
 ) -> u64 {
     use rug::Assign;
     let p = g.p();
-    let ey = BigInt::from(&y.y + (BigInt::from(1) << y.y_bound.significant_bits()));
+    let ey = &y.y + (BigInt::from(1) << y.y_bound.significant_bits());
     let eyc = (BigInt::from(1) << y.yc_bound.significant_bits()) - &y.yc;
     let mut steps = 0u64;
     let n = g.bits();
     let lo = BigInt::from(1) << (n - 1);
-    let hi = BigInt::from(&lo + (BigInt::from(1) << (n - 1 - d)));
+    let hi = &lo + (BigInt::from(1) << (n - 1 - d));
     for ct in std::iter::once(&x.x).chain(&x.digits) {
         let c = ct.c.to_bigint().pow_mod(&ey, p).unwrap();
         let a = ct.a.to_bigint().pow_mod(&eyc, p).unwrap();

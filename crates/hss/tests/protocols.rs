@@ -124,7 +124,7 @@ async fn dkg_on_the_paper_group_base_16() {
     };
     for (i, (a, b)) in ek0.digit_shares.iter().zip(&ek1.digit_shares).enumerate() {
         let d = BigInt::from(a - b);
-        assert!(d >= 0 && d < 16);
+        assert!((0..16).contains(&d));
         assert_eq!(
             sk.decrypt_to_group(&g, &pk0.key_digits[i]).unwrap(),
             g.g_pow(&d)
