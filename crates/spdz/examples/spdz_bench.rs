@@ -204,7 +204,7 @@ async fn main() {
     let link = netem.then(|| LinkParams::new(Duration::from_millis(1), 1000.0));
     let mut rows = Vec::new();
     let mut cases: Vec<(&str, usize, usize)> =
-        vec![("Z2^64 (s=64)", 10_000, 11), ("Z2^64 (s=64)", big, 2)];
+        vec![("Z2^64 (s=64)", 10_000, 11), ("Z2^64 (s=64)", big, 3)];
     cases.push(("Z2^32 (s=64)", 10_000, 11));
     cases.push(("F_p 61-bit", 10_000, 11));
     cases.push(("F_p 128-bit (GMP)", 10_000, 5));

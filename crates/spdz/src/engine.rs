@@ -55,6 +55,7 @@ pub struct WireElems {
     /// [`WIRE_VERSION`].
     pub version: u8,
     /// Concatenated fixed-width little-endian elements.
+    #[serde(with = "serde_byte_vec")]
     pub data: Vec<u8>,
 }
 
@@ -586,5 +587,34 @@ impl<E: Zeroize + Clone> Share<E> {
             v: ring.zero(),
             m: ring.zero(),
         }
+    }
+}
+
+/// Serde for `Vec<u8>` fields as one byte string (postcard: length + raw bytes), instead of a
+/// sequence of separately encoded `u8`s. Decoding is bounded by the frame size of the mesh.
+pub(crate) mod serde_byte_vec {
+    use serde::de::{self, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(v)
+    }
+
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Vec<u8>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a byte string")
+        }
+        fn visit_bytes<E: de::Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+            Ok(v.to_vec())
+        }
+        fn visit_byte_buf<E: de::Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+            Ok(v)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        d.deserialize_byte_buf(V)
     }
 }

@@ -104,6 +104,39 @@ struct Msg<T> {
     body: T,
 }
 
+/// A byte-string message body.
+#[derive(Serialize, Deserialize)]
+struct Bytes(#[serde(with = "crate::engine::serde_byte_vec")] Vec<u8>);
+
+fn cols_to_bytes(cols: &[Vec<u64>]) -> Bytes {
+    let mut out = Vec::with_capacity(cols.len() * cols.first().map_or(0, |c| c.len()) * 8);
+    for c in cols {
+        for w in c {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+    }
+    Bytes(out)
+}
+
+fn bytes_to_cols(b: &Bytes, words: usize) -> Option<Vec<Vec<u64>>> {
+    if b.0.len() != 128 * words * 8 {
+        return None;
+    }
+    Some(
+        b.0.chunks_exact(words * 8)
+            .map(|c| {
+                c.chunks_exact(8)
+                    .map(|w| {
+                        let mut x = [0u8; 8];
+                        x.copy_from_slice(w);
+                        u64::from_le_bytes(x)
+                    })
+                    .collect()
+            })
+            .collect(),
+    )
+}
+
 async fn pairwise<M: Mesh, T: Serialize + DeserializeOwned>(
     mesh: &mut M,
     tag: u32,
@@ -142,6 +175,91 @@ async fn pairwise<M: Mesh, T: Serialize + DeserializeOwned>(
         res.push(Some(m.body));
     }
     Ok(res)
+}
+
+/// Packs values of varying bit widths (a correction multiplied by `2^l` only needs its low
+/// `k + s − l` bits).
+#[derive(Default)]
+struct BitWriter {
+    words: Vec<u64>,
+    pos: u64,
+}
+
+impl BitWriter {
+    fn put64(&mut self, v: u64, n: u32) {
+        if n == 0 {
+            return;
+        }
+        let v = if n == 64 { v } else { v & ((1u64 << n) - 1) };
+        let off = (self.pos % 64) as u32;
+        if off == 0 {
+            self.words.push(v);
+        } else if let Some(last) = self.words.last_mut() {
+            *last |= v << off;
+            if off + n > 64 {
+                self.words.push(v >> (64 - off));
+            }
+        }
+        self.pos += n as u64;
+    }
+    fn put(&mut self, v: u128, n: u32) {
+        if n <= 64 {
+            self.put64(v as u64, n);
+        } else {
+            self.put64(v as u64, 64);
+            self.put64((v >> 64) as u64, n - 64);
+        }
+    }
+    fn finish(self) -> Bytes {
+        let mut out = Vec::with_capacity(self.words.len() * 8);
+        for w in self.words {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        Bytes(out)
+    }
+}
+
+struct BitReader<'a> {
+    bytes: &'a [u8],
+    pos: u64,
+}
+
+impl<'a> BitReader<'a> {
+    /// A reader for exactly `total_bits` bits (the byte length must match).
+    fn new(b: &'a Bytes, total_bits: u64) -> Option<Self> {
+        (b.0.len() as u64 == total_bits.div_ceil(64) * 8).then_some(Self {
+            bytes: &b.0,
+            pos: 0,
+        })
+    }
+    fn word(&self, i: u64) -> u64 {
+        let i = i as usize * 8;
+        let mut x = [0u8; 8];
+        if let Some(s) = self.bytes.get(i..i + 8) {
+            x.copy_from_slice(s);
+        }
+        u64::from_le_bytes(x)
+    }
+    fn get64(&mut self, n: u32) -> u64 {
+        if n == 0 {
+            return 0;
+        }
+        let (w, off) = (self.pos / 64, (self.pos % 64) as u32);
+        let mut v = self.word(w) >> off;
+        if off + n > 64 {
+            v |= self.word(w + 1) << (64 - off);
+        }
+        self.pos += n as u64;
+        if n == 64 { v } else { v & ((1u64 << n) - 1) }
+    }
+    fn get(&mut self, n: u32) -> u128 {
+        if n <= 64 {
+            self.get64(n) as u128
+        } else {
+            let lo = self.get64(64) as u128;
+            lo | ((self.get64(n - 64) as u128) << 64)
+        }
+    }
 }
 
 fn malformed(party: PartyId, cause: &str) -> Error {
@@ -294,7 +412,7 @@ impl OtPrepUnaudited {
         }
         // Round 1: KOS u to every peer (as receiver).
         let mut receivers: Vec<Option<KosReceiver>> = (0..self.n).map(|_| None).collect();
-        let mut out: Vec<Option<Vec<Vec<u64>>>> = (0..self.n).map(|_| None).collect();
+        let mut out: Vec<Option<Bytes>> = (0..self.n).map(|_| None).collect();
         for j in 0..self.n {
             if j == self.me {
                 continue;
@@ -309,7 +427,7 @@ impl OtPrepUnaudited {
                 }
             }
             receivers[j] = Some(rc);
-            out[j] = Some(us);
+            out[j] = Some(cols_to_bytes(&us));
         }
         choices.zeroize();
         let got_u = pairwise(mesh, TAG_KOS_U, out).await?;
@@ -321,8 +439,11 @@ impl OtPrepUnaudited {
                 continue;
             }
             let p = self.pair(j)?;
-            let us = got_u[j].as_ref().ok_or_else(|| malformed(j, "missing u"))?;
-            let q = ot::kos_sender_rows(p.kos_delta, &p.kos_send_keys, batch, us, m)
+            let us = got_u[j]
+                .as_ref()
+                .and_then(|b| bytes_to_cols(b, ot::kos_words(m)))
+                .ok_or_else(|| malformed(j, "missing or malformed u"))?;
+            let q = ot::kos_sender_rows(p.kos_delta, &p.kos_send_keys, batch, &us, m)
                 .map_err(|e| malformed(j, &e.to_string()))?;
             rows[j] = Some(q);
             let mut sd = [0u8; 32];
@@ -352,7 +473,7 @@ impl OtPrepUnaudited {
         };
         let mut c_send = vec![0u128; t];
         let mut ch_send = vec![0u128; t];
-        let mut out: Vec<Option<Vec<u8>>> = (0..self.n).map(|_| None).collect();
+        let mut out: Vec<Option<Bytes>> = (0..self.n).map(|_| None).collect();
         for j in 0..self.n {
             if j == self.me {
                 continue;
@@ -371,7 +492,7 @@ impl OtPrepUnaudited {
                 mesh.abort(&e.to_string()).await;
                 return Err(e);
             }
-            let mut d = Vec::with_capacity(2 * m);
+            let mut d = BitWriter::default();
             for ti in 0..t {
                 let (mut sa, mut sh) = (0u128, 0u128);
                 for l in 0..kk as usize {
@@ -379,15 +500,15 @@ impl OtPrepUnaudited {
                     let hidx = (batch << 40) | idx as u64;
                     let (p0a, p0h) = ot::hash_row(hidx, q[idx]);
                     let (p1a, p1h) = ot::hash_row(hidx, q[idx] ^ p.kos_delta);
-                    d.push(p0a.wrapping_sub(p1a).wrapping_add(a[ti]) & mask);
-                    d.push(p0h.wrapping_sub(p1h).wrapping_add(ah[ti]) & mask);
+                    d.put(p0a.wrapping_sub(p1a).wrapping_add(a[ti]), kk - l as u32);
+                    d.put(p0h.wrapping_sub(p1h).wrapping_add(ah[ti]), kk - l as u32);
                     sa = sa.wrapping_sub(p0a << l);
                     sh = sh.wrapping_sub(p0h << l);
                 }
                 c_send[ti] = c_send[ti].wrapping_add(sa) & mask;
                 ch_send[ti] = ch_send[ti].wrapping_add(sh) & mask;
             }
-            out[j] = Some(r.encode(&d));
+            out[j] = Some(d.finish());
         }
         rows.iter_mut().flatten().for_each(|q| q.zeroize());
         let got_d = pairwise(mesh, TAG_GILBOA, out).await?;
@@ -399,9 +520,16 @@ impl OtPrepUnaudited {
                 continue;
             }
             let bytes = got_d[j].as_ref().ok_or_else(|| malformed(j, "missing d"))?;
-            let d = r
-                .decode(bytes, 2 * m)
-                .map_err(|e| malformed(j, &e.to_string()))?;
+            let total = t as u64 * (kk as u64) * (kk as u64 + 1);
+            let mut rd =
+                BitReader::new(bytes, total).ok_or_else(|| malformed(j, "wrong length of d"))?;
+            let mut d = Vec::with_capacity(2 * m);
+            for _ in 0..t {
+                for l in 0..kk {
+                    d.push(rd.get(kk - l));
+                    d.push(rd.get(kk - l));
+                }
+            }
             let rc = receivers[j]
                 .as_ref()
                 .ok_or_else(|| Error::Invalid("missing receiver".into()))?;
@@ -432,18 +560,19 @@ impl OtPrepUnaudited {
     async fn authenticate<M: Mesh>(&mut self, mesh: &mut M, xs: &[u128]) -> Result<Vec<u128>> {
         let r = self.ring;
         let s = r.s() as usize;
+        let kk = r.k() + r.s();
         let cnt = xs.len();
         let batch = self.batch;
         self.batch += 1;
         let mut macs: Vec<u128> = xs.iter().map(|x| r.mul(&self.alpha, x)).collect();
         let read = |xof: &mut Xof| r.random(xof);
-        let mut out: Vec<Option<Vec<u8>>> = (0..self.n).map(|_| None).collect();
+        let mut out: Vec<Option<Bytes>> = (0..self.n).map(|_| None).collect();
         for j in 0..self.n {
             if j == self.me {
                 continue;
             }
             let p = self.pair(j)?;
-            let mut us = Vec::with_capacity(cnt * s);
+            let mut us = BitWriter::default();
             let mut x0: Vec<Xof> = p
                 .cope_send_keys
                 .iter()
@@ -459,12 +588,12 @@ impl OtPrepUnaudited {
                 for l in 0..s {
                     let r0 = read(&mut x0[l]);
                     let r1 = read(&mut x1[l]);
-                    us.push(r.add(&r.sub(&r0, &r1), x));
+                    us.put(r.add(&r.sub(&r0, &r1), x), kk - l as u32);
                     share = r.sub(&share, &r.mul(&r0, &(1u128 << l)));
                 }
                 macs[v] = r.add(&macs[v], &share);
             }
-            out[j] = Some(r.encode(&us));
+            out[j] = Some(us.finish());
         }
         let got = pairwise(mesh, TAG_COPE, out).await?;
         for j in 0..self.n {
@@ -473,9 +602,15 @@ impl OtPrepUnaudited {
             }
             let p = self.pair(j)?;
             let bytes = got[j].as_ref().ok_or_else(|| malformed(j, "missing u"))?;
-            let us = r
-                .decode(bytes, cnt * s)
-                .map_err(|e| malformed(j, &e.to_string()))?;
+            let per: u64 = (0..s as u64).map(|l| kk as u64 - l).sum();
+            let mut rd = BitReader::new(bytes, cnt as u64 * per)
+                .ok_or_else(|| malformed(j, "wrong length of u"))?;
+            let mut us = Vec::with_capacity(cnt * s);
+            for _ in 0..cnt {
+                for l in 0..s as u32 {
+                    us.push(rd.get(kk - l));
+                }
+            }
             let mut xk: Vec<Xof> = p
                 .cope_recv_keys
                 .iter()
@@ -713,5 +848,36 @@ impl OtPrepUnaudited {
         }
         debug_assert_eq!(p.party(), self.me);
         Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bit_packing_round_trip() {
+        let mut rng = coterie_math::prg::Csprng::from_seed_insecure_for_tests([3; 32]);
+        let widths: Vec<u32> = (0..300).map(|i| (i * 37 % 129) as u32).collect();
+        let vals: Vec<u128> = widths
+            .iter()
+            .map(|_| ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128)
+            .collect();
+        let mut w = BitWriter::default();
+        for (v, n) in vals.iter().zip(&widths) {
+            w.put(*v, *n);
+        }
+        let total: u64 = widths.iter().map(|n| *n as u64).sum();
+        let b = w.finish();
+        assert!(BitReader::new(&b, total + 64).is_none());
+        let mut r = BitReader::new(&b, total).unwrap();
+        for (v, n) in vals.iter().zip(&widths) {
+            let want = if *n == 128 {
+                *v
+            } else {
+                v & ((1u128 << n) - 1)
+            };
+            assert_eq!(r.get(*n), want, "width {n}");
+        }
     }
 }
