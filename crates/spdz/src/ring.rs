@@ -528,6 +528,46 @@ mod tests {
         assert!(g.read(&pb).is_err());
     }
 
+    proptest::proptest! {
+        /// Z_2^k ring operations against a GMP reference modulo 2^(k+s).
+        #[test]
+        fn z2k_matches_bigint_reference(a: u128, b: u128, k in 1u32..=64, s in 1u32..=64) {
+            let r = Z2k::new(k, s).unwrap();
+            let m = BigInt::from(BigInt::from(1) << (k + s));
+            let (a, b) = (Z2k::low_bits(a, k + s), Z2k::low_bits(b, k + s));
+            let (ba, bb) = (BigInt::from(a), BigInt::from(b));
+            let red = |x: BigInt| -> u128 { bigint::reduce(&x, &m).unwrap().to_u128().unwrap() };
+            proptest::prop_assert_eq!(r.add(&a, &b), red(ba.clone() + &bb));
+            proptest::prop_assert_eq!(r.sub(&a, &b), red(ba.clone() - &bb));
+            proptest::prop_assert_eq!(r.mul(&a, &b), red(ba.clone() * &bb));
+            proptest::prop_assert_eq!(r.neg(&a), red(-ba));
+            proptest::prop_assert_eq!(r.to_value(&a), Z2k::low_bits(a, k));
+            let mut v = Vec::new();
+            r.write(&a, &mut v);
+            proptest::prop_assert_eq!(r.read(&v).unwrap(), a);
+        }
+
+        /// F_p (word and GMP) against a GMP reference for a 61-bit and a 255-bit prime.
+        #[test]
+        fn fp_matches_bigint_reference(a: u128, b: u128) {
+            let p61 = (1u64 << 61) - 1;
+            let f = Fp64::new(p61).unwrap();
+            let (x, y) = ((a % p61 as u128) as u64, (b % p61 as u128) as u64);
+            let bp = BigInt::from(p61);
+            let red = |v: BigInt, m: &BigInt| -> BigInt { bigint::reduce(&v, m).unwrap() };
+            proptest::prop_assert_eq!(BigInt::from(f.mul(&x, &y)), red(BigInt::from(x) * y, &bp));
+            proptest::prop_assert_eq!(BigInt::from(f.sub(&x, &y)), red(BigInt::from(x) - y, &bp));
+            let p255 = BigInt::from(BigInt::from(1) << 255u32) - 19u32;
+            let g = FpBig::new(p255.clone()).unwrap();
+            let xa = BigElem(red(BigInt::from(a) * BigInt::from(b), &p255));
+            let ya = BigElem(red(BigInt::from(BigInt::from(b) << 100u32), &p255));
+            proptest::prop_assert_eq!(g.mul(&xa, &ya), BigElem(red(xa.0.clone() * &ya.0, &p255)));
+            proptest::prop_assert_eq!(g.sub(&xa, &ya), BigElem(red(xa.0.clone() - &ya.0, &p255)));
+            proptest::prop_assert_eq!(g.add(&xa, &ya), BigElem(red(xa.0.clone() + &ya.0, &p255)));
+            proptest::prop_assert_eq!(g.neg(&xa), BigElem(red(-xa.0.clone(), &p255)));
+        }
+    }
+
     #[test]
     fn big_elem_zeroize_keeps_value_valid() {
         let mut x = BigElem(BigInt::from(u128::MAX) * 12345);
