@@ -60,13 +60,8 @@ pub fn mul_mod(m: &Modulus, out: &mut [u64], a: &[u64], b: &[u64]) {
     );
     #[cfg(target_arch = "x86_64")]
     if m.bits() <= FP_KERNEL_MAX_BITS && simd_available() {
-        if avx512_available() {
-            // SAFETY: AVX-512F was detected at run time; lengths are equal.
-            unsafe { x86_512::mul_mod_fp512(m, out, Some(a), b) };
-        } else {
-            // SAFETY: AVX2 and FMA were detected at run time; lengths are equal.
-            unsafe { x86::mul_mod_fp(m, out, Some(a), b) };
-        }
+        // SAFETY: AVX2 and FMA were detected at run time; lengths are equal.
+        unsafe { x86_dispatch(m, out, Src::Slices(Some(a), b), false) };
         return;
     }
     for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
@@ -79,17 +74,91 @@ pub fn mul_mod_assign(m: &Modulus, a: &mut [u64], b: &[u64]) {
     assert!(a.len() == b.len(), "kernel length mismatch");
     #[cfg(target_arch = "x86_64")]
     if m.bits() <= FP_KERNEL_MAX_BITS && simd_available() {
-        if avx512_available() {
-            // SAFETY: AVX-512F was detected at run time; lengths are equal.
-            unsafe { x86_512::mul_mod_fp512(m, a, None, b) };
-        } else {
-            // SAFETY: AVX2 and FMA were detected at run time; lengths are equal.
-            unsafe { x86::mul_mod_fp(m, a, None, b) };
-        }
+        // SAFETY: AVX2 and FMA were detected at run time; lengths are equal.
+        unsafe { x86_dispatch(m, a, Src::Slices(None, b), false) };
         return;
     }
     for (x, &y) in a.iter_mut().zip(b) {
         *x = m.mul(*x, y);
+    }
+}
+
+/// `out[i] = a[i]·s mod q` for a scalar `s < q` and words `a[i] < 2^50` (not necessarily below
+/// `q`: base conversion multiplies residues of one modulus by constants of another). Panics if the
+/// lengths differ.
+pub fn mul_scalar_mod(m: &Modulus, out: &mut [u64], a: &[u64], s: u64) {
+    assert!(out.len() == a.len(), "kernel length mismatch");
+    #[cfg(target_arch = "x86_64")]
+    if fp_path(m, s) {
+        // SAFETY: features detected by `fp_path`; lengths are equal.
+        unsafe { x86_dispatch(m, out, Src::Scalar(a, s), false) };
+        return;
+    }
+    for (o, &x) in out.iter_mut().zip(a) {
+        *o = m.reduce_u128(x as u128 * s as u128);
+    }
+}
+
+/// `acc[i] = (acc[i] + a[i]·s) mod q` for `acc[i] < q`, a scalar `s < q` and words `a[i] < 2^50`:
+/// one multiply-accumulate step of an RNS inner product such as `Σ_i y_i·(Q/q_i) mod p`. Panics if
+/// the lengths differ.
+pub fn mul_scalar_acc_mod(m: &Modulus, acc: &mut [u64], a: &[u64], s: u64) {
+    assert!(acc.len() == a.len(), "kernel length mismatch");
+    #[cfg(target_arch = "x86_64")]
+    if fp_path(m, s) {
+        // SAFETY: features detected by `fp_path`; lengths are equal.
+        unsafe { x86_dispatch(m, acc, Src::Scalar(a, s), true) };
+        return;
+    }
+    for (o, &x) in acc.iter_mut().zip(a) {
+        *o = m.add(*o, m.reduce_u128(x as u128 * s as u128));
+    }
+}
+
+/// `acc[i] += a[i] as f64 · c` for words `a[i] < 2^52` (exact conversion; one rounding in the
+/// product and one in the sum, as the scalar expression). Words of 2^52 or more give wrong sums
+/// on the vector path: callers check the bound. Panics if the lengths differ.
+pub fn add_scaled_f64(acc: &mut [f64], a: &[u64], c: f64) {
+    assert!(acc.len() == a.len(), "kernel length mismatch");
+    #[cfg(target_arch = "x86_64")]
+    if avx512_available() {
+        // SAFETY: AVX-512F detected; lengths are equal.
+        unsafe { x86_512::add_scaled(acc, a, c) };
+        return;
+    }
+    for (s, &x) in acc.iter_mut().zip(a) {
+        *s += x as f64 * c;
+    }
+}
+
+/// Whether the floating-point kernels serve modulus `m` (and scalar `s`) on this machine.
+#[inline]
+fn fp_path(m: &Modulus, s: u64) -> bool {
+    m.bits() <= FP_KERNEL_MAX_BITS && s < m.value() && simd_available()
+}
+
+/// Where the second factor of a product comes from.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+enum Src<'a> {
+    /// `a[i]·b[i]`; `a = None` means the output itself.
+    Slices(Option<&'a [u64]>, &'a [u64]),
+    /// `a[i]·s`.
+    Scalar(&'a [u64], u64),
+}
+
+/// Runs the widest FP kernel this machine has.
+///
+/// # Safety
+/// AVX2 and FMA must be available; slice lengths must equal `out.len()`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn x86_dispatch(m: &Modulus, out: &mut [u64], src: Src<'_>, acc: bool) {
+    if avx512_available() {
+        // SAFETY: AVX-512F detected; the caller guarantees the rest.
+        unsafe { x86_512::kernel(m, out, src, acc) }
+    } else {
+        // SAFETY: the caller guarantees AVX2+FMA and the lengths.
+        unsafe { x86::kernel(m, out, src, acc) }
     }
 }
 
@@ -103,7 +172,7 @@ pub fn mul_mod_avx2(m: &Modulus, out: &mut [u64], a: &[u64], b: &[u64]) {
     #[cfg(target_arch = "x86_64")]
     if m.bits() <= FP_KERNEL_MAX_BITS && simd_available() {
         // SAFETY: AVX2 and FMA were detected at run time; lengths are equal.
-        unsafe { x86::mul_mod_fp(m, out, Some(a), b) };
+        unsafe { x86::kernel(m, out, Src::Slices(Some(a), b), false) };
         return;
     }
     mul_mod_scalar(m, out, a, b);
@@ -122,21 +191,23 @@ pub fn mul_mod_scalar(m: &Modulus, out: &mut [u64], a: &[u64], b: &[u64]) {
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
+    use super::Src;
     use std::arch::x86_64::*;
 
     const TWO_52: f64 = 4_503_599_627_370_496.0;
     const TWO_52_BITS: i64 = 0x4330_0000_0000_0000;
 
-    /// `out[i] = a[i]·b[i] mod q` (with `a = out` when `a` is `None`), `q < 2^50`, inputs `< q`.
+    /// `out[i] = a·b mod q` (`acc`: `out[i] = out[i] + a·b mod q`), four lanes at a time; `q < 2^50`,
+    /// factors `< 2^50`, the second factor and `out` (with `acc`) `< q`.
     ///
     /// # Safety
-    /// The CPU must support AVX2 and FMA; `out`, `a` and `b` must have equal lengths.
+    /// The CPU must support AVX2 and FMA; every slice in `src` must have `out.len()` elements.
     #[target_feature(enable = "avx2,fma")]
-    pub(super) unsafe fn mul_mod_fp(
+    pub(super) unsafe fn kernel(
         m: &crate::modulus::Modulus,
         out: &mut [u64],
-        a: Option<&[u64]>,
-        b: &[u64],
+        src: Src<'_>,
+        acc: bool,
     ) {
         let q = m.value();
         let n = out.len();
@@ -148,57 +219,95 @@ mod x86 {
         let to_f64 =
             |x: __m256i| _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(x, magic_i)), magic);
         let out_ptr = out.as_mut_ptr();
-        let a_ptr = a.map_or(out_ptr as *const u64, |a| a.as_ptr());
-        let b_ptr = b.as_ptr();
+        let (a_ptr, b_ptr, s) = match src {
+            Src::Slices(a, b) => (
+                a.map_or(out_ptr as *const u64, |a| a.as_ptr()),
+                b.as_ptr(),
+                None,
+            ),
+            Src::Scalar(a, s) => (a.as_ptr(), a.as_ptr(), Some(s)),
+        };
+        let sf = _mm256_set1_pd(s.unwrap_or(0) as f64);
         let chunks = n / 4;
         for i in 0..chunks {
             // SAFETY: 4·i + 3 < n for every chunk; unaligned loads/stores.
-            let (ai, bi) = unsafe {
-                (
-                    _mm256_loadu_si256(a_ptr.add(4 * i) as *const __m256i),
-                    _mm256_loadu_si256(b_ptr.add(4 * i) as *const __m256i),
-                )
+            let af = to_f64(unsafe { _mm256_loadu_si256(a_ptr.add(4 * i) as *const __m256i) });
+            let bf = match s {
+                Some(_) => sf,
+                // SAFETY: as above.
+                None => to_f64(unsafe { _mm256_loadu_si256(b_ptr.add(4 * i) as *const __m256i) }),
             };
-            let af = to_f64(ai);
-            let bf = to_f64(bi);
             let h = _mm256_mul_pd(af, bf);
             let l = _mm256_fmsub_pd(af, bf, h);
             let k = _mm256_round_pd::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
                 _mm256_mul_pd(h, qinv),
             );
             let r = _mm256_add_pd(_mm256_fnmadd_pd(k, qf, h), l);
-            // r ∈ (−1.2q, 1.2q): add q where negative, then subtract q where ≥ q.
+            // r ∈ (−1.25q, 1.25q): add q where negative, then subtract q where ≥ q.
             let r = _mm256_add_pd(r, _mm256_and_pd(_mm256_cmp_pd::<_CMP_LT_OQ>(r, zero), qf));
-            let r = _mm256_sub_pd(r, _mm256_and_pd(_mm256_cmp_pd::<_CMP_GE_OQ>(r, qf), qf));
+            let mut r = _mm256_sub_pd(r, _mm256_and_pd(_mm256_cmp_pd::<_CMP_GE_OQ>(r, qf), qf));
+            if acc {
+                // SAFETY: as above.
+                let o = to_f64(unsafe { _mm256_loadu_si256(out_ptr.add(4 * i) as *const __m256i) });
+                let t = _mm256_add_pd(o, r);
+                r = _mm256_sub_pd(t, _mm256_and_pd(_mm256_cmp_pd::<_CMP_GE_OQ>(t, qf), qf));
+            }
             let ri = _mm256_xor_si256(_mm256_castpd_si256(_mm256_add_pd(r, magic)), magic_i);
             // SAFETY: as above.
             unsafe { _mm256_storeu_si256(out_ptr.add(4 * i) as *mut __m256i, ri) };
         }
-        for j in 4 * chunks..n {
-            // SAFETY: j < n.
-            unsafe { *out_ptr.add(j) = m.mul(*a_ptr.add(j), *b_ptr.add(j)) };
-        }
+        // SAFETY: j < n for every tail index.
+        unsafe { super::tail(m, out_ptr, a_ptr, b_ptr, s, acc, 4 * chunks, n) };
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86_512 {
+    use super::Src;
     use std::arch::x86_64::*;
 
     const TWO_52: f64 = 4_503_599_627_370_496.0;
     const TWO_52_BITS: i64 = 0x4330_0000_0000_0000;
 
-    /// AVX-512F form of `x86::mul_mod_fp`: the same exact floating-point algorithm in eight
-    /// lanes; `q < 2^50`, inputs `< q`.
+    /// `acc[i] += a[i]·c` with `a[i] < 2^52` converted exactly (the 2^52 trick), eight lanes.
     ///
     /// # Safety
-    /// The CPU must support AVX-512F; `out`, `a` and `b` must have equal lengths.
+    /// The CPU must support AVX-512F; `acc` and `a` must have equal lengths.
     #[target_feature(enable = "avx512f")]
-    pub(crate) unsafe fn mul_mod_fp512(
+    pub(super) unsafe fn add_scaled(acc: &mut [f64], a: &[u64], c: f64) {
+        let n = acc.len();
+        let magic = _mm512_set1_pd(TWO_52);
+        let magic_i = _mm512_set1_epi64(TWO_52_BITS);
+        let cv = _mm512_set1_pd(c);
+        let (acc_ptr, a_ptr) = (acc.as_mut_ptr(), a.as_ptr());
+        let chunks = n / 8;
+        for i in 0..chunks {
+            // SAFETY: 8·i + 7 < n; unaligned loads/stores.
+            unsafe {
+                let x = _mm512_loadu_si512(a_ptr.add(8 * i) as *const __m512i);
+                let xf = _mm512_sub_pd(_mm512_castsi512_pd(_mm512_or_si512(x, magic_i)), magic);
+                let s = _mm512_loadu_pd(acc_ptr.add(8 * i));
+                // multiply then add (no FMA): the same two roundings as the scalar tail
+                _mm512_storeu_pd(acc_ptr.add(8 * i), _mm512_add_pd(s, _mm512_mul_pd(xf, cv)));
+            }
+        }
+        for j in 8 * chunks..n {
+            // SAFETY: j < n.
+            unsafe { *acc_ptr.add(j) += *a_ptr.add(j) as f64 * c };
+        }
+    }
+
+    /// AVX-512F form of `x86::kernel`: the same exact floating-point algorithm in eight lanes,
+    /// with masked adds and subtracts for the corrections.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F; every slice in `src` must have `out.len()` elements.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn kernel(
         m: &crate::modulus::Modulus,
         out: &mut [u64],
-        a: Option<&[u64]>,
-        b: &[u64],
+        src: Src<'_>,
+        acc: bool,
     ) {
         let q = m.value();
         let n = out.len();
@@ -210,35 +319,70 @@ mod x86_512 {
         let to_f64 =
             |x: __m512i| _mm512_sub_pd(_mm512_castsi512_pd(_mm512_or_si512(x, magic_i)), magic);
         let out_ptr = out.as_mut_ptr();
-        let a_ptr = a.map_or(out_ptr as *const u64, |a| a.as_ptr());
-        let b_ptr = b.as_ptr();
+        let (a_ptr, b_ptr, s) = match src {
+            Src::Slices(a, b) => (
+                a.map_or(out_ptr as *const u64, |a| a.as_ptr()),
+                b.as_ptr(),
+                None,
+            ),
+            Src::Scalar(a, s) => (a.as_ptr(), a.as_ptr(), Some(s)),
+        };
+        let sf = _mm512_set1_pd(s.unwrap_or(0) as f64);
         let chunks = n / 8;
         for i in 0..chunks {
             // SAFETY: 8·i + 7 < n for every chunk; unaligned loads/stores.
-            let (ai, bi) = unsafe {
-                (
-                    _mm512_loadu_si512(a_ptr.add(8 * i) as *const __m512i),
-                    _mm512_loadu_si512(b_ptr.add(8 * i) as *const __m512i),
-                )
+            let af = to_f64(unsafe { _mm512_loadu_si512(a_ptr.add(8 * i) as *const __m512i) });
+            let bf = match s {
+                Some(_) => sf,
+                // SAFETY: as above.
+                None => to_f64(unsafe { _mm512_loadu_si512(b_ptr.add(8 * i) as *const __m512i) }),
             };
-            let af = to_f64(ai);
-            let bf = to_f64(bi);
             let h = _mm512_mul_pd(af, bf);
             let l = _mm512_fmsub_pd(af, bf, h);
             let k = _mm512_roundscale_pd::<{ _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC }>(
                 _mm512_mul_pd(h, qinv),
             );
             let r = _mm512_add_pd(_mm512_fnmadd_pd(k, qf, h), l);
-            // r ∈ (−1.2q, 1.2q): add q where negative, then subtract q where ≥ q.
+            // r ∈ (−1.25q, 1.25q): add q where negative, then subtract q where ≥ q.
             let r = _mm512_mask_add_pd(r, _mm512_cmp_pd_mask::<_CMP_LT_OQ>(r, zero), r, qf);
-            let r = _mm512_mask_sub_pd(r, _mm512_cmp_pd_mask::<_CMP_GE_OQ>(r, qf), r, qf);
+            let mut r = _mm512_mask_sub_pd(r, _mm512_cmp_pd_mask::<_CMP_GE_OQ>(r, qf), r, qf);
+            if acc {
+                // SAFETY: as above.
+                let o = to_f64(unsafe { _mm512_loadu_si512(out_ptr.add(8 * i) as *const __m512i) });
+                let t = _mm512_add_pd(o, r);
+                r = _mm512_mask_sub_pd(t, _mm512_cmp_pd_mask::<_CMP_GE_OQ>(t, qf), t, qf);
+            }
             let ri = _mm512_xor_si512(_mm512_castpd_si512(_mm512_add_pd(r, magic)), magic_i);
             // SAFETY: as above.
             unsafe { _mm512_storeu_si512(out_ptr.add(8 * i) as *mut __m512i, ri) };
         }
-        for j in 8 * chunks..n {
-            // SAFETY: j < n.
-            unsafe { *out_ptr.add(j) = m.mul(*a_ptr.add(j), *b_ptr.add(j)) };
+        // SAFETY: j < n for every tail index.
+        unsafe { super::tail(m, out_ptr, a_ptr, b_ptr, s, acc, 8 * chunks, n) };
+    }
+}
+
+/// Scalar tail of the vector kernels, indices `from..n`.
+///
+/// # Safety
+/// `out`, `a` and (unless `s` is given) `b` must be valid for `n` elements.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn tail(
+    m: &Modulus,
+    out: *mut u64,
+    a: *const u64,
+    b: *const u64,
+    s: Option<u64>,
+    acc: bool,
+    from: usize,
+    n: usize,
+) {
+    for j in from..n {
+        // SAFETY: j < n.
+        unsafe {
+            let y = s.unwrap_or_else(|| *b.add(j));
+            let p = m.reduce_u128(*a.add(j) as u128 * y as u128);
+            *out.add(j) = if acc { m.add(*out.add(j), p) } else { p };
         }
     }
 }
@@ -278,6 +422,109 @@ mod tests {
             let a: Vec<u64> = (0..len).map(|_| next() % q).collect();
             let b: Vec<u64> = (0..len).map(|_| next() % q).collect();
             check(q, &a, &b);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn scalar_kernels_are_exact(bits in 2u32..=62, seed in any::<u64>(), len in 0usize..67) {
+            let q = ((seed >> (64 - bits)) | (1u64 << (bits - 1)) | 1).max(3);
+            let m = Modulus::new(q).unwrap();
+            let mut st = seed | 1;
+            let mut next = || { st ^= st << 13; st ^= st >> 7; st ^= st << 17; st };
+            // factors up to 2^50 (or 2^62 above the FP range), not necessarily below q
+            let amax = if bits <= FP_KERNEL_MAX_BITS { 1u64 << 50 } else { 1 << 62 };
+            let a: Vec<u64> = (0..len).map(|_| next() % amax).collect();
+            let acc0: Vec<u64> = (0..len).map(|_| next() % q).collect();
+            for s in [0, 1, q - 1, next() % q] {
+                let want: Vec<u64> = a.iter().map(|&x| (x as u128 * s as u128 % q as u128) as u64).collect();
+                let mut got = vec![0u64; len];
+                mul_scalar_mod(&m, &mut got, &a, s);
+                prop_assert_eq!(&got, &want, "q = {}, s = {}", q, s);
+                let mut acc = acc0.clone();
+                mul_scalar_acc_mod(&m, &mut acc, &a, s);
+                let want_acc: Vec<u64> = acc0.iter().zip(&want).map(|(&x, &y)| ((x as u128 + y as u128) % q as u128) as u64).collect();
+                prop_assert_eq!(acc, want_acc, "q = {}, s = {} (accumulate)", q, s);
+            }
+        }
+    }
+
+    #[test]
+    fn scalar_kernel_extremes() {
+        for bits in [30u32, 44, 49, 50] {
+            for q in ntt_primes(bits, 1 << 10, 2).unwrap() {
+                let m = Modulus::new(q).unwrap();
+                let a = [
+                    0,
+                    1,
+                    q - 1,
+                    q,
+                    (1 << 50) - 1,
+                    (1 << 50) - 2,
+                    q / 2,
+                    (1 << 49) + 3,
+                    7,
+                ];
+                for s in [0, 1, q - 1, q / 2] {
+                    let mut got = [0u64; 9];
+                    mul_scalar_mod(&m, &mut got, &a, s);
+                    let mut acc = [q - 1; 9];
+                    mul_scalar_acc_mod(&m, &mut acc, &a, s);
+                    for i in 0..9 {
+                        let w = (a[i] as u128 * s as u128 % q as u128) as u64;
+                        assert_eq!(got[i], w, "q = {q}, a = {}, s = {s}", a[i]);
+                        assert_eq!(acc[i], ((q - 1) as u128 + w as u128) as u64 % q);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The AVX2 form of the scalar kernels, run directly (the dispatcher prefers AVX-512 where the
+    /// test machine has it).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_scalar_kernels_are_exact() {
+        if !simd_available() {
+            return;
+        }
+        for q in ntt_primes(47, 1 << 10, 2).unwrap() {
+            let m = Modulus::new(q).unwrap();
+            let a: Vec<u64> = (0..37u64)
+                .map(|i: u64| i.wrapping_mul(0x9e37_79b9_7f4a_7c15) % (1 << 50))
+                .collect();
+            let s = q / 3 + 5;
+            let want: Vec<u64> = a
+                .iter()
+                .map(|&x| (x as u128 * s as u128 % q as u128) as u64)
+                .collect();
+            let mut got = vec![0u64; a.len()];
+            // SAFETY: AVX2+FMA checked above; equal lengths.
+            unsafe { super::x86::kernel(&m, &mut got, Src::Scalar(&a, s), false) };
+            assert_eq!(got, want);
+            let mut acc = vec![q - 1; a.len()];
+            // SAFETY: as above.
+            unsafe { super::x86::kernel(&m, &mut acc, Src::Scalar(&a, s), true) };
+            for (x, w) in acc.iter().zip(&want) {
+                assert_eq!(*x, ((q - 1) as u128 + *w as u128) as u64 % q);
+            }
+        }
+    }
+
+    #[test]
+    fn add_scaled_matches_scalar() {
+        for len in [0usize, 1, 7, 8, 9, 33] {
+            let a: Vec<u64> = (0..len as u64)
+                .map(|i| i.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 12)
+                .collect();
+            let mut got: Vec<f64> = (0..len).map(|i| i as f64 * 0.25).collect();
+            let mut want = got.clone();
+            add_scaled_f64(&mut got, &a, 1.0 / 1_099_511_627_689.0);
+            for (w, &x) in want.iter_mut().zip(&a) {
+                *w += x as f64 * (1.0 / 1_099_511_627_689.0);
+            }
+            assert_eq!(got, want, "len {len}");
         }
     }
 

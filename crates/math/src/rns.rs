@@ -228,6 +228,17 @@ impl BaseConverter {
         &self.to
     }
 
+    /// Whether [`BaseConverter::convert_exact`] takes the vector path: every modulus of both bases
+    /// below 2^50 and the floating-point kernels available (see [`crate::kernels`]).
+    pub fn vector_path(&self) -> bool {
+        let small = |b: &RnsBasis| {
+            b.moduli()
+                .iter()
+                .all(|m| m.bits() <= crate::kernels::FP_KERNEL_MAX_BITS)
+        };
+        crate::kernels::simd_available() && small(&self.from) && small(&self.to)
+    }
+
     fn check_lengths(&self, input: &[u64], output: &[u64], n: usize) -> Result<()> {
         if input.len() != n * self.from.len() || output.len() != n * self.to.len() {
             return Err(Error::Mismatch(format!(
@@ -289,7 +300,10 @@ impl BaseConverter {
     ///
     /// Computed limb-major so the inner loops run over contiguous coefficients:
     /// `y_i = x_i·(Q/q_i)^{-1} mod q_i`, `v = ⌊Σ y_i/q_i + shift⌋` in `f64`, then
-    /// `out_k = Σ y_i·(Q/q_i) − v·Q mod p_k` with 128-bit accumulation and one reduction.
+    /// `out_k = Σ y_i·(Q/q_i) − v·Q mod p_k`. Where every modulus is below 2^50 (and the CPU has
+    /// AVX2+FMA), the products and the sum run in the exact floating-point kernels of
+    /// [`crate::kernels`] ([`BaseConverter::vector_path`]); otherwise with 128-bit accumulation and
+    /// one reduction. Both give the same words; the tests check each against big-integer CRT.
     pub fn convert_exact(
         &self,
         input: &[u64],
@@ -300,16 +314,27 @@ impl BaseConverter {
         self.check_lengths(input, output, n)?;
         let l = self.from.len();
         let shift = if centered { 0.5 } else { 0.0 };
+        let fast = self.vector_path();
         let mut y = vec![0u64; l * n];
         let mut s = vec![shift; n];
         for (i, m) in self.from.moduli.iter().enumerate() {
             let (inv, inv_s) = self.from.q_hat_inv[i];
             let inv_q = self.inv_q[i];
             let (src, dst) = (&input[i * n..(i + 1) * n], &mut y[i * n..(i + 1) * n]);
-            for ((d, &x), sc) in dst.iter_mut().zip(src).zip(s.iter_mut()) {
-                let yi = m.mul_shoup(x, inv, inv_s);
-                *d = yi;
-                *sc += yi as f64 * inv_q;
+            if fast {
+                crate::kernels::mul_scalar_mod(m, dst, src, inv);
+            } else {
+                for (d, &x) in dst.iter_mut().zip(src) {
+                    *d = m.mul_shoup(x, inv, inv_s);
+                }
+            }
+            if fast {
+                // y_i < q_i < 2^50: the vector conversion to f64 is exact
+                crate::kernels::add_scaled_f64(&mut s, dst, inv_q);
+            } else {
+                for (&yi, sc) in dst.iter().zip(s.iter_mut()) {
+                    *sc += yi as f64 * inv_q;
+                }
             }
         }
         // v per coefficient; remember the coefficients too close to a rounding boundary.
@@ -323,26 +348,40 @@ impl BaseConverter {
             }
             *vc = fl as u64;
         }
-        let mut acc = vec![0u128; n];
-        for (k, p) in self.to.moduli.iter().enumerate() {
-            let row = &self.q_hat_mod_p[k];
-            acc.fill(0);
-            for (i, &h) in row.iter().enumerate() {
-                let yi = &y[i * n..(i + 1) * n];
-                for (a, &x) in acc.iter_mut().zip(yi) {
-                    *a += x as u128 * h as u128;
+        if fast {
+            // Vector path: Σ_i y_i·(Q/q_i) mod p_k with one exact multiply-accumulate kernel call
+            // per (i, k), then one more for −v·Q.
+            for (k, p) in self.to.moduli.iter().enumerate() {
+                let out = &mut output[k * n..(k + 1) * n];
+                out.fill(0);
+                for (i, &h) in self.q_hat_mod_p[k].iter().enumerate() {
+                    crate::kernels::mul_scalar_acc_mod(p, out, &y[i * n..(i + 1) * n], h);
                 }
-                // At most 15 products of two 62-bit words fit in 128 bits: fold every 15 limbs.
-                if i % 15 == 14 {
-                    for a in acc.iter_mut() {
-                        *a = p.reduce_u128(*a) as u128;
+                // out − v·Q = out + v·(−Q mod p_k), with v ≤ l small: one more kernel call.
+                crate::kernels::mul_scalar_acc_mod(p, out, &v, p.neg(self.q_mod_p[k]));
+            }
+        } else {
+            let mut acc = vec![0u128; n];
+            for (k, p) in self.to.moduli.iter().enumerate() {
+                let row = &self.q_hat_mod_p[k];
+                acc.fill(0);
+                for (i, &h) in row.iter().enumerate() {
+                    let yi = &y[i * n..(i + 1) * n];
+                    for (a, &x) in acc.iter_mut().zip(yi) {
+                        *a += x as u128 * h as u128;
+                    }
+                    // At most 15 products of two 62-bit words fit in 128 bits: fold every 15 limbs.
+                    if i % 15 == 14 {
+                        for a in acc.iter_mut() {
+                            *a = p.reduce_u128(*a) as u128;
+                        }
                     }
                 }
-            }
-            let qm = self.q_mod_p[k];
-            let out = &mut output[k * n..(k + 1) * n];
-            for ((o, &a), &vc) in out.iter_mut().zip(&acc).zip(&v) {
-                *o = p.sub(p.reduce_u128(a), p.mul(p.reduce(vc), qm));
+                let qm = self.q_mod_p[k];
+                let out = &mut output[k * n..(k + 1) * n];
+                for ((o, &a), &vc) in out.iter_mut().zip(&acc).zip(&v) {
+                    *o = p.sub(p.reduce_u128(a), p.mul(p.reduce(vc), qm));
+                }
             }
         }
         // Exact CRT for the (rare) ambiguous coefficients.
@@ -504,15 +543,21 @@ mod tests {
         }
 
         #[test]
-        fn base_conversion_exact_and_approx(words in proptest::collection::vec(any::<u64>(), 1..8), lq in 1usize..6, lp in 1usize..6, centered in any::<bool>()) {
-            let qs = ntt_primes(55, 16, lq).unwrap();
-            let ps = ntt_primes_excluding(55, 16, lp, &qs).unwrap();
+        fn base_conversion_exact_and_approx(words in proptest::collection::vec(any::<u64>(), 1..8), lq in 1usize..6, lp in 1usize..6, centered in any::<bool>(), bits in prop_oneof![Just(30u32), Just(44), Just(50), Just(55)]) {
+            // Below 2^50 the vector path runs (on machines with AVX2+FMA), at 55 bits the scalar one.
+            let qs = ntt_primes(bits, 16, lq).unwrap();
+            let ps = ntt_primes_excluding(bits, 16, lp, &qs).unwrap();
             let (qb, pb) = (RnsBasis::new(&qs).unwrap(), RnsBasis::new(&ps).unwrap());
             let conv = BaseConverter::new(&qb, &pb).unwrap();
-            let n = 3;
-            // Three coefficients: random, 0 and Q-1 (edge cases of the float correction).
+            // 0, Q-1, Q/2, Q/2+1 (edge cases of the float correction and the centering), then
+            // random values, 19 in all so the vector kernels see full chunks and a tail.
             let x0 = big_from_words(&words) % qb.product();
-            let xs = [x0, BigInt::new(), BigInt::from(qb.product() - 1u32)];
+            let half = BigInt::from(qb.product() >> 1u32);
+            let mut xs = vec![BigInt::new(), BigInt::from(qb.product() - 1u32), half.clone(), BigInt::from(&half + 1u32)];
+            for j in 0..15u32 {
+                xs.push((BigInt::from(&x0 * (2 * j + 1)) + j) % qb.product());
+            }
+            let n = xs.len();
             let mut input = vec![0u64; lq * n];
             for (c, x) in xs.iter().enumerate() {
                 for (i, r) in qb.decompose(x).into_iter().enumerate() { input[i * n + c] = r; }
