@@ -533,7 +533,7 @@ mod tests {
         #[test]
         fn z2k_matches_bigint_reference(a: u128, b: u128, k in 1u32..=64, s in 1u32..=64) {
             let r = Z2k::new(k, s).unwrap();
-            let m = BigInt::from(BigInt::from(1) << (k + s));
+            let m: BigInt = BigInt::from(1) << (k + s);
             let (a, b) = (Z2k::low_bits(a, k + s), Z2k::low_bits(b, k + s));
             let (ba, bb) = (BigInt::from(a), BigInt::from(b));
             let red = |x: BigInt| -> u128 { bigint::reduce(&x, &m).unwrap().to_u128().unwrap() };
@@ -557,10 +557,10 @@ mod tests {
             let red = |v: BigInt, m: &BigInt| -> BigInt { bigint::reduce(&v, m).unwrap() };
             proptest::prop_assert_eq!(BigInt::from(f.mul(&x, &y)), red(BigInt::from(x) * y, &bp));
             proptest::prop_assert_eq!(BigInt::from(f.sub(&x, &y)), red(BigInt::from(x) - y, &bp));
-            let p255 = BigInt::from(BigInt::from(1) << 255u32) - 19u32;
+            let p255: BigInt = (BigInt::from(1) << 255u32) - 19u32;
             let g = FpBig::new(p255.clone()).unwrap();
             let xa = BigElem(red(BigInt::from(a) * BigInt::from(b), &p255));
-            let ya = BigElem(red(BigInt::from(BigInt::from(b) << 100u32), &p255));
+            let ya = BigElem(red(BigInt::from(b) << 100u32, &p255));
             proptest::prop_assert_eq!(g.mul(&xa, &ya), BigElem(red(xa.0.clone() * &ya.0, &p255)));
             proptest::prop_assert_eq!(g.sub(&xa, &ya), BigElem(red(xa.0.clone() - &ya.0, &p255)));
             proptest::prop_assert_eq!(g.add(&xa, &ya), BigElem(red(xa.0.clone() + &ya.0, &p255)));
