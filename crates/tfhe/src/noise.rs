@@ -43,12 +43,11 @@ impl NoiseSampler {
             )));
         }
         let std_int = std * 2f64.powi(bits as i32);
-        let discrete =
-            if (DiscreteGaussian::MIN_SIGMA..=DiscreteGaussian::MAX_SIGMA).contains(&std_int) {
-                Some(DiscreteGaussian::new(std_int)?)
-            } else {
-                None
-            };
+        let discrete = if (DiscreteGaussian::MIN_SIGMA..=DISCRETE_MAX_SIGMA).contains(&std_int) {
+            Some(DiscreteGaussian::new(std_int)?)
+        } else {
+            None
+        };
         Ok(Self {
             bits,
             std_int,
