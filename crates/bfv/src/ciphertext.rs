@@ -175,21 +175,36 @@ impl SecretKey {
     /// The phase `c_0 + c_1·s (+ c_2·s²) mod Q_l` in coefficient form.
     pub fn phase(&self, ct: &Ciphertext) -> Result<Poly> {
         self.ctx.check_same(&ct.ctx)?;
-        let s = self.ntt_at(ct.level)?;
-        let mut acc = Poly::zero(&s.context().clone(), Representation::Ntt);
-        let mut s_pow = s.clone();
-        for (k, part) in ct.parts.iter().enumerate().skip(1) {
-            let mut p = part.clone();
-            p.to_ntt();
-            if k > 1 {
-                s_pow = &s_pow * &s;
+        let ring = self.ctx.ring(ct.level)?;
+        let n = self.ctx.degree();
+        let mut out = ct.parts[0].clone();
+        let mut acc = vec![0u64; n];
+        let mut tmp = vec![0u64; n];
+        let mut s2 = vec![0u64; n];
+        for j in 0..=ct.level {
+            let plan = ring.plan(j);
+            let m = &ring.moduli()[j];
+            let s = &self.ntt.data()[j * n..(j + 1) * n];
+            acc.fill(0);
+            tmp.copy_from_slice(ct.parts[1].limb(j));
+            plan.forward(&mut tmp);
+            plan.mul_acc(&mut acc, &tmp, s);
+            if ct.parts.len() == 3 {
+                s2.fill(0);
+                plan.mul_acc(&mut s2, s, s);
+                tmp.copy_from_slice(ct.parts[2].limb(j));
+                plan.forward(&mut tmp);
+                plan.mul_acc(&mut acc, &tmp, &s2);
             }
-            acc.try_mul_acc(&p, &s_pow)?;
+            plan.inverse(&mut acc);
+            for (o, &a) in out.limb_mut(j).iter_mut().zip(&acc) {
+                *o = m.add(*o, a);
+            }
         }
-        s_pow.data_mut().zeroize();
-        acc.to_coeff();
-        acc.try_add_assign(&ct.parts[0])?;
-        Ok(acc)
+        acc.zeroize();
+        tmp.zeroize();
+        s2.zeroize();
+        Ok(out)
     }
 
     /// Decryption: `m = ⌊t·[c_0 + c_1·s]_Q / Q⌉ mod t`, computed exactly in RNS with one exact
@@ -209,11 +224,10 @@ impl SecretKey {
         let mut y = vec![0u64; n];
         lv.dec_conv.convert_exact(x.data(), &mut y, n, false)?;
         x.data_mut().zeroize();
-        let t = self.ctx.plaintext_modulus();
-        let (h, qi) = (lv.half_q_mod_t as u128, lv.q_inv_mod_t as u128);
-        let tt = t as u128;
+        let tm = coterie_math::modulus::Modulus::new(self.ctx.plaintext_modulus())?;
+        let (h, qi) = (lv.half_q_mod_t, lv.q_inv_mod_t);
         for c in y.iter_mut() {
-            *c = (((h + tt - *c as u128) % tt) * qi % tt) as u64;
+            *c = tm.mul_any(tm.sub(h, *c), qi);
         }
         Ok(Plaintext {
             ctx: self.ctx.clone(),
@@ -263,6 +277,33 @@ pub(crate) fn key_switch(
 }
 
 impl Ciphertext {
+    /// Builds a ciphertext from its parts (2 or 3 coefficient-form polynomials of the ring of
+    /// `level`), e.g. one assembled by a multi-party protocol.
+    pub fn from_parts(ctx: &Context, level: usize, parts: Vec<Poly>) -> Result<Self> {
+        let ring = ctx.ring(level)?;
+        if !(2..=3).contains(&parts.len()) {
+            return Err(Error::Malformed(format!(
+                "{} ciphertext parts",
+                parts.len()
+            )));
+        }
+        for p in &parts {
+            if p.context().moduli() != ring.moduli()
+                || p.context().degree() != ring.degree()
+                || p.representation() != Representation::Coefficient
+            {
+                return Err(Error::Mismatch(format!(
+                    "ciphertext part not a coefficient-form polynomial of level {level}"
+                )));
+            }
+        }
+        Ok(Ciphertext {
+            ctx: ctx.clone(),
+            level,
+            parts,
+        })
+    }
+
     /// The context.
     pub fn context(&self) -> &Context {
         &self.ctx
