@@ -8,9 +8,9 @@ use proptest::prelude::*;
 fn poly_mul(a: &[u64], b: &[u64], t: u64) -> Vec<u64> {
     let n = a.len();
     let mut out = vec![0u64; n];
-    for i in 0..n {
-        for j in 0..n {
-            let p = a[i] * b[j] % t;
+    for (i, &ai) in a.iter().enumerate() {
+        for (j, &bj) in b.iter().enumerate() {
+            let p = ai * bj % t;
             let k = (i + j) % n;
             out[k] = if i + j < n {
                 (out[k] + p) % t
