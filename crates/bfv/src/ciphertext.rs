@@ -210,7 +210,41 @@ impl SecretKey {
     /// Decryption: `m = ⌊t·[c_0 + c_1·s]_Q / Q⌉ mod t`, computed exactly in RNS with one exact
     /// base conversion to `{t}`: with `y = [t·x + ⌊Q/2⌋]_Q`, `t·x + ⌊Q/2⌋ − y = Q·⌊t·x/Q⌉`, so
     /// modulo `t` (where `t·x ≡ 0`) `m = (⌊Q/2⌋ − y)·Q^{-1} mod t` (`gcd(Q, t) = 1`).
+    ///
+    /// For speed the ciphertext is first modulus-switched down to the lowest level `l` with
+    /// `Q_l ≥ 2^41·t·(1 + N‖s‖ + N²‖s‖²)`: by the modulus-switching bound of [`crate::noise`] this
+    /// adds at most `2^-42` to the invariant noise (so decryption is exact whenever the noise
+    /// budget is above `2^-40`, i.e. whenever [`crate::noise::noise_budget`] is positive by any
+    /// measurable margin). [`SecretKey::decrypt_exact_at_level`] skips this step.
     pub fn decrypt(&self, ct: &Ciphertext) -> Result<Plaintext> {
+        let target = self.fast_decryption_level(ct.len())?;
+        if target < ct.level {
+            return self.decrypt_exact_at_level(&ct.mod_switch_to(target)?);
+        }
+        self.decrypt_exact_at_level(ct)
+    }
+
+    /// The lowest level at which [`SecretKey::decrypt`] decrypts a ciphertext of `parts` parts.
+    pub fn fast_decryption_level(&self, parts: usize) -> Result<usize> {
+        let n = self.ctx.degree() as f64;
+        let bs = self.norm_inf().max(1) as f64;
+        let mut err = 1.0 + n * bs;
+        if parts > 2 {
+            err += n * n * bs * bs;
+        }
+        let need = 41.0 + (self.ctx.plaintext_modulus() as f64).log2() + err.log2();
+        let mut bits = 0.0;
+        for (l, &q) in self.ctx.params().moduli().iter().enumerate() {
+            bits += (q as f64).log2();
+            if bits >= need {
+                return Ok(l);
+            }
+        }
+        Ok(self.ctx.max_level())
+    }
+
+    /// Decryption at the ciphertext's own level (no modulus switch; see [`SecretKey::decrypt`]).
+    pub fn decrypt_exact_at_level(&self, ct: &Ciphertext) -> Result<Plaintext> {
         let mut x = self.phase(ct)?;
         let lv = self.ctx.level(ct.level)?;
         let n = self.ctx.degree();

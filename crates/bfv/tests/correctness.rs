@@ -55,6 +55,12 @@ fn random_values(r: &mut Csprng, n: usize, t: u64) -> Vec<u64> {
 
 fn check_noise(sk: &SecretKey, ct: &Ciphertext, bound: f64, what: &str) -> f64 {
     let v = invariant_noise_log2(sk, ct).unwrap();
+    // The fast (modulus-switched) decryption agrees with the exact one at the ciphertext's level.
+    assert_eq!(
+        sk.decrypt(ct).unwrap(),
+        sk.decrypt_exact_at_level(ct).unwrap(),
+        "{what}: fast and exact decryption differ"
+    );
     assert!(
         v <= bound,
         "{what}: measured noise 2^{v:.1} above the bound 2^{bound:.1}"
