@@ -49,6 +49,7 @@ pub mod ot_prep;
 pub mod prep;
 pub mod ring;
 pub mod store;
+pub mod tools;
 
 #[cfg(test)]
 mod tests;

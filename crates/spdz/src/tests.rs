@@ -806,3 +806,47 @@ mod ot_producer {
         assert!(res[1].is_err());
     }
 }
+
+/// OT preprocessing straight into the on-disk stores, then the engine runs on them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ot_preprocessing_into_stores_then_online() {
+    use crate::tools::{party_dir, produce_ot_to_store};
+    let base = std::env::temp_dir().join(format!("coterie-spdz-ot-store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let counts = Counts {
+        triples: 6,
+        bits: 2,
+        randoms: 6,
+        masks_per_party: 6,
+    };
+    let mut tasks = Vec::new();
+    for mut mesh in InMemoryMesh::group(2, opts()) {
+        let dir = party_dir(&base, mesh.id());
+        tasks.push(tokio::spawn(async move {
+            let store = produce_ot_to_store(&mut mesh, &dir, Z2k::spdz2k_64(), counts, 4).await?;
+            assert_eq!(store.available(Kind::Triples)?, 6);
+            let mut e = Engine::new(store);
+            let me = mesh.id();
+            let v = [7u128, 8, 9];
+            let x = e
+                .input(&mut mesh, 0, (me == 0).then_some(&v[..]), 3)
+                .await?;
+            let y = e
+                .input(&mut mesh, 1, (me == 1).then_some(&v[..]), 3)
+                .await?;
+            let z = e.mul(&mut mesh, &x, &y).await?;
+            let b = e.rand_bits(2)?;
+            let mut all = z;
+            all.extend(b);
+            let o = e.open_checked(&mut mesh, &all).await?;
+            mesh.close().await?;
+            Ok::<_, Error>(o)
+        }));
+    }
+    for t in tasks {
+        let o = t.await.unwrap().unwrap();
+        assert_eq!(&o[..3], &[49, 64, 81]);
+        assert!(o[3] <= 1 && o[4] <= 1);
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
