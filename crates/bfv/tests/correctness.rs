@@ -134,6 +134,13 @@ fn toy_coefficient_circuit_with_noise_bounds() {
         &automorphism(&xy, g, t)[..]
     );
     check_noise(&sk, &ms, nb.mod_switch(vr, top).unwrap(), "mod switch");
+    // One-step switch to the last prime.
+    let ms0 = rot.mod_switch_to(0).unwrap();
+    assert_eq!(
+        sk.decrypt(&ms0).unwrap().coefficients(),
+        &automorphism(&xy, g, t)[..]
+    );
+    check_noise(&sk, &ms0, nb.mod_switch(vr, 1).unwrap(), "mod switch to 0");
     // Products at the lower level still work.
     let cy_low = cy.mod_switch_to(top - 1).unwrap();
     let low = ms.mul(&cy_low, &rlk).unwrap();
