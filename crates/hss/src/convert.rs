@@ -247,14 +247,14 @@ fn top_bits(e: &[u64], n: u32, k: u32) -> u64 {
 }
 
 /// Blocks between two re-centerings of the sliding buffer.
-const SLIDE: usize = 2048;
+const SLIDE: usize = 256;
 
 /// A walk `h, 2h, 4h, …` producing the match positions in increasing order.
 ///
 /// The element lives in a sliding window `buf[start .. start + L]` of a longer buffer: the
 /// multiplication by `2^64` moves the window down by one limb (the old top limb `T` leaves, a
 /// zero limb enters at the bottom, `T·γ` is added there), and the window is copied back to the
-/// top once every 2048 blocks.
+/// top once every ~230 blocks.
 #[derive(Debug, Clone)]
 pub struct Walker<'g> {
     group: &'g Group,
