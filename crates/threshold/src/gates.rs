@@ -362,3 +362,65 @@ impl GatePool {
         Ok(self.queue.drain(..count).collect())
     }
 }
+
+/// **Insecure** trusted dealing of gate bundles for every party: one process samples the masks
+/// and secret-shares the tables (through coterie-spdz's insecure dealer), so it knows every
+/// mask. Only for tests and for benchmarking the online phase; the secure way is
+/// [`prep_bundles`]. Returns one vector of `count` bundles per party, numbered from `first_id`.
+pub fn insecure_deal_bundles<G: rand::Rng + ?Sized>(
+    dealer: &coterie_spdz::InsecureDealer<Z2k>,
+    ring: &Z2k,
+    lt: &LtParams,
+    count: usize,
+    first_id: u64,
+    rng: &mut G,
+) -> Vec<Vec<GateBundle>> {
+    let n = dealer.key_shares().len();
+    let embed = |x: i64| {
+        if x < 0 {
+            ring.neg(&((-x) as u128))
+        } else {
+            ring.add(&(x as u128), &0)
+        }
+    };
+    let share_all = |xs: &[i64], rng: &mut G| -> Vec<Vec<Sh>> {
+        let mut per: Vec<Vec<Sh>> = (0..n).map(|_| Vec::with_capacity(xs.len())).collect();
+        for &x in xs {
+            for (p, s) in per.iter_mut().zip(dealer.share(&embed(x), rng)) {
+                p.push(s);
+            }
+        }
+        per
+    };
+    let mut out: Vec<Vec<GateBundle>> = (0..n).map(|_| Vec::with_capacity(count)).collect();
+    for j in 0..count {
+        let mut signs: Vec<Vec<Gate>> = (0..n).map(|_| Vec::new()).collect();
+        for w in lt.sign_widths() {
+            let r = rng.next_u64() & ((1u64 << w) - 1);
+            let masks = share_all(&[r as i64], rng);
+            let tabs = share_all(&crate::plain::sign_table(r, w), rng);
+            for ((s, mut m), t) in signs.iter_mut().zip(masks).zip(tabs) {
+                s.push(Gate {
+                    mask: m.remove(0),
+                    table: t,
+                });
+            }
+        }
+        let t = lt.d() + 1;
+        let r = rng.next_u64() & ((1u64 << t) - 1);
+        let masks = share_all(&[r as i64], rng);
+        let tabs = share_all(&crate::plain::modltz_table(r, t), rng);
+        for (((o, s), mut m), tab) in out.iter_mut().zip(signs).zip(masks).zip(tabs) {
+            o.push(GateBundle {
+                id: first_id + j as u64,
+                lt: *lt,
+                signs: s,
+                modltz: Gate {
+                    mask: m.remove(0),
+                    table: tab,
+                },
+            });
+        }
+    }
+    out
+}

@@ -210,3 +210,28 @@ impl PublicKey {
         })
     }
 }
+
+impl SharedKey {
+    /// **Insecure** trusted dealing of a key `sk` to every party (the dealer knows it). Only
+    /// for tests and benchmarks of the online phase.
+    pub fn insecure_deal<G: Rng + ?Sized>(
+        dealer: &coterie_spdz::InsecureDealer<Z2k>,
+        ring: &Z2k,
+        sk: &[i64],
+        rng: &mut G,
+    ) -> Vec<Self> {
+        let n = dealer.key_shares().len();
+        let mut out: Vec<Vec<Sh>> = (0..n).map(|_| Vec::with_capacity(sk.len())).collect();
+        for &x in sk {
+            let v = if x < 0 {
+                ring.neg(&(x.unsigned_abs() as u128))
+            } else {
+                x as u128
+            };
+            for (o, s) in out.iter_mut().zip(dealer.share(&v, rng)) {
+                o.push(s);
+            }
+        }
+        out.into_iter().map(|coeffs| Self { coeffs }).collect()
+    }
+}
