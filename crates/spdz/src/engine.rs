@@ -12,7 +12,11 @@
 //!   sum of shares would reveal bits `k..k+s` of the value (seed 000 §9.2 [ENG]), so `open` adds
 //!   `2^k·[ρ]` with a fresh random `[ρ]` first; [`Engine::open_truncated`] does the same with
 //!   `2^l·[ρ]` and returns only the low `l` bits (seed 000 §3, Open with `l ≤ k`).
-//! * [`Engine::rand_bits`]: preprocessed random bits.
+//! * [`Engine::rand_bits`]: preprocessed random bits; over `F_p` also
+//!   [`Engine::rand_bits_by_squaring`] (from random values and triples alone).
+//! * [`Engine::check_single`]: SingleCheck of seed 000 §10.4 — a per-value MAC check in two
+//!   rounds (commit to the shifted MAC shares, open), split into
+//!   [`Engine::check_single_commit`] / [`Engine::check_single_open`] for pipelined schedules.
 //! * [`Engine::check`]: the MAC check over every value opened since the last check (SPDZ_2k
 //!   Π_MACCheck over `Z_{2^{k+s}}` with coefficients in `Z_{2^s}`; the SPDZ field MAC check over
 //!   `F_p`): one echo of a digest of the opened values (so all parties check the same values),
@@ -35,7 +39,7 @@ use serde::{Deserialize, Serialize};
 use zeroize::Zeroize;
 
 use crate::prep::{Preprocessing, Share};
-use crate::ring::{Ring, Z2k};
+use crate::ring::{PrimeField, Ring, Z2k};
 use crate::{Error, Result};
 
 /// Wire format version of engine messages.
@@ -703,6 +707,54 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         self.macs.clear();
         mesh.abort(&e.to_string()).await;
         e
+    }
+}
+
+impl<R: PrimeField, P: Preprocessing<R>> Engine<R, P> {
+    /// RandBit over `F_p` without preprocessed bits (Damgård–Fitzi–Kiltz–Nielsen–Toft): for a
+    /// random `[r]`, compute `[r²]` (one triple), open `s = r²` (which hides the sign of `r`),
+    /// and output `[b] = ([r]·s^{-1/2} + 1)/2`, a uniform bit. Values with `s = 0` are retried.
+    /// Uses one random value and one triple per bit; an opened non-square (only possible with a
+    /// cheating party) aborts with the check `randbit-square`. The MAC check covers the openings.
+    pub async fn rand_bits_by_squaring<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        count: usize,
+    ) -> Result<Vec<Share<R::Elem>>> {
+        let r = self.ring.clone();
+        let half = r
+            .inv(&r.embed_u64(2))
+            .ok_or(Error::Unsupported("RandBit by squaring needs an odd p"))?;
+        let one = r.embed_u64(1);
+        let mut out = Vec::with_capacity(count);
+        while out.len() < count {
+            let need = count - out.len();
+            let rs = self.prep.randoms(need)?;
+            let sq = self.mul(mesh, &rs, &rs).await?;
+            let s = self.open_raw(mesh, &sq).await?;
+            for (ri, si) in rs.iter().zip(&s) {
+                if r.is_zero(si) {
+                    continue;
+                }
+                let inv_root = match r.sqrt(si).and_then(|x| r.inv(&x)) {
+                    Some(x) => x,
+                    None => {
+                        return Err(self
+                            .fail(
+                                mesh,
+                                Error::PrepCheckFailed {
+                                    check: "randbit-square",
+                                    party: self.me,
+                                },
+                            )
+                            .await);
+                    }
+                };
+                let sign = self.mul_const(ri, &inv_root);
+                out.push(self.mul_const(&self.add_const(&sign, &one), &half));
+            }
+        }
+        Ok(out)
     }
 }
 

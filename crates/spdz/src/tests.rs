@@ -908,3 +908,47 @@ async fn single_check_honest_and_cheating() {
         }
     }
 }
+
+/// RandBit by squaring over F_p: bits, uniform, authenticated (MAC check passes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_rand_bits_by_squaring() {
+    async fn run<R: PrimeField>(ring: R, count: usize, seed: u64) -> Vec<R::Elem> {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+        let preps = dealer.deal(
+            Counts {
+                triples: count + 16,
+                randoms: count + 16,
+                ..Counts::default()
+            },
+            &mut rng,
+        );
+        let res = run_mem(preps, move |mut e, mut mesh| async move {
+            let b = e.rand_bits_by_squaring(&mut mesh, count).await?;
+            let o = e.open_checked(&mut mesh, &b).await?;
+            mesh.close().await?;
+            Ok(o)
+        })
+        .await;
+        let mut it = res.into_iter();
+        let first = it.next().unwrap().unwrap();
+        for r in it {
+            assert_eq!(r.unwrap(), first);
+        }
+        first
+    }
+    let count = 2000;
+    let o = run(Fp64::mersenne61(), count, 60).await;
+    assert!(o.iter().all(|b| *b <= 1));
+    let ones = o.iter().filter(|b| **b == 1).count() as f64;
+    assert!((ones - count as f64 / 2.0).abs() < 5.0 * (count as f64 / 4.0).sqrt());
+    let mut p: BigInt = BigInt::from(1) << 127u32;
+    p += 1u32;
+    while !(coterie_math::bigint::is_probable_prime(&p) && p.mod_u(8) == 1) {
+        p += 8u32;
+    }
+    let o = run(FpBig::new(p).unwrap(), 200, 61).await;
+    assert!(o.iter().all(|b| b.0 <= 1));
+    let ones = o.iter().filter(|b| b.0 == 1).count();
+    assert!(ones > 60 && ones < 140, "ones = {ones}");
+}
