@@ -9,7 +9,7 @@
 //!   makes sure every party got the same value);
 //! * [`Engine::mul`]: Beaver multiplication, one batched opening for the whole batch;
 //! * [`Engine::open`]: batched opening. Over `Z_{2^k}` shares live in `Z_{2^{k+s}}`, and a plain
-//!   sum of shares would reveal bits `k..k+s` of the value (seed 000 §9.2 [ENG]), so `open` adds
+//!   sum of shares would reveal bits `k..k+s` of the value (seed 000 §9.2 \[ENG\]), so `open` adds
 //!   `2^k·[ρ]` with a fresh random `[ρ]` first; [`Engine::open_truncated`] does the same with
 //!   `2^l·[ρ]` and returns only the low `l` bits (seed 000 §3, Open with `l ≤ k`).
 //! * [`Engine::rand_bits`]: preprocessed random bits; over `F_p` also
