@@ -374,6 +374,17 @@ pub struct L2Batch {
     pub shares: Vec<L2Share>,
 }
 
+impl L2Batch {
+    /// Checks a decoded batch: version, size, every share within its bounds (at most
+    /// `max_bits`-bit bounds).
+    pub fn validate(&self, max_bits: u32) -> Result<()> {
+        if self.version != FORMAT_VERSION || self.shares.len() > MAX_BATCH {
+            return Err(Error::Malformed("bad level-2 batch header".into()));
+        }
+        self.shares.iter().try_for_each(|s| s.validate(max_bits))
+    }
+}
+
 /// Fig. 2: party 0 loads its bits `xs` as level-2 shares with one string OT per bit (party 1
 /// passes `&[]` and `n = xs.len()` is sent implicitly by the OT batch).
 pub async fn l2_shares<M: Mesh, R: Rng + Send>(

@@ -70,6 +70,14 @@ async fn dkg_keys_work_and_l2s_loads_inputs() {
         assert_eq!(recomb, c);
         assert!(ek0.c_share.significant_bits() <= params.key_share_bits());
         assert_eq!(ek0.prf_key, ek1.prf_key);
+        // Batches survive a serialization round trip and validate.
+        let back: coterie_hss::protocol::L2Batch =
+            coterie_hss::scheme::from_bytes(&coterie_hss::scheme::to_bytes(&l2a).unwrap()).unwrap();
+        back.validate(512).unwrap();
+        assert_eq!(back, l2a);
+        let mut bad = back.clone();
+        bad.shares[0].yc = BigInt::from(1) << 600;
+        assert!(bad.validate(512).is_err());
         // L2S: <x> = (x, 0), <xc> reconstructs x·c.
         for (j, &x) in xs.iter().enumerate() {
             let (a, b) = (&l2a.shares[j], &l2b.shares[j]);
