@@ -21,6 +21,7 @@ pub mod keys;
 pub mod linmaps;
 pub mod online;
 pub mod params;
+pub mod pipelined;
 pub mod plain;
 
 pub use ciphertext::LweCiphertext;

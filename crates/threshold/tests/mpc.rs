@@ -10,6 +10,7 @@ use coterie_threshold::ciphertext::LweCiphertext;
 use coterie_threshold::gates::{GatePool, prep_bundles, prep_subset_prods};
 use coterie_threshold::keys::{KeyDistribution, PublicKey, SharedKey};
 use coterie_threshold::online::{decrypt, modltz_t};
+use coterie_threshold::pipelined::decrypt_pipelined;
 use coterie_threshold::{Error, LtParams, Params, round_p};
 
 #[tokio::test]
@@ -57,8 +58,18 @@ async fn decrypt_imported(
     sk: Vec<i64>,
     cts: Vec<LweCiphertext>,
 ) -> Vec<Result<Vec<u64>, Error>> {
+    decrypt_imported_mode(parties, p, sk, cts, false).await
+}
+
+async fn decrypt_imported_mode(
+    parties: usize,
+    p: Params,
+    sk: Vec<i64>,
+    cts: Vec<LweCiphertext>,
+    pipelined: bool,
+) -> Vec<Result<Vec<u64>, Error>> {
     let lt = p.lt().unwrap();
-    let c = counts(&lt, cts.len(), cts.len(), 0, p.n, 0);
+    let c = counts(&lt, cts.len(), cts.len(), 0, p.n, 2 * cts.len());
     run_mem(deal(parties, p.k, c), move |i, mut eng, mut mesh| {
         let (sk, cts) = (sk.clone(), cts.clone());
         async move {
@@ -73,7 +84,11 @@ async fn decrypt_imported(
             let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, cts.len(), 0).await?;
             let mut pool = GatePool::new(lt);
             pool.push(b)?;
-            let out = decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await;
+            let out = if pipelined {
+                decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &cts, &mut pool, 1).await
+            } else {
+                decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await
+            };
             mesh.close().await.ok();
             out
         }
@@ -106,13 +121,15 @@ async fn t7_end_to_end_small_2_3_4_parties() {
         .collect();
     assert_eq!(cts[0].b, 50054);
     for parties in [2, 3, 4] {
-        for r in decrypt_imported(parties, p, sk.clone(), cts.clone()).await {
-            let got = r.unwrap();
-            assert_eq!(
-                got,
-                cases.iter().map(|c| c.2).collect::<Vec<_>>(),
-                "{parties} parties"
-            );
+        for pipelined in [false, true] {
+            for r in decrypt_imported_mode(parties, p, sk.clone(), cts.clone(), pipelined).await {
+                let got = r.unwrap();
+                assert_eq!(
+                    got,
+                    cases.iter().map(|c| c.2).collect::<Vec<_>>(),
+                    "{parties} parties, pipelined {pipelined}"
+                );
+            }
         }
     }
 }
@@ -328,13 +345,22 @@ enum Tamper {
     ModLtzMask,
     ModLtzTable,
     SkipBundle,
+    /// The first random value the decryption consumes: `w` in the pipelined schedule (shifted
+    /// by `L`, which the final multiple-of-L test would not catch), the first opening's mask
+    /// in the strict one.
+    FirstRandom,
 }
 
-async fn tampered_run(t: Tamper) -> Vec<Result<Vec<u64>, Error>> {
+async fn tampered_run(t: Tamper, pipelined: bool) -> Vec<Result<Vec<u64>, Error>> {
     let p = params(4, 16, 2, 3);
     let lt = p.lt().unwrap();
-    let c = counts(&lt, 2, 2, 4, 0, 0);
-    run_mem(deal(3, 16, c), move |i, mut eng, mut mesh| async move {
+    let c = counts(&lt, 2, 2, 4, 0, 2);
+    let mut preps = deal(3, 16, c);
+    if matches!(t, Tamper::FirstRandom) {
+        let x = &mut preps[1].randoms[0];
+        x.v = x.v.wrapping_add(1 << lt.l) & ((1u128 << 80) - 1);
+    }
+    run_mem(preps, move |i, mut eng, mut mesh| async move {
         let mut key = SharedKey::generate(&mut eng, 4, KeyDistribution::Binary)?;
         let (mut b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 2, 0).await?;
         let ring = *eng.ring();
@@ -346,6 +372,7 @@ async fn tampered_run(t: Tamper) -> Vec<Result<Vec<u64>, Error>> {
                 Tamper::SignTable => b[0].signs[0].table.iter_mut().for_each(one),
                 Tamper::ModLtzMask => one(&mut b[0].modltz.mask),
                 Tamper::ModLtzTable => b[0].modltz.table.iter_mut().for_each(one),
+                Tamper::FirstRandom => {}
                 Tamper::SkipBundle => {
                     b.remove(0);
                 }
@@ -359,7 +386,11 @@ async fn tampered_run(t: Tamper) -> Vec<Result<Vec<u64>, Error>> {
             a: vec![1, 2, 3, 4],
             b: 5,
         };
-        let out = decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await;
+        let out = if pipelined {
+            decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool, 7).await
+        } else {
+            decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await
+        };
         mesh.close().await.ok();
         out
     })
@@ -375,10 +406,16 @@ async fn t11_tamper_must_abort() {
         Tamper::ModLtzMask,
         Tamper::ModLtzTable,
         Tamper::SkipBundle,
+        Tamper::FirstRandom,
     ] {
-        let res = tampered_run(t).await;
-        for (i, r) in res.iter().enumerate() {
-            assert!(r.is_err(), "{t:?}: party {i} got {r:?}");
+        for pipelined in [false, true] {
+            let res = tampered_run(t, pipelined).await;
+            for (i, r) in res.iter().enumerate() {
+                assert!(
+                    r.is_err(),
+                    "{t:?} (pipelined {pipelined}): party {i} got {r:?}"
+                );
+            }
         }
     }
 }
