@@ -45,6 +45,10 @@ use crate::{Error, Result};
 /// Wire format version of engine messages.
 pub const WIRE_VERSION: u8 = 1;
 
+/// Largest payload of one opening message; larger batches are opened in several messages (the
+/// mesh's `max_frame` must be above this, as the default 64 MiB is).
+pub const OPEN_CHUNK_BYTES: usize = 8 << 20;
+
 const TAG_OPEN: u32 = 0x5D20_0001;
 const TAG_INPUT: u32 = 0x5D20_0002;
 const TAG_INPUT_ECHO: u32 = 0x5D20_0003;
@@ -248,8 +252,9 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         xs: &[Share<R::Elem>],
     ) -> Result<Vec<R::Elem>> {
         self.check_mesh(mesh)?;
-        let w = self.ring.elem_bytes();
-        let chunk = (mesh.options().max_frame / 2 / w).max(1);
+        // A fixed byte budget per message (the same at every party, whatever its mesh options),
+        // well below the default frame limit.
+        let chunk = (OPEN_CHUNK_BYTES / self.ring.elem_bytes()).max(1);
         let mut out = Vec::with_capacity(xs.len());
         for part in xs.chunks(chunk) {
             #[allow(unused_mut)]

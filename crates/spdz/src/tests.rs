@@ -952,3 +952,30 @@ async fn field_rand_bits_by_squaring() {
     let ones = o.iter().filter(|b| b.0 == 1).count();
     assert!(ones > 60 && ones < 140, "ones = {ones}");
 }
+
+/// A batch larger than one opening message is split and reassembled in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_opening_is_chunked() {
+    let count = crate::engine::OPEN_CHUNK_BYTES / 16 + 1000;
+    let mut rng = ChaCha20Rng::seed_from_u64(70);
+    let dealer = InsecureDealer::new_insecure(Z2k::spdz2k_64(), 2, &mut rng).unwrap();
+    let preps = dealer.deal(Counts::default(), &mut rng);
+    let res = run_mem(preps, move |mut e, mut mesh| async move {
+        let xs: Vec<_> = (0..count as u64)
+            .map(|i| e.constant(&(i as u128 * 3)))
+            .collect();
+        let o = e.open_unmasked(&mut mesh, &xs).await?;
+        e.check(&mut mesh).await?;
+        let sent = mesh.stats().msgs_sent[1 - mesh.id()];
+        mesh.close().await?;
+        Ok((o, sent))
+    })
+    .await;
+    for r in res {
+        let (o, sent) = r.unwrap();
+        assert_eq!(o.len(), count);
+        assert!(o.iter().enumerate().all(|(i, v)| *v == i as u128 * 3));
+        // two opening messages plus the four rounds of the MAC check
+        assert_eq!(sent, 2 + 4);
+    }
+}
