@@ -49,10 +49,42 @@ const TAG_BASE: u32 = 0x7D00_0000;
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct RoundMsg {
     version: u8,
+    #[serde(with = "byte_string")]
     shares: Vec<u8>,
     digest: Option<[u8; 32]>,
     commit: Option<Commitment>,
-    open: Option<(Opening, Vec<u8>)>,
+    open: Option<Opening>,
+    #[serde(with = "byte_string")]
+    opened_sigma: Vec<u8>,
+}
+
+/// `Vec<u8>` as one serde byte string (postcard: length and raw bytes) rather than a sequence
+/// of varint-encoded bytes. Bounded by the mesh's frame size.
+mod byte_string {
+    use serde::de::{Error, Visitor};
+    use serde::{Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(v)
+    }
+
+    struct BytesVisitor;
+    impl Visitor<'_> for BytesVisitor {
+        type Value = Vec<u8>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("bytes")
+        }
+        fn visit_bytes<E: Error>(self, v: &[u8]) -> Result<Vec<u8>, E> {
+            Ok(v.to_vec())
+        }
+        fn visit_byte_buf<E: Error>(self, v: Vec<u8>) -> Result<Vec<u8>, E> {
+            Ok(v)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        d.deserialize_byte_buf(BytesVisitor)
+    }
 }
 
 /// One batch of values being opened and checked.
@@ -185,7 +217,7 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
         let domain = format!("coterie-threshold/pipelined/{}/{what}", self.sid);
         let mut total = vec![0u128; o.vals.len()];
         for (j, m) in all.iter().enumerate() {
-            let Some((op, bytes)) = &m.open else {
+            let (Some(op), bytes) = (&m.open, &m.opened_sigma) else {
                 return Err(self.fail("missing-mac-opening", j).await);
             };
             if !verify(&domain, j, bytes, &o.commits[j], op) {
@@ -207,11 +239,11 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
     }
 }
 
-fn opening_of(o: &Opened) -> Result<(Opening, Vec<u8>)> {
+fn opening_of(o: &Opened) -> Result<(Option<Opening>, Vec<u8>)> {
     let (_, op) = o
         .commit
         .ok_or_else(|| Error::Invariant("σ not committed".into()))?;
-    Ok((op, o.sigma.clone()))
+    Ok((Some(op), o.sigma.clone()))
 }
 
 /// Π_Decrypt for a batch with the pipelined 7-round schedule (see the module docs). Same
@@ -313,7 +345,7 @@ pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
             shares: b2,
             digest: Some(d1),
             commit: Some(c1),
-            open: None,
+            ..Default::default()
         })
         .await?;
     s.take_commits(&mut o1, &all, "v1").await?;
@@ -354,7 +386,8 @@ pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
             shares: b3,
             digest: Some(d2),
             commit: Some(c2),
-            open: Some(opening_of(&o1)?),
+            open: opening_of(&o1)?.0,
+            opened_sigma: opening_of(&o1)?.1,
         })
         .await?;
     s.verify_sigmas(&o1, &all, "v1").await?;
@@ -370,7 +403,8 @@ pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
             shares: Vec::new(),
             digest: Some(d3),
             commit: Some(c3),
-            open: Some(opening_of(&o2)?),
+            open: opening_of(&o2)?.0,
+            opened_sigma: opening_of(&o2)?.1,
         })
         .await?;
     s.verify_sigmas(&o2, &all, "v2").await?;
@@ -382,7 +416,8 @@ pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
         .exchange(RoundMsg {
             version: PIPELINE_WIRE_VERSION,
             shares: b4,
-            open: Some(opening_of(&o3)?),
+            open: opening_of(&o3)?.0,
+            opened_sigma: opening_of(&o3)?.1,
             ..Default::default()
         })
         .await?;
@@ -406,7 +441,8 @@ pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
     let all = s
         .exchange(RoundMsg {
             version: PIPELINE_WIRE_VERSION,
-            open: Some(opening_of(&o4)?),
+            open: opening_of(&o4)?.0,
+            opened_sigma: opening_of(&o4)?.1,
             ..Default::default()
         })
         .await?;
