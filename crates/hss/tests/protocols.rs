@@ -139,3 +139,56 @@ async fn dkg_on_the_paper_group_base_16() {
         );
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pads_from_two_ots_absorb_and_multiply() {
+    use coterie_hss::leakage::{
+        MaskedInput, mmult, output_unmasked, precompute_pad, prepare_key_digits,
+    };
+    use coterie_hss::protocol::pads;
+    let params = Params::toy_insecure(1, 12, 10);
+    let mut meshes = InMemoryMesh::group(2, opts());
+    let m1 = meshes.pop().unwrap();
+    let m0 = meshes.pop().unwrap();
+    let run = |mut m: InMemoryMesh, seed: u64| async move {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+        let (pk, ek) = dkg(&mut m, &params, &mut rng).await.unwrap();
+        let p = pads(&mut m, &pk, &ek, 6, &mut rng).await.unwrap();
+        m.close().await.unwrap();
+        (pk, ek, p)
+    };
+    let (a, b) = tokio::join!(tokio::spawn(run(m0, 5)), tokio::spawn(run(m1, 6)));
+    let ((pk, ek0, mut p0), (_, ek1, mut p1)) = (a.unwrap(), b.unwrap());
+    let c = BigInt::from(&ek0.c_share - &ek1.c_share);
+    let mut seen = [false; 2];
+    for (x, y) in p0.iter().zip(&p1) {
+        let bv = BigInt::from(&x.b.y - &y.b.y);
+        assert!(bv == 0 || bv == 1, "pad is not a bit");
+        seen[bv.to_usize().unwrap()] = true;
+        assert_eq!(BigInt::from(&x.b.yc - &y.b.yc), BigInt::from(&c * &bv));
+    }
+    assert!(seen[0] || seen[1]);
+    // Use the pads in MMult: L2(b ⊕ x) = MMult(L1(x), pad, L2(1 ⊕ b)), unmasked output = x.
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+    let enc = pk.encryptor().unwrap();
+    let kd = prepare_key_digits(&pk).unwrap();
+    for (k, (q0, q1)) in p0.iter_mut().zip(p1.iter_mut()).enumerate() {
+        let x = (k % 2) as u32;
+        let mx = MaskedInput::new(&pk, &enc.encrypt(&pk, &x.into(), &mut rng)).unwrap();
+        let mut e0 = Evaluator::new(&pk, &ek0, k as u64).unwrap();
+        let mut e1 = Evaluator::new(&pk, &ek1, k as u64).unwrap();
+        precompute_pad(&mut e0, &kd, q0).unwrap();
+        precompute_pad(&mut e1, &kd, q1).unwrap();
+        let ob0 = e0.one().sub(&q0.b);
+        let ob1 = e1.one().sub(&q1.b);
+        let r0 = mmult(&mut e0, &mx, q0, &ob0).unwrap();
+        let r1 = mmult(&mut e1, &mx, q1, &ob1).unwrap();
+        let o0 = output_unmasked(&mut e0, &r0, q0).unwrap();
+        let o1 = output_unmasked(&mut e1, &r1, q1).unwrap();
+        if e0.flagged() && e1.flagged() {
+            continue;
+        }
+        let got = coterie_hss::scheme::reconstruct(&o0, &o1, &BigInt::from(2)).unwrap();
+        assert_eq!(got, x);
+    }
+}
