@@ -979,3 +979,72 @@ async fn large_opening_is_chunked() {
         assert_eq!(sent, 2 + 4);
     }
 }
+
+/// The Z_2^k-only operations (truncated opening, down-cast then compute) against plaintext for
+/// 2, 3, 4 and 8 parties.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn z2k_truncated_open_and_downcast_2_3_4_8() {
+    for n in [2usize, 3, 4, 8] {
+        let mut rng = ChaCha20Rng::seed_from_u64(80 + n as u64);
+        let big = Z2k::spdz2k_64();
+        let dealer = InsecureDealer::new_insecure(big, n, &mut rng).unwrap();
+        let preps = dealer.deal(
+            Counts {
+                triples: 4,
+                randoms: 16,
+                masks_per_party: 4,
+                bits: 0,
+            },
+            &mut rng,
+        );
+        let xs: Vec<u128> = (0..4).map(|_| rng.next_u64() as u128).collect();
+        let ys: Vec<u128> = (0..4).map(|_| rng.next_u64() as u128).collect();
+        let res = run_mem(preps, {
+            let (xs, ys) = (xs.clone(), ys.clone());
+            move |mut e, mut mesh| {
+                let (xs, ys) = (xs.clone(), ys.clone());
+                async move {
+                    let me = mesh.id();
+                    let n = mesh.n();
+                    let x = e
+                        .input(&mut mesh, 0, (me == 0).then_some(&xs[..]), 4)
+                        .await?;
+                    let y = e
+                        .input(&mut mesh, n - 1, (me == n - 1).then_some(&ys[..]), 4)
+                        .await?;
+                    let t13 = e.open_truncated(&mut mesh, &x, 13).await?;
+                    let t64 = e.open_truncated(&mut mesh, &y, 64).await?;
+                    e.check(&mut mesh).await?;
+                    let small = Z2k::spdz2k_32();
+                    let big = *e.ring();
+                    let xd: Vec<_> = x
+                        .iter()
+                        .map(|s| downcast(&big, &small, s))
+                        .collect::<Result<_>>()?;
+                    let yd: Vec<_> = y
+                        .iter()
+                        .map(|s| downcast(&big, &small, s))
+                        .collect::<Result<_>>()?;
+                    let prep = std::mem::replace(e.prep_mut(), VecPrep::new(big, me, n, 0));
+                    let mut e2 = Engine::new(DowncastPrep::new(prep, small)?);
+                    let z = e2.mul(&mut mesh, &xd, &yd).await?;
+                    let t20 = e2.open_truncated(&mut mesh, &z, 20).await?;
+                    let full = e2.open_checked(&mut mesh, &z).await?;
+                    mesh.close().await?;
+                    Ok((t13, t64, t20, full))
+                }
+            }
+        })
+        .await;
+        for r in res {
+            let (t13, t64, t20, full) = r.unwrap();
+            for j in 0..4 {
+                let prod = (xs[j] * ys[j]) & 0xffff_ffff;
+                assert_eq!(t13[j], xs[j] & 0x1fff);
+                assert_eq!(t64[j], ys[j]);
+                assert_eq!(t20[j], prod & 0xf_ffff);
+                assert_eq!(full[j], prod);
+            }
+        }
+    }
+}
