@@ -43,8 +43,8 @@ use crate::group::{Elem, Group};
 use crate::scheme::{Ciphertext, EvalKey, KeyLayout, L2Share, Params, PublicKey};
 use crate::{Error, FORMAT_VERSION, Result};
 
-/// Protocol tags (distinct per step).
-const TAG_OT_A: u32 = 0x4853_0001;
+/// Protocol tag of the OT sender's first message (`A = g^a`).
+pub const TAG_OT_A: u32 = 0x4853_0001;
 const TAG_OT_B: u32 = 0x4853_0002;
 const TAG_OT_C: u32 = 0x4853_0003;
 const TAG_DKG_H: u32 = 0x4853_0010;

@@ -192,3 +192,24 @@ async fn pads_from_two_ots_absorb_and_multiply() {
         assert_eq!(got, x);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_protocol_messages_are_errors() {
+    use coterie_hss::protocol::TAG_OT_A;
+    let params = Params::toy_insecure(1, 16, 10);
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(8);
+    let (pk, ek0, _, _) =
+        coterie_hss::scheme::keygen_trusted_dealer_insecure(&params, &mut rng).unwrap();
+    // A cheating OT sender: an element out of range, of the wrong length, and a non-residue.
+    let p = Group::new(params.group).p().clone();
+    let minus_one = BigInt::from(&p - 1u32).to_digits::<u64>(rug::integer::Order::Lsf);
+    for bad in [vec![u64::MAX; 2], vec![1u64; 3], minus_one] {
+        let mut meshes = InMemoryMesh::group(2, opts());
+        let mut m1 = meshes.pop().unwrap();
+        let mut m0 = meshes.pop().unwrap();
+        m1.send_tagged(0, TAG_OT_A, &bad).await.unwrap();
+        let mut r = rand_chacha::ChaCha20Rng::seed_from_u64(9);
+        let res = l2_shares(&mut m0, &pk, &ek0, &[true], 1, &mut r).await;
+        assert!(res.is_err(), "bad OT message accepted: {bad:x?}");
+    }
+}
