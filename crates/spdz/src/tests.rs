@@ -1048,3 +1048,45 @@ async fn z2k_truncated_open_and_downcast_2_3_4_8() {
         }
     }
 }
+
+/// The CLI drivers: insecure dealer into stores, then the online demo from the stores.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_tools_deal_then_demo() {
+    use crate::tools::{deal_insecure_to_stores, online_product_demo, party_dir};
+    let base = std::env::temp_dir().join(format!("coterie-spdz-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let counts = Counts {
+        triples: 4,
+        randoms: 2,
+        masks_per_party: 2,
+        bits: 0,
+    };
+    deal_insecure_to_stores(&base, Z2k::spdz2k_64(), 3, counts, 3).unwrap();
+    for round in 0..2 {
+        let mut tasks = Vec::new();
+        for mut mesh in InMemoryMesh::group(3, opts()) {
+            let dir = party_dir(&base, mesh.id());
+            tasks.push(tokio::spawn(async move {
+                let value = mesh.id() as u64 + 2;
+                let v = online_product_demo(&mut mesh, &dir, value).await?;
+                mesh.close().await?;
+                Ok::<_, Error>(v)
+            }));
+        }
+        for t in tasks {
+            assert_eq!(t.await.unwrap().unwrap(), 24, "round {round}");
+        }
+    }
+    // the third run finds the material used up
+    let mut tasks = Vec::new();
+    for mut mesh in InMemoryMesh::group(3, opts()) {
+        let dir = party_dir(&base, mesh.id());
+        tasks.push(tokio::spawn(async move {
+            online_product_demo(&mut mesh, &dir, 1).await
+        }));
+    }
+    for t in tasks {
+        assert!(t.await.unwrap().is_err());
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}

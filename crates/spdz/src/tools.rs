@@ -100,3 +100,29 @@ pub async fn produce_ot_to_store<M: Mesh>(
     }
     Ok(store)
 }
+
+/// One party's side of a small online demonstration on material from its store at `dir`
+/// (made by [`deal_insecure_to_stores`] or [`produce_ot_to_store`]): every party inputs
+/// `value`, the engine multiplies all inputs together with Beaver triples, opens the product,
+/// runs the MAC check and returns it (mod 2^64). Consumes one input mask per owner, `n − 1`
+/// triples and one random value from the store (durably).
+pub async fn online_product_demo<M: Mesh>(mesh: &mut M, dir: &Path, value: u64) -> Result<u128> {
+    let ring = Z2k::spdz2k_64();
+    let store = PrepStore::open(dir, ring, mesh.id(), mesh.n())?;
+    let mut e = crate::Engine::new(store);
+    let me = mesh.id();
+    let mine = [value as u128];
+    let mut acc: Option<Vec<crate::Share<u128>>> = None;
+    for owner in 0..mesh.n() {
+        let x = e
+            .input(mesh, owner, (owner == me).then_some(&mine[..]), 1)
+            .await?;
+        acc = Some(match acc {
+            None => x,
+            Some(a) => e.mul(mesh, &a, &x).await?,
+        });
+    }
+    let acc = acc.ok_or_else(|| crate::Error::Invalid("no parties".into()))?;
+    let out = e.open_checked(mesh, &acc).await?;
+    Ok(out[0])
+}
