@@ -167,9 +167,9 @@ async fn paper_parameters_keygen_public_key_2_parties() {
     let lt = p.lt().unwrap();
     for dist in [KeyDistribution::Binary, KeyDistribution::Ternary] {
         let samples = 64;
-        let eta = 4;
+        let eta = 40; // noise bits
         let decs = 3;
-        let c = counts(&lt, decs, decs, 2 * p.n + 2 * eta * samples, 0, samples);
+        let c = counts(&lt, decs, decs, 2 * p.n + eta * samples, 0, samples);
         let res = run_mem(deal(2, 64, c), move |_, mut eng, mut mesh| async move {
             let key = SharedKey::generate(&mut eng, p.n, dist)?;
             let pk = PublicKey::generate(

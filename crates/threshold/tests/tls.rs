@@ -30,7 +30,7 @@ async fn four_party_decryption_over_loopback_tls() {
     let n = 4;
     let p = Params::paper();
     let lt = p.lt().unwrap();
-    let (samples, eta, decs) = (32usize, 4u32, 4usize);
+    let (samples, eta, decs) = (32usize, 40u32, 4usize);
     let pki = generate_pki(n).unwrap();
     let r = roster(&pki);
     let opts = MeshOptions {
@@ -43,7 +43,7 @@ async fn four_party_decryption_over_loopback_tls() {
     let preps = dealer.deal(
         Counts {
             triples: decs * lt.mults_per_bundle(),
-            bits: decs * lt.bits_per_bundle() + p.n + 2 * eta as usize * samples,
+            bits: decs * lt.bits_per_bundle() + p.n + eta as usize * samples,
             randoms: 3 * decs + samples,
             masks_per_party: 0,
         },
