@@ -419,3 +419,56 @@ async fn t11_tamper_must_abort() {
         }
     }
 }
+
+#[tokio::test]
+async fn crash_mid_batch_others_abort_and_discard_the_bundles() {
+    let p = params(4, 16, 2, 3);
+    let lt = p.lt().unwrap();
+    let c = counts(&lt, 4, 4, 4, 0, 8);
+    let opts = coterie_net::MeshOptions {
+        timeout: std::time::Duration::from_secs(5),
+        ..coterie_net::MeshOptions::default()
+    };
+    let t0 = std::time::Instant::now();
+    let res = run_mem_opts(
+        deal(3, 16, c),
+        opts,
+        move |i, mut eng, mut mesh| async move {
+            let key = SharedKey::generate(&mut eng, 4, KeyDistribution::Binary)?;
+            let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 4, 0).await?;
+            let mut pool = GatePool::new(lt);
+            pool.push(b)?;
+            let cts = vec![
+                LweCiphertext {
+                    k: 16,
+                    m: 2,
+                    a: vec![1, 2, 3, 4],
+                    b: 5
+                };
+                2
+            ];
+            if i == 2 {
+                // crash: leave without closing, while the others are inside the decryption
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                drop(mesh);
+                return Ok((true, pool.len(), pool.next_id()));
+            }
+            let r = decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await;
+            Ok((r.is_err(), pool.len(), pool.next_id()))
+        },
+    )
+    .await;
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(15),
+        "abort took too long"
+    );
+    for (i, r) in res.into_iter().enumerate() {
+        let (failed, left, next) = r.unwrap();
+        assert!(failed, "party {i} must abort");
+        if i != 2 {
+            // the two bundles of the failed batch are gone for good; a new bundle must have a
+            // larger id than any seen, so none of them can come back
+            assert_eq!((left, next), (2, 4));
+        }
+    }
+}
