@@ -631,7 +631,7 @@ async fn engine_on_disk_store() {
 
 mod ot_producer {
     use super::*;
-    use crate::ot_prep::{OtPrepUnaudited, PrepCheat};
+    use crate::ot_prep::{InsecureOtPrep, PrepCheat};
 
     async fn produce(
         n: usize,
@@ -644,7 +644,7 @@ mod ot_producer {
         for mut mesh in meshes {
             let cheat = cheat.clone();
             tasks.push(tokio::spawn(async move {
-                let mut p = OtPrepUnaudited::setup(&mut mesh, ring).await?;
+                let mut p = InsecureOtPrep::setup(&mut mesh, ring).await?;
                 if let Some((who, c)) = cheat
                     && who == mesh.id()
                 {

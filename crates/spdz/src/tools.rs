@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use coterie_net::Mesh;
 
 use crate::Result;
-use crate::ot_prep::OtPrepUnaudited;
+use crate::ot_prep::InsecureOtPrep;
 use crate::prep::{Counts, InsecureDealer, Preprocessing};
 use crate::ring::{Ring, Z2k};
 use crate::store::PrepStore;
@@ -69,7 +69,7 @@ pub fn deal_insecure_to_stores<R: Ring>(
 /// One party's side of OT-based SPDZ_2k preprocessing into a new store at `dir` (each producer
 /// session samples a fresh MAC key, so it cannot extend a store made under another key: that is
 /// refused). Runs the producer's set-up, then produces `counts` in chunks of at most `chunk`
-/// items per kind, appending (fsynced) after each chunk. See [`OtPrepUnaudited`] for its
+/// items per kind, appending (fsynced) after each chunk. See [`InsecureOtPrep`] for its
 /// security status.
 pub async fn produce_ot_to_store<M: Mesh>(
     mesh: &mut M,
@@ -78,7 +78,7 @@ pub async fn produce_ot_to_store<M: Mesh>(
     counts: Counts,
     chunk: usize,
 ) -> Result<PrepStore<Z2k>> {
-    let mut producer = OtPrepUnaudited::setup(mesh, ring).await?;
+    let mut producer = InsecureOtPrep::setup(mesh, ring).await?;
     let (me, n) = (mesh.id(), mesh.n());
     let store = PrepStore::create(dir, ring, me, n, producer.mac_key_share())?;
     let chunk = chunk.max(1);
