@@ -71,18 +71,24 @@ fn add_delta_m(lv: &Level, poly: &mut Poly, pt: &Plaintext, negate: bool) {
         let ds = m.shoup(d);
         let limb = poly.limb_mut(i);
         for (x, &v) in limb.iter_mut().zip(&pt.coeffs[..n]) {
-            let y = m.mul_shoup(m.reduce(v), d, ds);
+            // v < t < q: already reduced.
+            let y = m.mul_shoup(v, d, ds);
             *x = if negate { m.sub(*x, y) } else { m.add(*x, y) };
         }
     }
 }
 
-/// Adds the small signed polynomial `e` to `poly` (any representation-agnostic limb data).
+/// Adds the small signed polynomial `e` (`|e_i| < min q_j`) to `poly`, branch-free (the values
+/// are secret): `x + (e + q)` is below `3q`, brought into `[0, q)` by two conditional subtractions
+/// compiled to `min` (no secret-dependent branch or division).
 fn add_small(poly: &mut Poly, e: &[i64]) {
     let ctx = poly.context().clone();
     for (i, m) in ctx.moduli().iter().enumerate() {
+        let q = m.value();
         for (x, &v) in poly.limb_mut(i).iter_mut().zip(e) {
-            *x = m.add(*x, m.reduce_i64(v));
+            let r = *x + (v + q as i64) as u64;
+            let r = r.min(r.wrapping_sub(q));
+            *x = r.min(r.wrapping_sub(q));
         }
     }
 }
