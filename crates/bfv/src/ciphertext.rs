@@ -485,21 +485,21 @@ impl Ciphertext {
             let (b1q, b1p) = extend(&other.parts[1])?;
             (b0q, b0p, b1q, b1p)
         };
-        let tensor = |x0: &Poly, x1: &Poly, y0: &Poly, y1: &Poly| -> Result<[Poly; 3]> {
+        // (d0, d1, d2) = (x0·y0, x0·y1 + x1·y0, x1·y1), reusing the operands' buffers for d1, d2.
+        let tensor = |mut x0: Poly, mut x1: Poly, y0: &Poly, y1: &Poly| -> Result<[Poly; 3]> {
             let mut d0 = Poly::zero(x0.context(), Representation::Ntt);
-            let mut d1 = Poly::zero(x0.context(), Representation::Ntt);
-            let mut d2 = Poly::zero(x0.context(), Representation::Ntt);
-            Poly::mul_into(&mut d0, x0, y0)?;
-            Poly::mul_into(&mut d1, x0, y1)?;
-            d1.try_mul_acc(x1, y0)?;
-            Poly::mul_into(&mut d2, x1, y1)?;
+            Poly::mul_into(&mut d0, &x0, y0)?;
+            x0.try_mul_assign(y1)?;
+            x0.try_mul_acc(&x1, y0)?;
+            x1.try_mul_assign(y1)?;
+            let (mut d1, mut d2) = (x0, x1);
             for d in [&mut d0, &mut d1, &mut d2] {
                 d.to_coeff();
             }
             Ok([d0, d1, d2])
         };
-        let dq = tensor(&a0q, &a1q, &b0q, &b1q)?;
-        let dp = tensor(&a0p, &a1p, &b0p, &b1p)?;
+        let dq = tensor(a0q, a1q, &b0q, &b1q)?;
+        let dp = tensor(a0p, a1p, &b0p, &b1p)?;
         let mut parts = Vec::with_capacity(3);
         for (xq, xp) in dq.iter().zip(&dp) {
             let mut out = Poly::zero(&lv.ring, Representation::Coefficient);
