@@ -95,6 +95,8 @@ pub(crate) struct Cheat {
     pub mac_err: Option<u64>,
     /// Reveal a value other than the committed one in the next MAC check's opening round.
     pub bad_commit_open: bool,
+    /// As input owner, send a different value to the last party than to the others.
+    pub equivocate_input: bool,
 }
 
 /// One party's online engine over ring `R` with preprocessing `P`.
@@ -414,6 +416,23 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
                     .ok_or_else(|| Error::Invalid("input mask without its value".into()))?;
                 eps.push(self.ring.sub(x, r));
             }
+            #[cfg(test)]
+            if std::mem::take(&mut self.cheat.equivocate_input) {
+                let mut other = eps.clone();
+                other[0] = self.ring.add(&other[0], &self.ring.embed_u64(1));
+                for to in 0..self.n {
+                    if to == self.me {
+                        continue;
+                    }
+                    let v = if to == self.n - 1 { &other } else { &eps };
+                    let msg = WireElems {
+                        version: WIRE_VERSION,
+                        data: self.ring.encode(v),
+                    };
+                    mesh.send_tagged(to, TAG_INPUT, &msg).await?;
+                }
+                return self.finish_input(mesh, &domain, masks, eps).await;
+            }
             mesh.broadcast_tagged(
                 TAG_INPUT,
                 &WireElems {
@@ -427,7 +446,18 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
             let m: WireElems = mesh.recv_tagged(owner, TAG_INPUT).await?;
             self.decode_from(owner, &m, count)?
         };
-        let d = digest(&domain, &self.ring.encode(&eps));
+        self.finish_input(mesh, &domain, masks, eps).await
+    }
+
+    /// The echo round of [`Engine::input`] and the local share computation.
+    async fn finish_input<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        domain: &str,
+        masks: Vec<crate::prep::InputMask<R::Elem>>,
+        eps: Vec<R::Elem>,
+    ) -> Result<Vec<Share<R::Elem>>> {
+        let d = digest(domain, &self.ring.encode(&eps));
         let all: Vec<[u8; 32]> = mesh.exchange_all_tagged(TAG_INPUT_ECHO, &d).await?;
         if let Some(j) = all.iter().position(|x| x != &d) {
             let e = Error::InconsistentBroadcast {

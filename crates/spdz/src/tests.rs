@@ -1090,3 +1090,35 @@ async fn cli_tools_deal_then_demo() {
     }
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// An input owner that sends different masked values to different parties is caught by the
+/// echo round, which names a party whose view differs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn equivocating_input_owner_is_caught() {
+    let mut rng = ChaCha20Rng::seed_from_u64(90);
+    let dealer = InsecureDealer::new_insecure(Fp64::mersenne61(), 3, &mut rng).unwrap();
+    let preps = dealer.deal(
+        Counts {
+            masks_per_party: 1,
+            ..Counts::default()
+        },
+        &mut rng,
+    );
+    let res = run_mem(preps, |mut e, mut mesh| async move {
+        let me = mesh.id();
+        if me == 1 {
+            e.cheat.equivocate_input = true;
+        }
+        e.input(&mut mesh, 1, (me == 1).then_some(&[5u64][..]), 1)
+            .await?;
+        mesh.close().await?;
+        Ok(())
+    })
+    .await;
+    for (i, r) in res.iter().enumerate() {
+        let e = r.as_ref().expect_err("equivocation must abort");
+        if i != 1 {
+            assert!(e.to_string().contains("input-broadcast"), "party {i}: {e}");
+        }
+    }
+}
