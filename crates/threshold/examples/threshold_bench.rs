@@ -19,7 +19,9 @@ use coterie_net::certs::{free_loopback_addresses, generate_pki};
 use coterie_net::netem::{LinkParams, Relay};
 use coterie_net::{Identity, Mesh, MeshOptions, Roster, TlsMesh};
 use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
-use coterie_threshold::gates::{GatePool, ShareOps, insecure_deal_bundles, prep_subset_prods};
+use coterie_threshold::gates::{
+    GatePool, ShareOps, insecure_deal_bundles, prep_bundles, prep_subset_prods,
+};
 use coterie_threshold::keys::SharedKey;
 use coterie_threshold::linmaps::{subset_prods_to_modltz, subset_prods_to_signs};
 use coterie_threshold::online::decrypt;
@@ -122,6 +124,52 @@ async fn bench_prep(a: u32, gates: usize, netem: Option<LinkParams>) -> (f64, f6
         }
     }
     (gates as f64 / worst, sent0 as f64 / gates as f64 / 1000.0)
+}
+
+/// Full gate bundles for the paper's parameters (8 Sign gates + 1 ModLTZ gate per decryption):
+/// (seconds per 1000 decryptions, MB sent per party per 1000 decryptions).
+async fn bench_bundles(count: usize, netem: Option<LinkParams>) -> (f64, f64) {
+    let lt = Params::paper().lt().unwrap();
+    let ring = Z2k::spdz2k_64();
+    let mut rng = rand::rng();
+    let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    let c = Counts {
+        triples: count * lt.mults_per_bundle(),
+        bits: count * lt.bits_per_bundle(),
+        randoms: 0,
+        masks_per_party: 0,
+    };
+    let preps = dealer.deal(c, &mut rng);
+    let (meshes, _relays) = tls_group(2, netem).await;
+    let mut hs = Vec::new();
+    for (mut mesh, prep) in meshes.into_iter().zip(preps) {
+        hs.push(tokio::spawn(async move {
+            let mut eng = Engine::new(prep);
+            let sent0 = mesh.stats().total_sent();
+            let t = Instant::now();
+            let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, count, 0)
+                .await
+                .unwrap();
+            let dt = t.elapsed().as_secs_f64();
+            assert_eq!(b.len(), count);
+            let sent = mesh.stats().total_sent() - sent0;
+            mesh.close().await.ok();
+            (dt, sent)
+        }));
+    }
+    let mut worst = 0f64;
+    let mut sent = 0;
+    for (i, h) in hs.into_iter().enumerate() {
+        let (dt, s) = h.await.unwrap();
+        worst = worst.max(dt);
+        if i == 0 {
+            sent = s;
+        }
+    }
+    (
+        worst / count as f64 * 1000.0,
+        sent as f64 / count as f64 * 1000.0 / 1e6,
+    )
 }
 
 /// (seconds for the batch, bytes sent by party 0 per decryption)
@@ -256,6 +304,15 @@ async fn main() {
             );
             json.push(format!("{{\"bench\":\"prep\",\"net\":\"{net}\",\"parties\":2,\"a\":{a},\"gates\":{gates},\"gates_per_s\":{rate:.1},\"kB_per_gate\":{kb:.3}}}"));
         }
+        let count = if quick { 10 } else { 50 };
+        let (secs, mb) = bench_bundles(count, *lp).await;
+        log(
+            format!(
+                "prep-bundles net={net} parties=2 bundles={count} s_per_1000_dec={secs:.2} MB_per_1000_dec={mb:.2}"
+            ),
+            &mut text,
+        );
+        json.push(format!("{{\"bench\":\"prep-bundles\",\"net\":\"{net}\",\"parties\":2,\"bundles\":{count},\"s_per_1000_dec\":{secs:.3},\"MB_per_1000_dec\":{mb:.3}}}"));
         for parties in [2usize, 4] {
             for (mode, pipelined) in [("strict", false), ("pipelined", true)] {
                 let batch = if quick { 200 } else { 1000 };
