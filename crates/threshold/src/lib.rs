@@ -15,6 +15,7 @@
 #![warn(missing_docs)]
 
 pub mod ciphertext;
+pub mod demo;
 mod error;
 pub mod gates;
 pub mod keys;

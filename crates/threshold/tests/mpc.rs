@@ -472,3 +472,26 @@ async fn crash_mid_batch_others_abort_and_discard_the_bundles() {
         }
     }
 }
+
+#[tokio::test]
+async fn demo_runs_and_checks_itself() {
+    let c = coterie_threshold::demo::demo_counts(3).unwrap();
+    let preps = deal(3, 64, c);
+    let meshes = coterie_net::InMemoryMesh::group(3, coterie_net::MeshOptions::default());
+    let mut hs = Vec::new();
+    for (mut mesh, prep) in meshes.into_iter().zip(preps) {
+        hs.push(tokio::spawn(async move {
+            let r = coterie_threshold::demo::run_demo_party(&mut mesh, prep, 3).await;
+            mesh.close().await.ok();
+            r
+        }));
+    }
+    let mut first = None;
+    for h in hs {
+        let r = h.await.unwrap().unwrap();
+        let f = first.get_or_insert_with(|| r.messages.clone());
+        assert_eq!(&r.messages, f);
+        assert_eq!(&r.strict, f);
+        assert_eq!(&r.pipelined, f);
+    }
+}
