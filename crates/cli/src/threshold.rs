@@ -26,7 +26,8 @@ pub fn demo_amounts(count: usize) -> Result<(usize, usize, usize, usize), String
 
 /// Runs the demo at this party on its preprocessing store at `dir`.
 pub async fn party_demo<M: Mesh>(mesh: &mut M, dir: &Path, count: usize) -> Result<(), String> {
-    let store = PrepStore::open(dir, Z2k::spdz2k_64(), mesh.id(), mesh.n()).map_err(|e| e.to_string())?;
+    let store =
+        PrepStore::open(dir, Z2k::spdz2k_64(), mesh.id(), mesh.n()).map_err(|e| e.to_string())?;
     let r = coterie_threshold::demo::run_demo_party(mesh, store, count)
         .await
         .map_err(|e| e.to_string())?;
