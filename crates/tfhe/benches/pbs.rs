@@ -95,7 +95,7 @@ fn main() {
     let mut out = LweCiphertext::zero(params.lwe_dimension);
     // Warm-up and correctness.
     for _ in 0..3 {
-        ev.gate_into(Gate::Nand, &a, &b, &mut out);
+        ev.gate_into(Gate::Nand, &a, &b, &mut out).expect("gate");
         assert!(ck.decrypt_bool(&out));
         let t = tsk.nand(&ta, &tb);
         assert!(tck.decrypt(&t));
@@ -104,6 +104,7 @@ fn main() {
     for _ in 0..reps {
         co.push(time_ms(|| {
             ev.gate_into(Gate::Nand, black_box(&a), black_box(&b), &mut out)
+                .expect("gate")
         }));
         tf.push(time_ms(|| {
             black_box(tsk.nand(black_box(&ta), black_box(&tb)));
@@ -226,7 +227,7 @@ fn main() {
     );
     // Warm-up and correctness.
     for _ in 0..2 {
-        ev2.apply_lut_into(&c_in, &lut, &mut c_small);
+        ev2.apply_lut_into(&c_in, &lut, &mut c_small).expect("lut");
         assert_eq!(ck2.decrypt_message(&c_small, bits), Some(f(msg)));
         tc::programmable_bootstrap_lwe_ciphertext_mem_optimized(
             &t_in,
@@ -243,6 +244,7 @@ fn main() {
     for _ in 0..reps.div_ceil(2) {
         co.push(time_ms(|| {
             ev2.pbs_no_ks_into(black_box(&c_in), &lut, &mut c_big)
+                .expect("pbs")
         }));
         tf.push(time_ms(|| {
             tc::programmable_bootstrap_lwe_ciphertext_mem_optimized(

@@ -28,7 +28,7 @@ fn main() {
         let mut out = LweCiphertext::zero(params.lwe_dimension);
         let t = Instant::now();
         for _ in 0..iters {
-            ev.gate_into(Gate::Nand, &a, &b, &mut out);
+            ev.gate_into(Gate::Nand, &a, &b, &mut out).expect("gate");
         }
         println!(
             "nand: {:.3} ms",
@@ -47,7 +47,7 @@ fn main() {
             if what == "ks" {
                 keyswitch_lwe_ciphertext(sk.keyswitch_key(), &big, &mut small);
             } else {
-                ev.pbs_no_ks_into(&c, &lut, &mut big);
+                ev.pbs_no_ks_into(&c, &lut, &mut big).expect("pbs");
             }
         }
         println!(

@@ -315,6 +315,26 @@ impl Gate {
 }
 
 impl<T: Torus> Evaluator<'_, T> {
+    fn check(&self, ct: &LweCiphertext<T>, dim: usize, what: &str) -> Result<()> {
+        if ct.dimension() != dim {
+            return Err(Error::InvalidParameter(format!(
+                "{what} has LWE dimension {}, expected {dim}",
+                ct.dimension()
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_lut(&self, lut: &GlweCiphertext<T>) -> Result<()> {
+        let p = &self.sk.params;
+        if lut.glwe_dimension() != p.glwe_dimension || lut.poly_size() != p.polynomial_size {
+            return Err(Error::InvalidParameter(
+                "lookup table shape does not match the key".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Bootstraps `self.tmp` (dimension `n`) with `lut` and key-switches the result into `out`.
     fn bootstrap_tmp(&mut self, lut: Option<&GlweCiphertext<T>>, out: &mut LweCiphertext<T>) {
         let lut = lut.unwrap_or(&self.gate_lut);
@@ -330,15 +350,19 @@ impl<T: Torus> Evaluator<'_, T> {
 
     /// Evaluates `gate` on two encrypted booleans into `out` (one bootstrap + one key switch).
     ///
-    /// # Panics
-    /// If the ciphertexts are not of dimension `n`.
+    /// # Errors
+    /// [`Error::InvalidParameter`] if a ciphertext is not of dimension `n`.
     pub fn gate_into(
         &mut self,
         gate: Gate,
         a: &LweCiphertext<T>,
         b: &LweCiphertext<T>,
         out: &mut LweCiphertext<T>,
-    ) {
+    ) -> Result<()> {
+        let n = self.sk.params.lwe_dimension;
+        self.check(a, n, "left input")?;
+        self.check(b, n, "right input")?;
+        self.check(out, n, "output")?;
         let e8 = T::encode(0.125);
         let e4 = T::encode(0.25);
         self.tmp.data.copy_from_slice(&a.data);
@@ -364,46 +388,68 @@ impl<T: Torus> Evaluator<'_, T> {
             }
         }
         self.bootstrap_tmp(None, out);
+        Ok(())
     }
 
     /// Evaluates `gate`, returning a new ciphertext.
+    ///
+    /// # Errors
+    /// As [`Evaluator::gate_into`].
     pub fn gate(
         &mut self,
         gate: Gate,
         a: &LweCiphertext<T>,
         b: &LweCiphertext<T>,
-    ) -> LweCiphertext<T> {
+    ) -> Result<LweCiphertext<T>> {
         let mut out = LweCiphertext::zero(self.sk.params.lwe_dimension);
-        self.gate_into(gate, a, b, &mut out);
-        out
+        self.gate_into(gate, a, b, &mut out)?;
+        Ok(out)
     }
 
     /// NAND.
-    pub fn nand(&mut self, a: &LweCiphertext<T>, b: &LweCiphertext<T>) -> LweCiphertext<T> {
+    ///
+    /// # Errors
+    /// As [`Evaluator::gate_into`].
+    pub fn nand(&mut self, a: &LweCiphertext<T>, b: &LweCiphertext<T>) -> Result<LweCiphertext<T>> {
         self.gate(Gate::Nand, a, b)
     }
     /// AND.
-    pub fn and(&mut self, a: &LweCiphertext<T>, b: &LweCiphertext<T>) -> LweCiphertext<T> {
+    ///
+    /// # Errors
+    /// As [`Evaluator::gate_into`].
+    pub fn and(&mut self, a: &LweCiphertext<T>, b: &LweCiphertext<T>) -> Result<LweCiphertext<T>> {
         self.gate(Gate::And, a, b)
     }
     /// OR.
-    pub fn or(&mut self, a: &LweCiphertext<T>, b: &LweCiphertext<T>) -> LweCiphertext<T> {
+    ///
+    /// # Errors
+    /// As [`Evaluator::gate_into`].
+    pub fn or(&mut self, a: &LweCiphertext<T>, b: &LweCiphertext<T>) -> Result<LweCiphertext<T>> {
         self.gate(Gate::Or, a, b)
     }
     /// NOR.
-    pub fn nor(&mut self, a: &LweCiphertext<T>, b: &LweCiphertext<T>) -> LweCiphertext<T> {
+    ///
+    /// # Errors
+    /// As [`Evaluator::gate_into`].
+    pub fn nor(&mut self, a: &LweCiphertext<T>, b: &LweCiphertext<T>) -> Result<LweCiphertext<T>> {
         self.gate(Gate::Nor, a, b)
     }
     /// XOR.
-    pub fn xor(&mut self, a: &LweCiphertext<T>, b: &LweCiphertext<T>) -> LweCiphertext<T> {
+    ///
+    /// # Errors
+    /// As [`Evaluator::gate_into`].
+    pub fn xor(&mut self, a: &LweCiphertext<T>, b: &LweCiphertext<T>) -> Result<LweCiphertext<T>> {
         self.gate(Gate::Xor, a, b)
     }
     /// XNOR.
-    pub fn xnor(&mut self, a: &LweCiphertext<T>, b: &LweCiphertext<T>) -> LweCiphertext<T> {
+    ///
+    /// # Errors
+    /// As [`Evaluator::gate_into`].
+    pub fn xnor(&mut self, a: &LweCiphertext<T>, b: &LweCiphertext<T>) -> Result<LweCiphertext<T>> {
         self.gate(Gate::Xnor, a, b)
     }
 
-    /// NOT (negation, no bootstrap).
+    /// NOT (negation, no bootstrap; any dimension).
     pub fn not(&self, a: &LweCiphertext<T>) -> LweCiphertext<T> {
         let mut c = a.clone();
         c.neg_assign();
@@ -413,37 +459,53 @@ impl<T: Torus> Evaluator<'_, T> {
     /// Programmable bootstrapping of a message ciphertext (dimension `n`) with a lookup table from
     /// [`ServerKey::lut`], followed by key switching; the output is under the small key again.
     ///
-    /// # Panics
-    /// If the ciphertext is not of dimension `n` or the table has another shape.
+    /// # Errors
+    /// [`Error::InvalidParameter`] if a ciphertext is not of dimension `n` or the table has
+    /// another shape.
     pub fn apply_lut_into(
         &mut self,
         ct: &LweCiphertext<T>,
         lut: &GlweCiphertext<T>,
         out: &mut LweCiphertext<T>,
-    ) {
+    ) -> Result<()> {
+        let n = self.sk.params.lwe_dimension;
+        self.check(ct, n, "input")?;
+        self.check(out, n, "output")?;
+        self.check_lut(lut)?;
         self.tmp.data.copy_from_slice(&ct.data);
         self.bootstrap_tmp(Some(lut), out);
+        Ok(())
     }
 
     /// [`Evaluator::apply_lut_into`], returning a new ciphertext.
+    ///
+    /// # Errors
+    /// As [`Evaluator::apply_lut_into`].
     pub fn apply_lut(
         &mut self,
         ct: &LweCiphertext<T>,
         lut: &GlweCiphertext<T>,
-    ) -> LweCiphertext<T> {
+    ) -> Result<LweCiphertext<T>> {
         let mut out = LweCiphertext::zero(self.sk.params.lwe_dimension);
-        self.apply_lut_into(ct, lut, &mut out);
-        out
+        self.apply_lut_into(ct, lut, &mut out)?;
+        Ok(out)
     }
 
     /// Programmable bootstrapping **without** key switching (output dimension `k·N`), the
     /// operation TFHE-rs calls `programmable_bootstrap_lwe_ciphertext`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] if the shapes do not match the key.
     pub fn pbs_no_ks_into(
         &mut self,
         ct: &LweCiphertext<T>,
         lut: &GlweCiphertext<T>,
         out: &mut LweCiphertext<T>,
-    ) {
+    ) -> Result<()> {
+        self.check(ct, self.sk.params.lwe_dimension, "input")?;
+        self.check(out, self.sk.params.big_lwe_dimension(), "output")?;
+        self.check_lut(lut)?;
         programmable_bootstrap_lwe_ciphertext(ct, out, lut, &self.sk.fbsk, &mut self.bufs);
+        Ok(())
     }
 }

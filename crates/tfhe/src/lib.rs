@@ -26,7 +26,7 @@
 //! let sk = ServerKey::new(&ck, &mut rng).unwrap();
 //! let mut ev = sk.evaluator().unwrap();
 //! let (a, b) = (ck.encrypt_bool(true, &mut rng), ck.encrypt_bool(true, &mut rng));
-//! assert!(!ck.decrypt_bool(&ev.nand(&a, &b)));
+//! assert!(!ck.decrypt_bool(&ev.nand(&a, &b).unwrap()));
 //! ```
 #![warn(missing_docs)]
 

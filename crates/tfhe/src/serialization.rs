@@ -369,7 +369,7 @@ mod tests {
         let mut ev = sk2.evaluator().unwrap();
         let a = ck.encrypt_bool(true, &mut rng);
         let b = ck2.encrypt_bool(false, &mut rng);
-        let c = ev.nand(&a, &b);
+        let c = ev.nand(&a, &b).unwrap();
         assert!(ck2.decrypt_bool(&c) && ck.decrypt_bool(&c));
         // Too large for the limit.
         assert!(from_bytes::<ServerKey<u32>>(&sb, 1000).is_err());

@@ -30,7 +30,7 @@ fn truth_tables_all_gates() {
             for _ in 0..REPS {
                 let ca = ck.encrypt_bool(a, &mut rng);
                 let cb = ck.encrypt_bool(b, &mut rng);
-                let c = ev.gate(gate, &ca, &cb);
+                let c = ev.gate(gate, &ca, &cb).unwrap();
                 assert_eq!(ck.decrypt_bool(&c), gate.eval(a, b), "{gate:?}({a}, {b})");
             }
         }
@@ -46,12 +46,16 @@ fn truth_tables_all_gates() {
         ck.encrypt_bool(true, &mut rng),
         ck.encrypt_bool(false, &mut rng),
     );
-    assert!(!ck.decrypt_bool(&ev.nand(&t, &t)));
-    assert!(!ck.decrypt_bool(&ev.and(&t, &f)));
-    assert!(ck.decrypt_bool(&ev.or(&t, &f)));
-    assert!(!ck.decrypt_bool(&ev.nor(&t, &f)));
-    assert!(ck.decrypt_bool(&ev.xor(&t, &f)));
-    assert!(!ck.decrypt_bool(&ev.xnor(&t, &f)));
+    assert!(!ck.decrypt_bool(&ev.nand(&t, &t).unwrap()));
+    assert!(!ck.decrypt_bool(&ev.and(&t, &f).unwrap()));
+    assert!(ck.decrypt_bool(&ev.or(&t, &f).unwrap()));
+    assert!(!ck.decrypt_bool(&ev.nor(&t, &f).unwrap()));
+    assert!(ck.decrypt_bool(&ev.xor(&t, &f).unwrap()));
+    assert!(!ck.decrypt_bool(&ev.xnor(&t, &f).unwrap()));
+    // Wrong dimensions are errors, not panics.
+    let short = coterie_tfhe::lwe::LweCiphertext::<u32>::zero(10);
+    assert!(ev.nand(&t, &short).is_err());
+    assert!(ev.apply_lut(&short, &sk.lut(1, |x| x).unwrap()).is_err());
 }
 
 /// Gates composed on bootstrapped outputs (not only fresh encryptions), with random gate choice.
@@ -70,7 +74,7 @@ fn random_circuit_on_bootstrapped_inputs() {
         let i = rng.next_u32() as usize % plain.len();
         let j = rng.next_u32() as usize % plain.len();
         let k = rng.next_u32() as usize % plain.len();
-        let c = ev.gate(gate, &enc[i], &enc[j]);
+        let c = ev.gate(gate, &enc[i], &enc[j]).unwrap();
         plain[k] = gate.eval(plain[i], plain[j]);
         enc[k] = c;
         assert_eq!(ck.decrypt_bool(&enc[k]), plain[k]);
@@ -86,7 +90,7 @@ fn nand_chain(len: usize, seed: u8) {
     let (mut c0, mut c1) = (ck.encrypt_bool(p0, &mut rng), ck.encrypt_bool(p1, &mut rng));
     let mut out = coterie_tfhe::lwe::LweCiphertext::zero(sk.params().lwe_dimension);
     for step in 0..len {
-        ev.gate_into(Gate::Nand, &c1, &c0, &mut out);
+        ev.gate_into(Gate::Nand, &c1, &c0, &mut out).unwrap();
         let p2 = !(p1 && p0);
         assert_eq!(ck.decrypt_bool(&out), p2, "step {step}");
         (p0, p1) = (p1, p2);

@@ -177,7 +177,7 @@ fn coterie_bootstraps_tfhe_rs_ciphertexts() {
         LweCiphertext::from_container(t.into_container()).unwrap()
     };
     for (a, b) in [(false, false), (false, true), (true, false), (true, true)] {
-        let c = ev.nand(&enc(a, &mut g), &enc(b, &mut g));
+        let c = ev.nand(&enc(a, &mut g), &enc(b, &mut g)).unwrap();
         let t = tc::LweCiphertext::from_container(c.as_slice().to_vec(), cm);
         let phase = tc::decrypt_lwe_ciphertext(&t_small, &t).0;
         assert_eq!((phase as i32) > 0, !(a && b), "NAND({a}, {b})");
