@@ -46,13 +46,18 @@ impl LinOps<Sh> for ShareOps {
 }
 
 /// A preprocessed lookup-table gate: the stored mask `[r]_k` (exact, from random bits) and the
-/// table `([F(x - r)])_x`.
-#[derive(Debug)]
+/// table `([F(x - r)])_x`. `Debug` shows only the table size (shares are secret).
 pub struct Gate {
     /// `[r]`, exact in `Z_{2^k}`.
     pub mask: Sh,
     /// The table, indexed by the public masked input.
     pub table: Vec<Sh>,
+}
+
+impl std::fmt::Debug for Gate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Gate {{ entries: {}, .. }}", self.table.len())
+    }
 }
 
 impl Drop for Gate {

@@ -21,11 +21,17 @@ pub enum KeyDistribution {
     Ternary,
 }
 
-/// One party's shares of an LWE secret key `s ∈ Z^n`, stored exactly in `Z_{2^k}`.
-#[derive(Debug)]
+/// One party's shares of an LWE secret key `s ∈ Z^n`, stored exactly in `Z_{2^k}`. `Debug`
+/// shows only the dimension.
 pub struct SharedKey {
     /// Shares of the coefficients.
     pub coeffs: Vec<Sh>,
+}
+
+impl std::fmt::Debug for SharedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedKey {{ n: {}, .. }}", self.coeffs.len())
+    }
 }
 
 impl Drop for SharedKey {
