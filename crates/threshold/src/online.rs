@@ -27,6 +27,8 @@ pub struct LtRandOut {
     pub r: Sh,
     /// `[u]`, `u = (z' < r)`, an exact bit.
     pub u: Sh,
+    /// The public `y' = (y + rM) mod 2^{d+1}` (uniform; exposed for tests and audits).
+    pub y_open: u128,
 }
 
 fn check_bundles(lt: &LtParams, n: usize, gates: &[GateBundle]) -> Result<()> {
@@ -97,7 +99,12 @@ pub async fn ltrand<P: Preprocessing<Z2k>, M: Mesh>(
             .get(yo as usize)
             .ok_or_else(|| Error::Invariant("y' outside the ModLTZ table".into()))?
             .clone();
-        out.push(LtRandOut { z_open: zo, r, u });
+        out.push(LtRandOut {
+            z_open: zo,
+            r,
+            u,
+            y_open: yo,
+        });
     }
     Ok(out)
 }

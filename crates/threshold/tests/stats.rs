@@ -1,5 +1,5 @@
 //! T8 (light): for fixed secret inputs, the opened `z'` of LTRand is uniform (chi-square on its
-//! low and high 4 bits), and the outputs are right for every fresh gate bundle (dealt by the
+//! low and high 4 bits) and so is `y'`, and the outputs are right for every fresh gate bundle (dealt by the
 //! **insecure** test dealer). The 10^5-sample version is `#[ignore]`d.
 
 mod common;
@@ -49,14 +49,21 @@ async fn run(z: u128, samples: usize) {
             let vals = eng.open(&mut mesh, &all).await?;
             eng.check(&mut mesh).await?;
             mesh.close().await.ok();
-            Ok((outs.iter().map(|o| o.z_open).collect::<Vec<_>>(), vals))
+            Ok((
+                outs.iter()
+                    .map(|o| (o.z_open, o.y_open))
+                    .collect::<Vec<_>>(),
+                vals,
+            ))
         }
     })
     .await;
     let (zo, vals) = res.into_iter().next().unwrap().unwrap();
     let mut lo = vec![0usize; 16];
     let mut hi = vec![0usize; 16];
-    for (j, &x) in zo.iter().enumerate() {
+    let mut ys = vec![0usize; 1 << (lt.d() + 1)];
+    for (j, &(x, y)) in zo.iter().enumerate() {
+        ys[y as usize] += 1;
         let (r, u) = (vals[2 * j], vals[2 * j + 1]);
         assert!(r < 1 << 14);
         assert_eq!(u, u128::from(x < r), "u = (z' < r)");
@@ -72,6 +79,12 @@ async fn run(z: u128, samples: usize) {
     assert!(
         chi2(&hi, samples) < 50.0,
         "high bits of z' not uniform for z = {z}: {hi:?}"
+    );
+    // y' over Z_{2^{d+1}} = Z_32 (d = 4): 31 degrees of freedom, P(chi2 > 75) ≈ 1e-5
+    assert_eq!(ys.len(), 32);
+    assert!(
+        chi2(&ys, samples) < 75.0,
+        "y' not uniform for z = {z}: {ys:?}"
     );
 }
 
