@@ -1,7 +1,9 @@
 //! Single-threaded BFV benchmarks of coterie-bfv on the HE-standard 128-bit sets
 //! N = 8192 (log q = 218) and N = 16384 (log q = 438), t = 65537.
 //!
-//! Ids: group = operation (`encrypt_pk`, `encrypt_sk`, `decrypt`, `mul_relin`, `rotate`), id =
+//! Ids: group = operation (`encrypt_pk`, `encrypt_sk`, `decrypt`
+//! (to the plaintext polynomial mod t), `decrypt_decode` (and SIMD decoding), `mul_no_relin`,
+//! `mul_relin`, `rotate`), id =
 //! `coterie/n={N}`, the convention shared with `bench/peers/benches/fhe_bfv.rs` and
 //! `bench/lattigo-bfv`. `COTERIE_BENCH_QUICK=1` runs N = 8192 only.
 
@@ -48,6 +50,10 @@ fn bench(c: &mut Criterion) {
         c.benchmark_group("decrypt")
             .bench_function(id.clone(), |b| {
                 b.iter(|| sk.decrypt(black_box(&x)).unwrap())
+            });
+        c.benchmark_group("decrypt_decode")
+            .bench_function(id.clone(), |b| {
+                b.iter(|| sk.decrypt(black_box(&x)).unwrap().decode_simd().unwrap())
             });
         c.benchmark_group("mul_relin")
             .bench_function(id.clone(), |b| {

@@ -20,7 +20,6 @@ use crate::keys::{
 use crate::{Error, Result};
 use coterie_math::poly::{Poly, Representation};
 use coterie_math::prg::Seed;
-use coterie_math::rns::drop_last_rounded;
 use zeroize::Zeroize;
 
 /// A BFV ciphertext.
@@ -175,27 +174,76 @@ impl SecretKey {
     /// The phase `c_0 + c_1·s (+ c_2·s²) mod Q_l` in coefficient form.
     pub fn phase(&self, ct: &Ciphertext) -> Result<Poly> {
         self.ctx.check_same(&ct.ctx)?;
-        let s = self.ntt_at(ct.level)?;
-        let mut acc = Poly::zero(&s.context().clone(), Representation::Ntt);
-        let mut s_pow = s.clone();
-        for (k, part) in ct.parts.iter().enumerate().skip(1) {
-            let mut p = part.clone();
-            p.to_ntt();
-            if k > 1 {
-                s_pow = &s_pow * &s;
+        let ring = self.ctx.ring(ct.level)?;
+        let n = self.ctx.degree();
+        let mut out = ct.parts[0].clone();
+        let mut acc = vec![0u64; n];
+        let mut tmp = vec![0u64; n];
+        let mut s2 = vec![0u64; n];
+        for j in 0..=ct.level {
+            let plan = ring.plan(j);
+            let m = &ring.moduli()[j];
+            let s = &self.ntt.data()[j * n..(j + 1) * n];
+            acc.fill(0);
+            tmp.copy_from_slice(ct.parts[1].limb(j));
+            plan.forward(&mut tmp);
+            plan.mul_acc(&mut acc, &tmp, s);
+            if ct.parts.len() == 3 {
+                s2.fill(0);
+                plan.mul_acc(&mut s2, s, s);
+                tmp.copy_from_slice(ct.parts[2].limb(j));
+                plan.forward(&mut tmp);
+                plan.mul_acc(&mut acc, &tmp, &s2);
             }
-            acc.try_mul_acc(&p, &s_pow)?;
+            plan.inverse(&mut acc);
+            for (o, &a) in out.limb_mut(j).iter_mut().zip(&acc) {
+                *o = m.add(*o, a);
+            }
         }
-        s_pow.data_mut().zeroize();
-        acc.to_coeff();
-        acc.try_add_assign(&ct.parts[0])?;
-        Ok(acc)
+        acc.zeroize();
+        tmp.zeroize();
+        s2.zeroize();
+        Ok(out)
     }
 
     /// Decryption: `m = ⌊t·[c_0 + c_1·s]_Q / Q⌉ mod t`, computed exactly in RNS with one exact
     /// base conversion to `{t}`: with `y = [t·x + ⌊Q/2⌋]_Q`, `t·x + ⌊Q/2⌋ − y = Q·⌊t·x/Q⌉`, so
     /// modulo `t` (where `t·x ≡ 0`) `m = (⌊Q/2⌋ − y)·Q^{-1} mod t` (`gcd(Q, t) = 1`).
+    ///
+    /// For speed the ciphertext is first modulus-switched down to the lowest level `l` with
+    /// `Q_l ≥ 2^41·t·(1 + N‖s‖ + N²‖s‖²)`: by the modulus-switching bound of [`crate::noise`] this
+    /// adds at most `2^-42` to the invariant noise (so decryption is exact whenever the noise
+    /// budget is above `2^-40`, i.e. whenever [`crate::noise::noise_budget`] is positive by any
+    /// measurable margin). [`SecretKey::decrypt_exact_at_level`] skips this step.
     pub fn decrypt(&self, ct: &Ciphertext) -> Result<Plaintext> {
+        let target = self.fast_decryption_level(ct.len())?;
+        if target < ct.level {
+            return self.decrypt_exact_at_level(&ct.mod_switch_to(target)?);
+        }
+        self.decrypt_exact_at_level(ct)
+    }
+
+    /// The lowest level at which [`SecretKey::decrypt`] decrypts a ciphertext of `parts` parts.
+    pub fn fast_decryption_level(&self, parts: usize) -> Result<usize> {
+        let n = self.ctx.degree() as f64;
+        let bs = self.norm_inf().max(1) as f64;
+        let mut err = 1.0 + n * bs;
+        if parts > 2 {
+            err += n * n * bs * bs;
+        }
+        let need = 41.0 + (self.ctx.plaintext_modulus() as f64).log2() + err.log2();
+        let mut bits = 0.0;
+        for (l, &q) in self.ctx.params().moduli().iter().enumerate() {
+            bits += (q as f64).log2();
+            if bits >= need {
+                return Ok(l);
+            }
+        }
+        Ok(self.ctx.max_level())
+    }
+
+    /// Decryption at the ciphertext's own level (no modulus switch; see [`SecretKey::decrypt`]).
+    pub fn decrypt_exact_at_level(&self, ct: &Ciphertext) -> Result<Plaintext> {
         let mut x = self.phase(ct)?;
         let lv = self.ctx.level(ct.level)?;
         let n = self.ctx.degree();
@@ -209,11 +257,10 @@ impl SecretKey {
         let mut y = vec![0u64; n];
         lv.dec_conv.convert_exact(x.data(), &mut y, n, false)?;
         x.data_mut().zeroize();
-        let t = self.ctx.plaintext_modulus();
-        let (h, qi) = (lv.half_q_mod_t as u128, lv.q_inv_mod_t as u128);
-        let tt = t as u128;
+        let tm = coterie_math::modulus::Modulus::new(self.ctx.plaintext_modulus())?;
+        let (h, qi) = (lv.half_q_mod_t, lv.q_inv_mod_t);
         for c in y.iter_mut() {
-            *c = (((h + tt - *c as u128) % tt) * qi % tt) as u64;
+            *c = tm.mul_any(tm.sub(h, *c), qi);
         }
         Ok(Plaintext {
             ctx: self.ctx.clone(),
@@ -263,6 +310,33 @@ pub(crate) fn key_switch(
 }
 
 impl Ciphertext {
+    /// Builds a ciphertext from its parts (2 or 3 coefficient-form polynomials of the ring of
+    /// `level`), e.g. one assembled by a multi-party protocol.
+    pub fn from_parts(ctx: &Context, level: usize, parts: Vec<Poly>) -> Result<Self> {
+        let ring = ctx.ring(level)?;
+        if !(2..=3).contains(&parts.len()) {
+            return Err(Error::Malformed(format!(
+                "{} ciphertext parts",
+                parts.len()
+            )));
+        }
+        for p in &parts {
+            if p.context().moduli() != ring.moduli()
+                || p.context().degree() != ring.degree()
+                || p.representation() != Representation::Coefficient
+            {
+                return Err(Error::Mismatch(format!(
+                    "ciphertext part not a coefficient-form polynomial of level {level}"
+                )));
+            }
+        }
+        Ok(Ciphertext {
+            ctx: ctx.clone(),
+            level,
+            parts,
+        })
+    }
+
     /// The context.
     pub fn context(&self) -> &Context {
         &self.ctx
@@ -498,34 +572,21 @@ impl Ciphertext {
         self.apply_galois(key)
     }
 
-    /// Modulus switching to the next level: `c → ⌊c/q_l⌉` (coterie-math's rounded drop of the
-    /// last prime), which scales the noise down by `q_l`.
+    /// Modulus switching to the next level: `c → ⌊c/q_l⌉`, which scales the noise down by `q_l`.
     pub fn mod_switch_to_next(&self) -> Result<Ciphertext> {
         if self.level == 0 {
             return Err(Error::Unsupported(
                 "modulus switch below the last prime".into(),
             ));
         }
-        let lv = self.ctx.level(self.level)?;
-        let next = self.ctx.ring(self.level - 1)?;
-        let n = self.ctx.degree();
-        let parts = self
-            .parts
-            .iter()
-            .map(|p| {
-                let mut out = Poly::zero(&next, Representation::Coefficient);
-                drop_last_rounded(lv.ring.basis(), p.data(), out.data_mut(), n)?;
-                Ok(out)
-            })
-            .collect::<Result<_>>()?;
-        Ok(Ciphertext {
-            ctx: self.ctx.clone(),
-            level: self.level - 1,
-            parts,
-        })
+        self.mod_switch_to(self.level - 1)
     }
 
-    /// Modulus switching down to `level`.
+    /// Modulus switching down to `level` in one step: with `D = Q_l/Q_k` the product of the
+    /// dropped primes, `c → (c − e)/D` where `e = [c]_D` centered (coterie-math's exact centered
+    /// base conversion from `D` to `Q_k`), which is `⌊c/D⌉` exactly (rounding error ≤ 1/2 per
+    /// coefficient, the same bound as one `drop_last_rounded` step of coterie-math; switching prime by prime
+    /// would add up the errors).
     pub fn mod_switch_to(&self, level: usize) -> Result<Ciphertext> {
         if level > self.level {
             return Err(Error::Mismatch(format!(
@@ -533,10 +594,35 @@ impl Ciphertext {
                 self.level
             )));
         }
-        let mut ct = self.clone();
-        while ct.level > level {
-            ct = ct.mod_switch_to_next()?;
+        if level == self.level {
+            return Ok(self.clone());
         }
-        Ok(ct)
+        let sw = self.ctx.switch(self.level, level)?;
+        let next = self.ctx.ring(level)?;
+        let n = self.ctx.degree();
+        let kept = (level + 1) * n;
+        let mut e = vec![0u64; kept];
+        let parts = self
+            .parts
+            .iter()
+            .map(|p| {
+                sw.conv.convert_exact(&p.data()[kept..], &mut e, n, true)?;
+                let mut out = Poly::zero(&next, Representation::Coefficient);
+                for (i, m) in next.moduli().iter().enumerate() {
+                    let (inv, inv_s) = sw.d_inv[i];
+                    let src = &p.data()[i * n..(i + 1) * n];
+                    let ei = &e[i * n..(i + 1) * n];
+                    for ((o, &x), &y) in out.limb_mut(i).iter_mut().zip(src).zip(ei) {
+                        *o = m.mul_shoup(m.sub(x, y), inv, inv_s);
+                    }
+                }
+                Ok(out)
+            })
+            .collect::<Result<_>>()?;
+        Ok(Ciphertext {
+            ctx: self.ctx.clone(),
+            level,
+            parts,
+        })
     }
 }

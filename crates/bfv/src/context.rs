@@ -36,6 +36,17 @@ pub(crate) struct Level {
     /// `⌊Q_l/2⌋ mod t` and `Q_l^{-1} mod t`.
     pub half_q_mod_t: u64,
     pub q_inv_mod_t: u64,
+    /// Modulus-switching tables to each lower level, built on first use.
+    pub switch: Vec<OnceLock<Switch>>,
+}
+
+/// Tables of the one-step modulus switch from `Q_l` to `Q_k` (`k < l`), `D = Q_l/Q_k`.
+#[derive(Debug)]
+pub(crate) struct Switch {
+    /// Exact centered conversion from the dropped primes (basis `D`) to `Q_k`.
+    pub conv: BaseConverter,
+    /// `D^{-1} mod q_i` and its Shoup constant, for the kept primes.
+    pub d_inv: Vec<(u64, u64)>,
 }
 
 /// Batching tables: the NTT over `Z_t` and which NTT slot holds which (row, column).
@@ -230,7 +241,35 @@ impl Context {
             half_q_mod_q,
             half_q_mod_t,
             q_inv_mod_t,
+            switch: (0..level).map(|_| OnceLock::new()).collect(),
         })
+    }
+
+    /// The one-step modulus-switching tables from `from` down to `to`.
+    pub(crate) fn switch(&self, from: usize, to: usize) -> Result<&Switch> {
+        let lv = self.level(from)?;
+        let cell = lv
+            .switch
+            .get(to)
+            .ok_or_else(|| Error::Mismatch(format!("no switch from level {from} to {to}")))?;
+        if let Some(s) = cell.get() {
+            return Ok(s);
+        }
+        let moduli = lv.ring.moduli();
+        let kept: Vec<u64> = moduli[..=to].iter().map(|m| m.value()).collect();
+        let dropped: Vec<u64> = moduli[to + 1..].iter().map(|m| m.value()).collect();
+        let (kb, db) = (RnsBasis::new(&kept)?, RnsBasis::new(&dropped)?);
+        let conv = BaseConverter::new(&db, &kb)?;
+        let d_inv = kb
+            .moduli()
+            .iter()
+            .map(|m| {
+                let d = kb_mod(db.product(), m.value());
+                let inv = m.inv(d)?;
+                Ok((inv, m.shoup(inv)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(cell.get_or_init(|| Switch { conv, d_inv }))
     }
 
     pub(crate) fn check_same(&self, other: &Context) -> Result<()> {
@@ -243,6 +282,11 @@ impl Context {
         }
         Ok(())
     }
+}
+
+/// `x mod m` for a non-negative big integer.
+fn kb_mod(x: &BigInt, m: u64) -> u64 {
+    BigInt::from(x % m).to_u64().unwrap_or(0)
 }
 
 /// The NTT over `Z_t` and the slot order: row 0 column `c` evaluates at `ζ^{5^c}`, row 1 column

@@ -131,17 +131,6 @@ impl SecretKey {
             .unwrap_or(0)
     }
 
-    /// `s` restricted to level `level`, NTT form.
-    pub(crate) fn ntt_at(&self, level: usize) -> Result<Poly> {
-        let ring = self.ctx.ring(level)?;
-        let n = self.ctx.degree();
-        Ok(Poly::from_residues(
-            &ring,
-            Representation::Ntt,
-            self.ntt.data()[..(level + 1) * n].to_vec(),
-        )?)
-    }
-
     /// `−a·s + e` at the top level in NTT form, for a uniform `a` (NTT form).
     pub(crate) fn rlwe_mask<R: rand::CryptoRng + ?Sized>(&self, a: &Poly, rng: &mut R) -> Poly {
         let ring = &self.ctx.top().ring;

@@ -30,7 +30,7 @@ use coterie_math::bigint::BigInt;
 /// `log2` (−∞ for a noiseless ciphertext).
 pub fn invariant_noise_log2(sk: &SecretKey, ct: &Ciphertext) -> Result<f64> {
     let x = sk.phase(ct)?;
-    let m = sk.decrypt(ct)?;
+    let m = sk.decrypt_exact_at_level(ct)?;
     let t = sk.ctx.plaintext_modulus();
     let q = sk.ctx.modulus_at(ct.level())?;
     let tq = BigInt::from(&q * t);

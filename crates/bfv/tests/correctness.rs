@@ -55,6 +55,12 @@ fn random_values(r: &mut Csprng, n: usize, t: u64) -> Vec<u64> {
 
 fn check_noise(sk: &SecretKey, ct: &Ciphertext, bound: f64, what: &str) -> f64 {
     let v = invariant_noise_log2(sk, ct).unwrap();
+    // The fast (modulus-switched) decryption agrees with the exact one at the ciphertext's level.
+    assert_eq!(
+        sk.decrypt(ct).unwrap(),
+        sk.decrypt_exact_at_level(ct).unwrap(),
+        "{what}: fast and exact decryption differ"
+    );
     assert!(
         v <= bound,
         "{what}: measured noise 2^{v:.1} above the bound 2^{bound:.1}"
@@ -128,6 +134,13 @@ fn toy_coefficient_circuit_with_noise_bounds() {
         &automorphism(&xy, g, t)[..]
     );
     check_noise(&sk, &ms, nb.mod_switch(vr, top).unwrap(), "mod switch");
+    // One-step switch to the last prime.
+    let ms0 = rot.mod_switch_to(0).unwrap();
+    assert_eq!(
+        sk.decrypt(&ms0).unwrap().coefficients(),
+        &automorphism(&xy, g, t)[..]
+    );
+    check_noise(&sk, &ms0, nb.mod_switch(vr, 1).unwrap(), "mod switch to 0");
     // Products at the lower level still work.
     let cy_low = cy.mod_switch_to(top - 1).unwrap();
     let low = ms.mul(&cy_low, &rlk).unwrap();
@@ -227,5 +240,56 @@ fn seed001_depth5_circuit() {
             &want[..],
             "depth {depth}"
         );
+    }
+}
+
+/// Heavy: the largest HE-standard sets (keygen, encryption, a product and a rotation each), with
+/// noise bounds. Run with `--ignored`.
+#[test]
+#[ignore]
+fn he_standard_sets_heavy() {
+    for params in [
+        Params::he_std_128_n4096(65537).unwrap(),
+        Params::he_std_128_n16384(65537).unwrap(),
+        Params::he_std_128_n32768(65537).unwrap(),
+    ] {
+        let ctx = Context::new(params).unwrap();
+        let mut r = rng(7);
+        let sk = SecretKey::generate(&ctx, &mut r);
+        let pk = sk.public_key(&mut r);
+        let rlk = sk.relin_key(&mut r);
+        let gks = sk.galois_keys(&[1], false, &mut r).unwrap();
+        let nb = NoiseBounds::new(&sk).unwrap();
+        let n = ctx.degree();
+        let t = ctx.plaintext_modulus();
+        let (x, y) = (random_values(&mut r, n, t), random_values(&mut r, n, t));
+        let cx = pk
+            .encrypt(&Plaintext::encode_simd(&ctx, &x).unwrap(), &mut r)
+            .unwrap();
+        let cy = pk
+            .encrypt(&Plaintext::encode_simd(&ctx, &y).unwrap(), &mut r)
+            .unwrap();
+        let v = check_noise(&sk, &cx, nb.fresh_public(), "fresh");
+        let mut ct = cx.mul(&cy, &rlk).unwrap();
+        let mut want: Vec<u64> = x.iter().zip(&y).map(|(a, b)| a * b % t).collect();
+        let mut v = check_noise(&sk, &ct, nb.mul(v, v, ctx.max_level()).unwrap(), "mul");
+        let depth = ctx.max_level() / 2;
+        for _ in 1..depth {
+            ct = ct.mul(&cy, &rlk).unwrap();
+            want = want.iter().zip(&y).map(|(a, b)| a * b % t).collect();
+            v = check_noise(
+                &sk,
+                &ct,
+                nb.mul(v, nb.fresh_public(), ctx.max_level()).unwrap(),
+                "chain",
+            );
+        }
+        let rot = ct.rotate_rows(1, &gks).unwrap();
+        check_noise(&sk, &rot, nb.rotate(v, ctx.max_level()).unwrap(), "rotate");
+        let got = sk.decrypt(&rot).unwrap().decode_simd().unwrap();
+        let h = n / 2;
+        for c in 0..h {
+            assert_eq!(got[c], want[(c + 1) % h]);
+        }
     }
 }

@@ -20,9 +20,18 @@ fn main() {
     let g = Group::p1536();
     println!("# coterie-hss benchmark (one core)\n");
 
+    let skip_micro = std::env::args().any(|a| a == "skip-micro");
+    let no_baseline = std::env::args().any(|a| a == "no-baseline");
+    if !skip_micro {
+        micro(&g, quick, &mut rng);
+    }
+    rms_rows(&g, quick, no_baseline, &mut rng);
+}
+
+fn micro(g: &Group, quick: bool, rng: &mut rand_chacha::ChaCha20Rng) {
     // 1. Modular multiplication.
-    let a = bigint::random_below(&mut rng, g.p()).unwrap();
-    let b = bigint::random_below(&mut rng, g.p()).unwrap();
+    let a = bigint::random_below(rng, g.p()).unwrap();
+    let b = bigint::random_below(rng, g.p()).unwrap();
     let n = if quick { 200_000 } else { 2_000_000 };
     let mut out = BigInt::new();
     let t = Instant::now();
@@ -64,7 +73,7 @@ fn main() {
     let steps: u64 = if quick { 1 << 26 } else { 1 << 30 };
     let naive_steps: u64 = 1 << 20;
     let t = Instant::now();
-    let mut w = Walker::new(&g, &h, 60, ScanEngine::Naive).unwrap();
+    let mut w = Walker::new(g, &h, 60, ScanEngine::Naive).unwrap();
     let mut cnt = 0u64;
     while let Some(j) = w.next_match(naive_steps) {
         cnt = cnt.wrapping_add(j);
@@ -77,7 +86,7 @@ fn main() {
         ("lookup table, d = 40", ScanEngine::Lookup, 40),
     ] {
         let t = Instant::now();
-        let mut w = Walker::new(&g, &h, d, eng).unwrap();
+        let mut w = Walker::new(g, &h, d, eng).unwrap();
         while let Some(j) = w.next_match(steps) {
             cnt = cnt.wrapping_add(j);
         }
@@ -90,29 +99,36 @@ fn main() {
     let reps = if quick { 300 } else { 3000 };
     let starts: Vec<_> = (0..reps)
         .map(|_| {
-            g.elem_from_bigint(&bigint::random_below(&mut rng, g.p()).unwrap())
+            g.elem_from_bigint(&bigint::random_below(rng, g.p()).unwrap())
                 .unwrap()
         })
         .collect();
-    for (name, eng) in [
-        ("bit-parallel", ScanEngine::BitParallel),
-        ("lookup", ScanEngine::Lookup),
+    for (name, eng, cp) in [
+        ("bit-parallel", ScanEngine::BitParallel, cp),
+        ("lookup", ScanEngine::Lookup, cp),
+        (
+            "bit-parallel, separated M = 15",
+            ScanEngine::BitParallel,
+            ConvertParams::new(16, 15),
+        ),
     ] {
         let mut total = 0u64;
         let t = Instant::now();
         for e in &starts {
-            total += convert(&g, 1, e, &cp, eng).unwrap().steps;
+            total += convert(g, 1, e, &cp, eng).unwrap().steps;
         }
         let el = t.elapsed().as_secs_f64();
         println!(
-            "Full Convert* ({name}, d = 16, M = 1): {reps} random starts, mean {:.0} steps (expected ~2^17 = 131072), {:.3e} steps/s, {:.1} µs/conversion",
+            "Full Convert* ({name}, d = 16): {reps} random starts, mean {:.0} steps (expected ~2^17 = 131072), {:.3e} steps/s, {:.1} µs/conversion",
             total as f64 / reps as f64,
             total as f64 / el,
             el * 1e6 / reps as f64
         );
     }
     println!("(checksum {cnt})\n");
+}
 
+fn rms_rows(g: &Group, quick: bool, no_baseline: bool, rng: &mut rand_chacha::ChaCha20Rng) {
     // 3. RMS multiplications per Table 3 row.
     println!("## RMS multiplications (RandMult of bits, both inputs prepared), Table 3 rows\n");
     println!(
@@ -133,24 +149,85 @@ fn main() {
         (15, 4, 1, 34.0),
         (15, 4, 8, 47.0),
     ];
+    // Optional filter: `rows=EPS` runs only the rows of that failure exponent (e.g. rows=15);
+    // `skip-micro` skips sections 1-2.
+    let only: Option<u32> =
+        std::env::args().find_map(|a| a.strip_prefix("rows=").and_then(|v| v.parse().ok()));
     for &(eps, lb, r, paper_rate) in &paper {
+        if only.is_some_and(|o| o != eps) {
+            continue;
+        }
         let params = Params::table3(eps, lb, r).unwrap();
-        let (pk, ek0, ek1, _) = keygen_trusted_dealer_insecure(&params, &mut rng).unwrap();
+        let (pk, ek0, ek1, _) = keygen_trusted_dealer_insecure(&params, rng).unwrap();
         let enc = pk.encryptor().unwrap();
-        let l1x = enc.encrypt(&pk, &1u32.into(), &mut rng);
+        let l1x = enc.encrypt(&pk, &1u32.into(), rng);
         let tp = Instant::now();
         let ix = PreparedInput::new(&pk, &l1x, true).unwrap();
         let prep_s = tp.elapsed().as_secs_f64() / 2.0; // both families
         let table_mb = ix.table_len() as f64 * 192.0 / 2.0 / 1e6;
-        let iy = PreparedInput::new(&pk, &enc.encrypt(&pk, &1u32.into(), &mut rng), false).unwrap();
+        let iy = PreparedInput::new(&pk, &enc.encrypt(&pk, &1u32.into(), rng), false).unwrap();
         let mut e0 = Evaluator::new(&pk, &ek0, 1).unwrap();
         let mut e1 = Evaluator::new(&pk, &ek1, 1).unwrap();
         let lx = e0.load(&ix).unwrap();
         let ly = e0.load(&iy).unwrap();
         let _ = (e1.load(&ix).unwrap(), e1.load(&iy).unwrap());
+        // Pairing alone (one server), for the breakdown.
+        let reps_pair = if quick { 20 } else { 200 };
+        let tpair = Instant::now();
+        for _ in 0..reps_pair {
+            std::hint::black_box(e0.pair(&ix.x, &ly).unwrap());
+        }
+        let pair_us = tpair.elapsed().as_secs_f64() * 1e6 / reps_pair as f64;
+        let yp = e0.one().sub(&ly);
+        let tpair = Instant::now();
+        for _ in 0..reps_pair {
+            std::hint::black_box(e0.pair(&ix.x, &yp).unwrap());
+        }
+        let pair1_us = tpair.elapsed().as_secs_f64() * 1e6 / reps_pair as f64;
+        eprintln!(
+            "  [eps 2^-{eps} B={} R={r}] Pair: {pair_us:.1} µs (y from a load, {} + {} exponent bits), {pair1_us:.1} µs (1 − y, {} bits)",
+            1 << lb,
+            ly.yc_bound.significant_bits() + 1,
+            ly.y_bound.significant_bits() + 1,
+            yp.yc_bound.significant_bits() + 1
+        );
+        if std::env::args().any(|a| a == "diag") {
+            let t = Instant::now();
+            for _ in 0..5 {
+                for ct in &ix.digits {
+                    std::hint::black_box(e0.pair(ct, &ly).unwrap());
+                }
+            }
+            eprintln!(
+                "    Pair over the {} distinct digit ciphertexts: {:.1} µs each",
+                ix.digits.len(),
+                t.elapsed().as_secs_f64() * 1e6 / (5 * ix.digits.len()) as f64
+            );
+            for (nm, y) in [("y", &ly), ("1-y", &yp)] {
+                let ey = &y.y + (BigInt::from(1) << y.y_bound.significant_bits());
+                let eyc = (BigInt::from(1) << y.yc_bound.significant_bits()) - &y.yc;
+                let nz = |e: &BigInt| {
+                    e.to_digits::<u8>(rug::integer::Order::Lsf)
+                        .iter()
+                        .filter(|&&b| b != 0)
+                        .count()
+                };
+                eprintln!(
+                    "    {nm}: ey {} bits ({} nonzero bytes), eyc {} bits ({} nonzero bytes)",
+                    ey.significant_bits(),
+                    nz(&ey),
+                    eyc.significant_bits(),
+                    nz(&eyc)
+                );
+            }
+        }
         let base_steps = e0.stats.steps;
         let base_conv = e0.stats.conversions;
-        let mults = if quick {
+        let mult_override: Option<usize> =
+            std::env::args().find_map(|a| a.strip_prefix("mults=").and_then(|v| v.parse().ok()));
+        let mults = if let Some(m) = mult_override {
+            m
+        } else if quick {
             2
         } else {
             (200.0 / (eps as f64)).ceil() as usize + 2
@@ -172,11 +249,11 @@ fn main() {
         } else {
             0
         };
-        let base_rate = if base_reps > 0 && r == 8 {
+        let base_rate = if base_reps > 0 && r == 8 && !no_baseline {
             let y = ly.clone();
             let t = Instant::now();
             for _ in 0..base_reps {
-                gmp_baseline_mult(&g, &pk, &l1x, &y, params.d);
+                gmp_baseline_mult(g, &pk, &l1x, &y, params.d);
             }
             format!("{:.1}", base_reps as f64 / t.elapsed().as_secs_f64())
         } else {

@@ -404,6 +404,7 @@ impl FixedBase {
         let windows = max_bits.div_ceil(r) as usize;
         let per = (1usize << r) - 1;
         let mut table = vec![0u64; windows * per * l];
+        advise_huge_pages(&mut table);
         let mut s = group.scratch();
         let mut base = h.0.clone(); // h^(2^(R i))
         let mut tmp = vec![0u64; l];
@@ -468,6 +469,10 @@ impl FixedBase {
         let per = (1usize << self.r) - 1;
         let digits = e.to_digits::<u64>(Order::Lsf);
         let windows = e.significant_bits().div_ceil(self.r) as usize;
+        // Gather the table entries first and prefetch them all: the tables are megabytes each
+        // and the entries random, so issuing every load up front overlaps their latencies.
+        let mut offs = [0usize; 64];
+        let mut n_offs = 0usize;
         let mut count = 0;
         for i in 0..windows {
             let bit = i as u64 * self.r as u64;
@@ -476,6 +481,17 @@ impl FixedBase {
                 continue;
             }
             let off = (i * per + j - 1) * l;
+            if n_offs < offs.len() {
+                offs[n_offs] = off;
+                n_offs += 1;
+                prefetch(&self.table[off..off + l]);
+            } else {
+                group.mul_into(tmp, acc, &self.table[off..off + l], s);
+                std::mem::swap(acc, tmp);
+                count += 1;
+            }
+        }
+        for &off in &offs[..n_offs] {
             group.mul_into(tmp, acc, &self.table[off..off + l], s);
             std::mem::swap(acc, tmp);
             count += 1;
@@ -490,6 +506,55 @@ impl FixedBase {
         let mut s = group.scratch();
         self.mul_pow_into(group, &mut acc, e, &mut tmp, &mut s)?;
         Ok(Elem(acc))
+    }
+}
+
+/// Prefetches the cache lines of one table entry.
+#[inline(always)]
+fn prefetch(entry: &[u64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let p = entry.as_ptr() as *const i8;
+        let bytes = std::mem::size_of_val(entry);
+        let mut o = 0;
+        while o < bytes {
+            // SAFETY: `p + o` lies inside `entry`; prefetching has no architectural effect.
+            unsafe {
+                core::arch::x86_64::_mm_prefetch(p.add(o), core::arch::x86_64::_MM_HINT_T0);
+            }
+            o += 64;
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = entry;
+}
+
+/// Asks the kernel for transparent huge pages on a large, freshly allocated (untouched) table:
+/// the pairing reads one random 192-byte entry per window from tables of megabytes each, so
+/// 4 KiB pages cost a TLB miss per lookup. Best effort (no-op where unsupported, or when the
+/// environment variable `COTERIE_HSS_NO_HUGEPAGES` is set).
+fn advise_huge_pages(table: &mut [u64]) {
+    const HUGE: usize = 2 << 20;
+    let bytes = std::mem::size_of_val(table);
+    if bytes < 2 * HUGE || std::env::var_os("COTERIE_HSS_NO_HUGEPAGES").is_some() {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    {
+        let start = table.as_mut_ptr() as usize;
+        let aligned = start.next_multiple_of(HUGE);
+        let end = (start + bytes) / HUGE * HUGE;
+        if end > aligned {
+            // SAFETY: the range lies inside `table`'s allocation; MADV_HUGEPAGE only changes how
+            // the kernel backs those pages, not their contents or validity.
+            unsafe {
+                libc::madvise(
+                    aligned as *mut libc::c_void,
+                    end - aligned,
+                    libc::MADV_HUGEPAGE,
+                );
+            }
+        }
     }
 }
 

@@ -48,6 +48,24 @@ const TAG_CHECK_A: u32 = 0x5D20_0004;
 const TAG_CHECK_B: u32 = 0x5D20_0005;
 const TAG_CHECK_C: u32 = 0x5D20_0006;
 const TAG_CHECK_D: u32 = 0x5D20_0007;
+const TAG_SINGLE_C: u32 = 0x5D20_0008;
+const TAG_SINGLE_O: u32 = 0x5D20_0009;
+
+/// The first half of a per-value MAC check ([`Engine::check_single_commit`]), to be finished by
+/// [`Engine::check_single_open`].
+pub struct PendingSingleCheck {
+    id: u64,
+    count: usize,
+    bytes: Vec<u8>,
+    opening: Opening,
+    commitments: Vec<Commitment>,
+}
+
+impl Drop for PendingSingleCheck {
+    fn drop(&mut self) {
+        self.bytes.zeroize();
+    }
+}
 
 /// A batch of ring elements on the wire: version tag and fixed-width encodings.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -540,6 +558,142 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         self.opened.clear();
         self.macs.iter_mut().for_each(Zeroize::zeroize);
         self.macs.clear();
+        Ok(())
+    }
+
+    /// SingleCheck as in seed 000 §10.4: a per-value MAC check of every value opened since the
+    /// last check, in two rounds and without a coin toss: each party commits to its shifted MAC
+    /// shares `σ_{j,i} = m_{j,i} − α_i·x̃_j` (one per value, together with a digest of the
+    /// opened values, which must agree), then opens them; every `Σ_i σ_{j,i}` must be zero. Costs
+    /// one share-ring element per value per party (the paper's `2(t+s)` bits per opened value,
+    /// counting the share). Same as [`Engine::check_single_commit`] then
+    /// [`Engine::check_single_open`].
+    pub async fn check_single<M: Mesh>(&mut self, mesh: &mut M) -> Result<()> {
+        let p = self.check_single_commit(mesh).await?;
+        self.check_single_open(mesh, p).await
+    }
+
+    /// First round of [`Engine::check_single`]: takes every value opened so far out of the pending
+    /// list (later openings start a new list) and exchanges the commitments. Finish it with
+    /// [`Engine::check_single_open`]; in between the caller may run further openings (the
+    /// pipelined schedule of seed 000 §10.4), whose results must not be released before this
+    /// check and theirs have passed.
+    pub async fn check_single_commit<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+    ) -> Result<PendingSingleCheck> {
+        self.check_mesh(mesh)?;
+        let id = self.checks;
+        self.checks += 1;
+        let me = self.me;
+        let r = self.ring.clone();
+        let opened = std::mem::take(&mut self.opened);
+        let mut macs = std::mem::take(&mut self.macs);
+        #[cfg(test)]
+        if let Some(e) = self.cheat.mac_err.take()
+            && !macs.is_empty()
+        {
+            macs[0] = r.add(&macs[0], &r.embed_u64(e));
+        }
+        let sigmas: Vec<R::Elem> = opened
+            .iter()
+            .zip(&macs)
+            .map(|(x, m)| r.sub(m, &r.mul(&self.key, x)))
+            .collect();
+        macs.iter_mut().for_each(Zeroize::zeroize);
+        let dig = digest(
+            &format!("coterie-spdz/single-check/{id}/opened"),
+            &r.encode(&opened),
+        );
+        let bytes = r.encode(&sigmas);
+        let (c, o) = commit(&format!("coterie-spdz/single-check/{id}/sigma"), me, &bytes);
+        let got: Vec<([u8; 32], Commitment)> =
+            mesh.exchange_all_tagged(TAG_SINGLE_C, &(dig, c)).await?;
+        if let Some(j) = got.iter().position(|(d, _)| d != &dig) {
+            return Err(self
+                .fail(
+                    mesh,
+                    Error::InconsistentBroadcast {
+                        check: "opened-values-echo",
+                        party: j,
+                    },
+                )
+                .await);
+        }
+        Ok(PendingSingleCheck {
+            id,
+            count: opened.len(),
+            bytes,
+            opening: o,
+            commitments: got.into_iter().map(|(_, c)| c).collect(),
+        })
+    }
+
+    /// Second round of [`Engine::check_single`]: opens the commitments and checks every value.
+    pub async fn check_single_open<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        mut p: PendingSingleCheck,
+    ) -> Result<()> {
+        self.check_mesh(mesh)?;
+        let r = self.ring.clone();
+        #[allow(unused_mut)]
+        let mut bytes = std::mem::take(&mut p.bytes);
+        #[cfg(test)]
+        if std::mem::take(&mut self.cheat.bad_commit_open)
+            && let Some(b) = bytes.first_mut()
+        {
+            *b ^= 1;
+        }
+        let domain = format!("coterie-spdz/single-check/{}/sigma", p.id);
+        let got: Vec<(Opening, Vec<u8>)> = mesh
+            .exchange_all_tagged(TAG_SINGLE_O, &(p.opening, bytes))
+            .await?;
+        if got.len() != p.commitments.len() {
+            return Err(Error::Invalid("single check: party count changed".into()));
+        }
+        let mut total = vec![r.zero(); p.count];
+        for (j, ((o, b), c)) in got.iter().zip(&p.commitments).enumerate() {
+            if !verify(&domain, j, b, c, o) {
+                return Err(self
+                    .fail(
+                        mesh,
+                        Error::CommitmentMismatch {
+                            check: "single-check-commitment",
+                            party: j,
+                        },
+                    )
+                    .await);
+            }
+            let v = match r.decode(b, p.count) {
+                Ok(v) => v,
+                Err(e) => {
+                    return Err(self
+                        .fail(
+                            mesh,
+                            Error::Malformed {
+                                party: j,
+                                cause: e.to_string(),
+                            },
+                        )
+                        .await);
+                }
+            };
+            for (t, x) in total.iter_mut().zip(&v) {
+                *t = r.add(t, x);
+            }
+        }
+        if total.iter().any(|t| !r.is_zero(t)) {
+            return Err(self
+                .fail(
+                    mesh,
+                    Error::MacCheckFailed {
+                        check: "single-check",
+                        detected_by: self.me,
+                    },
+                )
+                .await);
+        }
         Ok(())
     }
 

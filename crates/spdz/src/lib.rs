@@ -49,11 +49,12 @@ pub mod ot_prep;
 pub mod prep;
 pub mod ring;
 pub mod store;
+pub mod tools;
 
 #[cfg(test)]
 mod tests;
 
-pub use engine::Engine;
+pub use engine::{Engine, PendingSingleCheck};
 pub use error::{Error, Result};
 pub use prep::{Counts, InputMask, InsecureDealer, Kind, Preprocessing, Share, Triple, VecPrep};
 pub use ring::{BigElem, Fp64, FpBig, Ring, RingDescriptor, Z2k};

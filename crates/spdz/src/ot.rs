@@ -354,12 +354,19 @@ pub fn kos_sender_check(delta: u128, q: &[u128], chi_seed: &Seed, resp: (u128, u
     ))
 }
 
-/// Correlation-robust hash of OT row `j` to two 128-bit pads.
+fn row_hash_key() -> &'static [u8; 32] {
+    static KEY: std::sync::OnceLock<[u8; 32]> = std::sync::OnceLock::new();
+    KEY.get_or_init(|| blake3::derive_key("coterie-spdz 2026 kos row hash v1", b""))
+}
+
+/// Correlation-robust hash of OT row `j` to two 128-bit pads: keyed BLAKE3 (a fixed public key
+/// derived from a domain label, so one compression per call) of `j ‖ row`.
 pub fn hash_row(j: u64, row: u128) -> (u128, u128) {
-    let mut h = blake3::Hasher::new_derive_key("coterie-spdz 2026 kos row hash v1");
-    h.update(&j.to_le_bytes());
-    h.update(&row.to_le_bytes());
-    let o = h.finalize();
+    let mut buf = [0u8; 24];
+    buf[..8].copy_from_slice(&j.to_le_bytes());
+    buf[8..].copy_from_slice(&row.to_le_bytes());
+    let o = blake3::keyed_hash(row_hash_key(), &buf);
+    buf.zeroize();
     let b = o.as_bytes();
     let mut x = [0u8; 16];
     x.copy_from_slice(&b[..16]);

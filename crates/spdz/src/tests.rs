@@ -806,3 +806,105 @@ mod ot_producer {
         assert!(res[1].is_err());
     }
 }
+
+/// OT preprocessing straight into the on-disk stores, then the engine runs on them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ot_preprocessing_into_stores_then_online() {
+    use crate::tools::{party_dir, produce_ot_to_store};
+    let base = std::env::temp_dir().join(format!("coterie-spdz-ot-store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let counts = Counts {
+        triples: 6,
+        bits: 2,
+        randoms: 6,
+        masks_per_party: 6,
+    };
+    let mut tasks = Vec::new();
+    for mut mesh in InMemoryMesh::group(2, opts()) {
+        let dir = party_dir(&base, mesh.id());
+        tasks.push(tokio::spawn(async move {
+            let store = produce_ot_to_store(&mut mesh, &dir, Z2k::spdz2k_64(), counts, 4).await?;
+            assert_eq!(store.available(Kind::Triples)?, 6);
+            let mut e = Engine::new(store);
+            let me = mesh.id();
+            let v = [7u128, 8, 9];
+            let x = e
+                .input(&mut mesh, 0, (me == 0).then_some(&v[..]), 3)
+                .await?;
+            let y = e
+                .input(&mut mesh, 1, (me == 1).then_some(&v[..]), 3)
+                .await?;
+            let z = e.mul(&mut mesh, &x, &y).await?;
+            let b = e.rand_bits(2)?;
+            let mut all = z;
+            all.extend(b);
+            let o = e.open_checked(&mut mesh, &all).await?;
+            mesh.close().await?;
+            Ok::<_, Error>(o)
+        }));
+    }
+    for t in tasks {
+        let o = t.await.unwrap().unwrap();
+        assert_eq!(&o[..3], &[49, 64, 81]);
+        assert!(o[3] <= 1 && o[4] <= 1);
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// SingleCheck (per-value, 2 rounds): honest runs pass, split into its two halves with an
+/// opening in between; a share error and a bad commitment opening are each caught.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn single_check_honest_and_cheating() {
+    for case in 0..3 {
+        let mut rng = ChaCha20Rng::seed_from_u64(50 + case);
+        let dealer = InsecureDealer::new_insecure(Z2k::spdz2k_64(), 3, &mut rng).unwrap();
+        let preps = dealer.deal(
+            Counts {
+                triples: 2,
+                randoms: 4,
+                masks_per_party: 2,
+                ..Counts::default()
+            },
+            &mut rng,
+        );
+        let res = run_mem(preps, move |mut e, mut mesh| async move {
+            let me = mesh.id();
+            let v = [5u128, 6];
+            let x = e
+                .input(&mut mesh, 0, (me == 0).then_some(&v[..]), 2)
+                .await?;
+            if me == 1 {
+                match case {
+                    1 => e.cheat.share_err = Some(3),
+                    2 => e.cheat.bad_commit_open = true,
+                    _ => {}
+                }
+            }
+            let z = e.mul(&mut mesh, &x, &x).await?;
+            let o1 = e.open(&mut mesh, &z[..1]).await?;
+            let pending = e.check_single_commit(&mut mesh).await?;
+            let o2 = e.open(&mut mesh, &z[1..]).await?;
+            e.check_single_open(&mut mesh, pending).await?;
+            e.check_single(&mut mesh).await?;
+            mesh.close().await?;
+            Ok((o1[0], o2[0]))
+        })
+        .await;
+        for (i, r) in res.iter().enumerate() {
+            match (case, r) {
+                (0, Ok(o)) => assert_eq!(*o, (25, 36)),
+                (1, Err(e)) if i != 1 => {
+                    assert!(e.to_string().contains("single-check"), "{e}")
+                }
+                (2, Err(e)) if i != 1 => {
+                    assert!(e.to_string().contains("single-check-commitment"), "{e}");
+                    if let Error::CommitmentMismatch { party, .. } = e {
+                        assert_eq!(*party, 1);
+                    }
+                }
+                (_, Err(_)) if i == 1 => {}
+                (c, r) => panic!("case {c} party {i}: {r:?}"),
+            }
+        }
+    }
+}

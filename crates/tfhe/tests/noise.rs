@@ -100,50 +100,73 @@ fn blind_rotation_noise<T: Torus>(params: &TfheParams, rotations: usize, seed: u
 }
 
 /// Returns (measured, predicted) variance of the key-switching noise from the extracted `k·N` key
-/// to the `n` key, over `samples` noiseless inputs with uniform masks.
-fn keyswitch_noise<T: Torus>(params: &TfheParams, samples: usize, seed: u8) -> (f64, f64) {
+/// to the `n` key, over `keys` independent key pairs and `samples` noiseless inputs (uniform
+/// masks) per key. Several keys are needed: the balanced digits have mean `−1/2`, so for one
+/// fixed key-switching key the error has a fixed offset `−½·Σ e_{i,j}` whose square is a
+/// `χ²₁`-distributed part (about 4.5% on average) of the standard formula's `(B²+2)/12` term.
+fn keyswitch_noise<T: Torus>(
+    params: &TfheParams,
+    keys: usize,
+    samples: usize,
+    seed: u8,
+) -> (f64, f64) {
     let mut rng = Csprng::from_seed_insecure_for_tests([seed; 32]);
-    let big = GlweSecretKey::<T>::generate(
-        params.glwe_dimension,
-        params.polynomial_size,
-        params.glwe_key,
-        &mut rng,
-    )
-    .unwrap()
-    .as_lwe_key();
-    let small = LweSecretKey::<T>::generate_binary(params.lwe_dimension, &mut rng);
-    let noise = NoiseSampler::new(params.lwe_noise_std, T::BITS).unwrap();
-    let ksk = generate_lwe_keyswitch_key(
-        &big,
-        &small,
-        params.ks_base_log,
-        params.ks_level,
-        &noise,
-        &mut rng,
-    )
-    .unwrap();
-    let zero = NoiseSampler::new(0.0, T::BITS).unwrap();
-    let mut c = LweCiphertext::zero(big.dimension());
-    let mut out = LweCiphertext::zero(small.dimension());
-    let mut sum_sq = 0.0;
-    for i in 0..samples {
-        let mu = T::encode(i as f64 / samples as f64);
-        encrypt_lwe_ciphertext(&big, &mut c, mu, &zero, &mut rng);
-        keyswitch_lwe_ciphertext(&ksk, &c, &mut out);
-        let e = decrypt_lwe_ciphertext(&small, &out)
-            .wrapping_sub(mu)
-            .decode();
-        sum_sq += e * e;
+    let (mut sum_sq, mut predicted) = (0.0, 0.0);
+    for _ in 0..keys {
+        let big = GlweSecretKey::<T>::generate(
+            params.glwe_dimension,
+            params.polynomial_size,
+            params.glwe_key,
+            &mut rng,
+        )
+        .unwrap()
+        .as_lwe_key();
+        let small = LweSecretKey::<T>::generate_binary(params.lwe_dimension, &mut rng);
+        let noise = NoiseSampler::new(params.lwe_noise_std, T::BITS).unwrap();
+        let ksk = generate_lwe_keyswitch_key(
+            &big,
+            &small,
+            params.ks_base_log,
+            params.ks_level,
+            &noise,
+            &mut rng,
+        )
+        .unwrap();
+        let zero = NoiseSampler::new(0.0, T::BITS).unwrap();
+        let mut c = LweCiphertext::zero(big.dimension());
+        let mut out = LweCiphertext::zero(small.dimension());
+        for i in 0..samples {
+            let mu = T::encode(i as f64 / samples as f64);
+            encrypt_lwe_ciphertext(&big, &mut c, mu, &zero, &mut rng);
+            keyswitch_lwe_ciphertext(&ksk, &c, &mut out);
+            let e = decrypt_lwe_ciphertext(&small, &out)
+                .wrapping_sub(mu)
+                .decode();
+            sum_sq += e * e;
+        }
+        predicted += keyswitch_variance(
+            T::BITS,
+            big.dimension(),
+            big.squared_norm(),
+            params.ks_base_log,
+            params.ks_level,
+            params.lwe_noise_std.powi(2),
+        );
     }
-    let predicted = keyswitch_variance(
-        T::BITS,
-        big.dimension(),
-        big.squared_norm(),
-        params.ks_base_log,
-        params.ks_level,
-        params.lwe_noise_std.powi(2),
+    (sum_sq / (keys * samples) as f64, predicted / keys as f64)
+}
+
+/// For sets where the f64 FFT error is not negligible (64-bit torus, one large digit): the exact-
+/// arithmetic formula is only a lower bound; report the ratio and check the bound.
+fn report_fft_dominated(what: &str, (measured, predicted): (f64, f64)) {
+    let ratio = measured / predicted;
+    eprintln!(
+        "{what}: measured {measured:.4e}, exact-arithmetic formula {predicted:.4e}, ratio {ratio:.4} (FFT error not modelled)"
     );
-    (sum_sq / samples as f64, predicted)
+    assert!(
+        ratio >= 0.85,
+        "{what}: below the exact-arithmetic formula: {ratio}"
+    );
 }
 
 fn check(what: &str, (measured, predicted): (f64, f64)) {
@@ -175,7 +198,7 @@ fn blind_rotation_noise_seed003_k2() {
 fn keyswitch_noise_boolean_default() {
     check(
         "KS boolean default (u32)",
-        keyswitch_noise::<u32>(&TfheParams::tfhe_rs_boolean_default(), 1500, 33),
+        keyswitch_noise::<u32>(&TfheParams::tfhe_rs_boolean_default(), 5, 300, 33),
     );
 }
 
@@ -183,7 +206,7 @@ fn keyswitch_noise_boolean_default() {
 fn keyswitch_noise_seed003_k2() {
     check(
         "KS seed003 k2 (u64)",
-        keyswitch_noise::<u64>(&TfheParams::seed003_ako_k2_single_key(), 1500, 34),
+        keyswitch_noise::<u64>(&TfheParams::seed003_ako_k2_single_key(), 5, 300, 34),
     );
 }
 
@@ -198,16 +221,20 @@ fn noise_large_samples() {
         "BR seed003 k2 (u64), 40 rotations",
         blind_rotation_noise::<u64>(&TfheParams::seed003_ako_k2_single_key(), 40, 42),
     );
-    check(
-        "BR 4-bit set (u64, N=2048), 8 rotations",
+    report_fft_dominated(
+        "BR 4-bit set (u64, N=2048, B=2^23), 8 rotations",
         blind_rotation_noise::<u64>(&TfheParams::tfhe_rs_shortint_2_2_gaussian(), 8, 45),
     );
-    check(
-        "KS boolean default (u32), 15000",
-        keyswitch_noise::<u32>(&TfheParams::tfhe_rs_boolean_default(), 15000, 43),
+    report_fft_dominated(
+        "BR seed003 k16 (u64, N=2048, B=2^26), 8 rotations",
+        blind_rotation_noise::<u64>(&TfheParams::seed003_ako_k16_single_key(), 8, 46),
     );
     check(
-        "KS seed003 k2 (u64), 15000",
-        keyswitch_noise::<u64>(&TfheParams::seed003_ako_k2_single_key(), 15000, 44),
+        "KS boolean default (u32), 12 keys x 1500",
+        keyswitch_noise::<u32>(&TfheParams::tfhe_rs_boolean_default(), 12, 1500, 43),
+    );
+    check(
+        "KS seed003 k2 (u64), 12 keys x 1500",
+        keyswitch_noise::<u64>(&TfheParams::seed003_ako_k2_single_key(), 12, 1500, 44),
     );
 }

@@ -1,0 +1,102 @@
+//! Drivers for the command line (for the lead to wire into `coterie`): fill per-party
+//! preprocessing stores from the **insecure** dealer or from the OT-based producer.
+
+use std::path::{Path, PathBuf};
+
+use coterie_net::Mesh;
+
+use crate::Result;
+use crate::ot_prep::OtPrepUnaudited;
+use crate::prep::{Counts, InsecureDealer, Preprocessing};
+use crate::ring::{Ring, Z2k};
+use crate::store::PrepStore;
+
+/// The store directory of `party` under `base`: `base/party-<i>`.
+pub fn party_dir(base: &Path, party: usize) -> PathBuf {
+    base.join(format!("party-{party}"))
+}
+
+/// **Insecure** (trusted dealer: this process sees every secret): creates one store per party
+/// under `base` (see [`party_dir`]) and fills it with `counts`, dealing in chunks of at most
+/// `chunk` items per kind so memory stays bounded. For tests and online-phase benchmarks only.
+///
+/// ```
+/// use coterie_spdz::tools::{deal_insecure_to_stores, party_dir};
+/// use coterie_spdz::{Counts, Kind, PrepStore, Z2k};
+/// let base = std::env::temp_dir().join(format!("coterie-spdz-doc-{}", std::process::id()));
+/// let counts = Counts { triples: 10, ..Counts::default() };
+/// deal_insecure_to_stores(&base, Z2k::spdz2k_64(), 2, counts, 4).unwrap();
+/// let s = PrepStore::open(&party_dir(&base, 1), Z2k::spdz2k_64(), 1, 2).unwrap();
+/// assert_eq!(s.available(Kind::Triples).unwrap(), 10);
+/// std::fs::remove_dir_all(&base).unwrap();
+/// ```
+pub fn deal_insecure_to_stores<R: Ring>(
+    base: &Path,
+    ring: R,
+    n: usize,
+    counts: Counts,
+    chunk: usize,
+) -> Result<Vec<PathBuf>> {
+    let mut rng = coterie_math::prg::Csprng::new();
+    let dealer = InsecureDealer::new_insecure(ring.clone(), n, &mut rng)?;
+    let dirs: Vec<PathBuf> = (0..n).map(|i| party_dir(base, i)).collect();
+    let stores = dirs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| PrepStore::create(d, ring.clone(), i, n, dealer.key_shares()[i].clone()))
+        .collect::<Result<Vec<_>>>()?;
+    let chunk = chunk.max(1);
+    let mut left = counts;
+    while left != Counts::default() {
+        let step = Counts {
+            triples: left.triples.min(chunk),
+            bits: left.bits.min(chunk),
+            randoms: left.randoms.min(chunk),
+            masks_per_party: left.masks_per_party.min(chunk),
+        };
+        let mut preps = dealer.deal(step, &mut rng);
+        for (s, p) in stores.iter().zip(preps.iter_mut()) {
+            s.append(p)?;
+        }
+        left.triples -= step.triples;
+        left.bits -= step.bits;
+        left.randoms -= step.randoms;
+        left.masks_per_party -= step.masks_per_party;
+    }
+    Ok(dirs)
+}
+
+/// One party's side of OT-based SPDZ_2k preprocessing into a new store at `dir` (each producer
+/// session samples a fresh MAC key, so it cannot extend a store made under another key: that is
+/// refused). Runs the producer's set-up, then produces `counts` in chunks of at most `chunk`
+/// items per kind, appending (fsynced) after each chunk. See [`OtPrepUnaudited`] for its
+/// security status.
+pub async fn produce_ot_to_store<M: Mesh>(
+    mesh: &mut M,
+    dir: &Path,
+    ring: Z2k,
+    counts: Counts,
+    chunk: usize,
+) -> Result<PrepStore<Z2k>> {
+    let mut producer = OtPrepUnaudited::setup(mesh, ring).await?;
+    let (me, n) = (mesh.id(), mesh.n());
+    let store = PrepStore::create(dir, ring, me, n, producer.mac_key_share())?;
+    let chunk = chunk.max(1);
+    let mut left = counts;
+    while left != Counts::default() {
+        let step = Counts {
+            triples: left.triples.min(chunk),
+            bits: left.bits.min(chunk),
+            randoms: left.randoms.min(chunk),
+            masks_per_party: left.masks_per_party.min(chunk),
+        };
+        let mut p = producer.produce(mesh, step).await?;
+        debug_assert_eq!(p.mac_key_share(), producer.mac_key_share());
+        store.append(&mut p)?;
+        left.triples -= step.triples;
+        left.bits -= step.bits;
+        left.randoms -= step.randoms;
+        left.masks_per_party -= step.masks_per_party;
+    }
+    Ok(store)
+}

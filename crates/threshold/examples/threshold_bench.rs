@@ -1,0 +1,281 @@
+//! Benchmark of coterie-threshold over loopback mutual TLS (optionally through the coterie-net
+//! link emulator), with **insecure** dealer material (triples, bits, gate bundles): it measures
+//! the online phase and the gate preprocessing protocol, not triple generation.
+//!
+//! `cargo run --profile bench -p coterie-threshold --example threshold_bench -- [--quick] [--out DIR]`
+//!
+//! * gate preprocessing (2 parties): PrepSign gates per second by input length 4..9, bytes sent
+//!   per gate (paper Table 4), excluding triple and bit generation;
+//! * online decryption with the paper's parameters (n, q, p) = (1024, 2^64, 2), b = 8: batched
+//!   throughput and single-ciphertext latency for 2 and 4 parties (paper Tables 1, 2), and bytes
+//!   sent per decryption per party.
+//!
+//! Each configuration runs on the bare loopback and at 1 ms round trip / 1 Gbit/s through the
+//! link emulator. All parties share this machine's cores.
+
+use std::time::{Duration, Instant};
+
+use coterie_net::certs::{free_loopback_addresses, generate_pki};
+use coterie_net::netem::{LinkParams, Relay};
+use coterie_net::{Identity, Mesh, MeshOptions, Roster, TlsMesh};
+use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
+use coterie_threshold::gates::{GatePool, ShareOps, insecure_deal_bundles, prep_subset_prods};
+use coterie_threshold::keys::SharedKey;
+use coterie_threshold::linmaps::{subset_prods_to_modltz, subset_prods_to_signs};
+use coterie_threshold::online::decrypt;
+use coterie_threshold::{LweCiphertext, Params, round_p};
+
+async fn tls_group(n: usize, netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Relay>) {
+    let pki = generate_pki(n).unwrap();
+    let listen = free_loopback_addresses(n).unwrap();
+    let mut relays = Vec::new();
+    let addresses = match netem {
+        None => listen.clone(),
+        Some(p) => listen
+            .iter()
+            .map(|l| {
+                let r = Relay::start("127.0.0.1:0", l, p).unwrap();
+                let a = r.local_addr().to_string();
+                relays.push(r);
+                a
+            })
+            .collect(),
+    };
+    let ca = Identity::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)
+        .unwrap()
+        .chain[0]
+        .clone();
+    let roster = Roster {
+        addresses,
+        listen,
+        certs: vec![None; n],
+        ca: Some(ca),
+        keys: vec![None; n],
+    };
+    let opts = MeshOptions {
+        timeout: Duration::from_secs(600),
+        max_frame: 64 << 20,
+        ..MeshOptions::default()
+    };
+    let hs: Vec<_> = (0..n)
+        .map(|i| {
+            let r = roster.clone();
+            let id = Identity::from_pem(&pki.parties[i].cert_pem, &pki.parties[i].key_pem).unwrap();
+            let o = opts.clone();
+            tokio::spawn(async move { TlsMesh::connect(&r, i, id, o).await.unwrap() })
+        })
+        .collect();
+    let mut out = Vec::new();
+    for h in hs {
+        out.push(h.await.unwrap());
+    }
+    (out, relays)
+}
+
+/// (gates/s, kB sent per gate by party 0)
+async fn bench_prep(a: u32, gates: usize, netem: Option<LinkParams>) -> (f64, f64) {
+    let ring = Z2k::spdz2k_64();
+    let mut rng = rand::rng();
+    let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    let c = Counts {
+        triples: gates * ((1 << a) - a as usize - 1),
+        bits: gates * a as usize,
+        randoms: 0,
+        masks_per_party: 0,
+    };
+    let preps = dealer.deal(c, &mut rng);
+    let (meshes, _relays) = tls_group(2, netem).await;
+    let mut hs = Vec::new();
+    for (mut mesh, prep) in meshes.into_iter().zip(preps) {
+        hs.push(tokio::spawn(async move {
+            let mut eng = Engine::new(prep);
+            let ops = ShareOps(*eng.ring());
+            let sent0 = mesh.stats().total_sent();
+            let t = Instant::now();
+            let widths = vec![a; gates];
+            let (sp, _) = prep_subset_prods(&mut eng, &mut mesh, &widths)
+                .await
+                .unwrap();
+            let mut entries = 0usize;
+            for (_, p) in &sp {
+                entries += if a == 9 {
+                    subset_prods_to_modltz(&ops, p).len()
+                } else {
+                    subset_prods_to_signs(&ops, p).len()
+                };
+            }
+            let dt = t.elapsed().as_secs_f64();
+            assert_eq!(entries, gates << a);
+            let sent = mesh.stats().total_sent() - sent0;
+            mesh.close().await.ok();
+            (dt, sent)
+        }));
+    }
+    let mut worst = 0f64;
+    let mut sent0 = 0u64;
+    for (i, h) in hs.into_iter().enumerate() {
+        let (dt, s) = h.await.unwrap();
+        worst = worst.max(dt);
+        if i == 0 {
+            sent0 = s;
+        }
+    }
+    (gates as f64 / worst, sent0 as f64 / gates as f64 / 1000.0)
+}
+
+/// (seconds for the batch, bytes sent by party 0 per decryption)
+async fn bench_online(
+    parties: usize,
+    batch: usize,
+    reps: usize,
+    netem: Option<LinkParams>,
+) -> (Vec<f64>, f64) {
+    let p = Params::paper();
+    let lt = p.lt().unwrap();
+    let ring = Z2k::spdz2k_64();
+    let mut rng = rand::rng();
+    let dealer = InsecureDealer::new_insecure(ring, parties, &mut rng).unwrap();
+    let total = batch * reps;
+    let preps = dealer.deal(
+        Counts {
+            triples: 0,
+            bits: 0,
+            randoms: 3 * total,
+            masks_per_party: 0,
+        },
+        &mut rng,
+    );
+    let sk: Vec<i64> = (0..p.n)
+        .map(|_| (rand::Rng::next_u64(&mut rng) & 1) as i64)
+        .collect();
+    let keys = SharedKey::insecure_deal(&dealer, &ring, &sk, &mut rng);
+    let bundles = insecure_deal_bundles(&dealer, &ring, &lt, total, 0, &mut rng);
+    let mut cts = Vec::with_capacity(total);
+    let mut want = Vec::with_capacity(total);
+    for j in 0..total {
+        let mu = (j % 2) as u64;
+        let e = (rand::Rng::next_u64(&mut rng) >> 10) as i64 - (1i64 << 53);
+        cts.push(LweCiphertext::encrypt_with_secret_key(
+            &sk, mu, e, 64, 1, &mut rng,
+        ));
+        want.push(mu);
+    }
+    let (meshes, _relays) = tls_group(parties, netem).await;
+    let mut hs = Vec::new();
+    for (((mut mesh, prep), key), b) in meshes.into_iter().zip(preps).zip(keys).zip(bundles) {
+        let cts = cts.clone();
+        let want = want.clone();
+        hs.push(tokio::spawn(async move {
+            let mut eng = Engine::new(prep);
+            let mut pool = GatePool::new(lt);
+            pool.push(b).unwrap();
+            let sent0 = mesh.stats().total_sent();
+            let mut times = Vec::new();
+            for chunk in cts.chunks(batch).zip(want.chunks(batch)) {
+                let t = Instant::now();
+                let out = decrypt(&mut eng, &mut mesh, &p, &key, chunk.0, &mut pool)
+                    .await
+                    .unwrap();
+                times.push(t.elapsed().as_secs_f64());
+                assert_eq!(out, chunk.1);
+            }
+            let sent = mesh.stats().total_sent() - sent0;
+            mesh.close().await.ok();
+            (times, sent)
+        }));
+    }
+    let mut times = Vec::new();
+    let mut sent = 0;
+    for (i, h) in hs.into_iter().enumerate() {
+        let (t, s) = h.await.unwrap();
+        if i == 0 {
+            times = t;
+            sent = s;
+        } else {
+            for (a, b) in times.iter_mut().zip(t) {
+                *a = a.max(b);
+            }
+        }
+    }
+    assert_eq!(round_p(0, 64, 1), 0);
+    (times, sent as f64 / total as f64)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[v.len() / 2]
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let quick = args.iter().any(|a| a == "--quick");
+    let out_dir = args
+        .iter()
+        .position(|a| a == "--out")
+        .and_then(|i| args.get(i + 1))
+        .cloned()
+        .unwrap_or_else(|| "bench/results".into());
+    let one_ms = LinkParams::new(Duration::from_millis(1), 1000.0)
+        .calibrated(51)
+        .ok();
+    let nets: Vec<(&str, Option<LinkParams>)> = vec![("loopback", None), ("1ms-1Gbit", one_ms)];
+    let mut json = Vec::new();
+    let mut text = String::new();
+    let log = |s: String, text: &mut String| {
+        println!("{s}");
+        text.push_str(&s);
+        text.push('\n');
+    };
+    log(
+        format!(
+            "# coterie-threshold benchmark ({} mode)",
+            if quick { "quick" } else { "full" }
+        ),
+        &mut text,
+    );
+    for (net, lp) in &nets {
+        for a in 4..=9u32 {
+            let budget = if quick { 40_000 } else { 200_000 };
+            let gates = (budget >> a).max(20);
+            let (rate, kb) = bench_prep(a, gates, *lp).await;
+            log(
+                format!(
+                    "prep net={net} parties=2 a={a} gates={gates} gates_per_s={rate:.0} kB_per_gate={kb:.2}"
+                ),
+                &mut text,
+            );
+            json.push(format!("{{\"bench\":\"prep\",\"net\":\"{net}\",\"parties\":2,\"a\":{a},\"gates\":{gates},\"gates_per_s\":{rate:.1},\"kB_per_gate\":{kb:.3}}}"));
+        }
+        for parties in [2usize, 4] {
+            let batch = if quick { 200 } else { 1000 };
+            let (t, bytes) = bench_online(parties, batch, 2, *lp).await;
+            let best = t.iter().cloned().fold(f64::MAX, f64::min);
+            let thr = batch as f64 / best;
+            log(
+                format!(
+                    "online-throughput net={net} parties={parties} batch={batch} dec_per_s={thr:.0} bytes_per_dec_party0={bytes:.0}"
+                ),
+                &mut text,
+            );
+            json.push(format!("{{\"bench\":\"online-throughput\",\"net\":\"{net}\",\"parties\":{parties},\"batch\":{batch},\"dec_per_s\":{thr:.1},\"bytes_per_dec\":{bytes:.1}}}"));
+            let reps = if quick { 10 } else { 30 };
+            let (mut t, bytes1) = bench_online(parties, 1, reps, *lp).await;
+            let med = median(&mut t) * 1000.0;
+            log(
+                format!(
+                    "online-latency net={net} parties={parties} median_ms={med:.3} bytes_single_dec_party0={bytes1:.0}"
+                ),
+                &mut text,
+            );
+            json.push(format!("{{\"bench\":\"online-latency\",\"net\":\"{net}\",\"parties\":{parties},\"median_ms\":{med:.4},\"bytes_per_dec\":{bytes1:.1}}}"));
+        }
+    }
+    std::fs::create_dir_all(&out_dir).ok();
+    std::fs::write(format!("{out_dir}/threshold-bench.txt"), &text).unwrap();
+    std::fs::write(
+        format!("{out_dir}/threshold-bench.json"),
+        format!("[\n{}\n]\n", json.join(",\n")),
+    )
+    .unwrap();
+}

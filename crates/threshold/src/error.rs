@@ -1,0 +1,37 @@
+//! The crate's one error type.
+
+/// Errors of coterie-threshold.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// An error of the SPDZ engine (network, MAC check, exhausted preprocessing, ...).
+    #[error("spdz: {0}")]
+    Spdz(#[from] coterie_spdz::Error),
+    /// Parameters that the protocols cannot use.
+    #[error("invalid parameters: {0}")]
+    Params(String),
+    /// A ciphertext that does not match the parameters or is malformed; refused before any
+    /// preprocessing is spent.
+    #[error("malformed ciphertext: {0}")]
+    Ciphertext(String),
+    /// A gate bundle that does not fit (wrong shape) or was already consumed.
+    #[error("gate: {0}")]
+    Gate(String),
+    /// Too few gate bundles for the requested batch.
+    #[error("gate pool exhausted: wanted {wanted}, available {available}")]
+    Exhausted {
+        /// Bundles needed.
+        wanted: usize,
+        /// Bundles available.
+        available: usize,
+    },
+    /// A key that does not match the parameters, or a malformed key input.
+    #[error("key: {0}")]
+    Key(String),
+    /// An authenticated output that violates an invariant of the protocol (would indicate a
+    /// bug, since every opening was MAC-checked).
+    #[error("protocol invariant violated: {0}")]
+    Invariant(String),
+}
+
+/// Result alias.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,237 @@
+//! Secret keys inside the ABB: distributed generation from random bits (binary, ternary) with
+//! public LWE samples, and import of an existing key that one holder secret-shares.
+
+use coterie_math::prg::Xof;
+use coterie_net::{Mesh, PartyId};
+use coterie_spdz::{Engine, Preprocessing, Ring, Z2k};
+use rand::Rng;
+use zeroize::Zeroize;
+
+use crate::ciphertext::LweCiphertext;
+use crate::gates::Sh;
+use crate::params::Params;
+use crate::{Error, Result};
+
+/// Distribution of the secret key coefficients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyDistribution {
+    /// Uniform in `{0, 1}` (TFHE): one random bit per coefficient.
+    Binary,
+    /// `b1 - b2` for two random bits: `-1, 0, 1` with probabilities `1/4, 1/2, 1/4`.
+    Ternary,
+}
+
+/// One party's shares of an LWE secret key `s ∈ Z^n`, stored exactly in `Z_{2^k}`.
+#[derive(Debug)]
+pub struct SharedKey {
+    /// Shares of the coefficients.
+    pub coeffs: Vec<Sh>,
+}
+
+impl Drop for SharedKey {
+    fn drop(&mut self) {
+        self.coeffs.iter_mut().for_each(Zeroize::zeroize);
+    }
+}
+
+impl SharedKey {
+    /// Checks the dimension against `params`.
+    pub fn check(&self, params: &Params) -> Result<()> {
+        if self.coeffs.len() != params.n {
+            return Err(Error::Key(format!(
+                "key of dimension {}, expected {}",
+                self.coeffs.len(),
+                params.n
+            )));
+        }
+        Ok(())
+    }
+
+    /// Generates a key of dimension `n` inside the ABB from preprocessed random bits (local:
+    /// no communication). Nobody learns the key.
+    pub fn generate<P: Preprocessing<Z2k>>(
+        eng: &mut Engine<Z2k, P>,
+        n: usize,
+        dist: KeyDistribution,
+    ) -> Result<Self> {
+        match dist {
+            KeyDistribution::Binary => Ok(Self {
+                coeffs: eng.rand_bits(n)?,
+            }),
+            KeyDistribution::Ternary => {
+                let b = eng.rand_bits(2 * n)?;
+                Ok(Self {
+                    coeffs: b.chunks(2).map(|p| eng.sub(&p[0], &p[1])).collect(),
+                })
+            }
+        }
+    }
+
+    /// Imports a key that exists elsewhere: the single holder `holder` passes its coefficients
+    /// (signed, `|s_i| < 2^{k-1}`), the others `None`; the holder secret-shares them through
+    /// the engine's input protocol. The holder learns nothing new, but it knew the key before:
+    /// this migrates a key, it does not make it threshold-secure against its former holder.
+    pub async fn import_from_single_holder<P: Preprocessing<Z2k>, M: Mesh>(
+        eng: &mut Engine<Z2k, P>,
+        mesh: &mut M,
+        holder: PartyId,
+        key: Option<&[i64]>,
+        n: usize,
+    ) -> Result<Self> {
+        let ring = *eng.ring();
+        let half = 1i128 << (ring.k() - 1);
+        let vals: Option<Vec<u128>> = match key {
+            Some(k) => {
+                if k.len() != n {
+                    return Err(Error::Key(format!(
+                        "{} coefficients, expected {n}",
+                        k.len()
+                    )));
+                }
+                if k.iter()
+                    .any(|&x| i128::from(x) >= half || i128::from(x) < -half)
+                {
+                    return Err(Error::Key("coefficient out of range".into()));
+                }
+                Some(
+                    k.iter()
+                        .map(|&x| ring.sub(&(x as i128 as u128 & ((1u128 << ring.k()) - 1)), &0))
+                        .collect(),
+                )
+            }
+            None => None,
+        };
+        let coeffs = eng.input(mesh, holder, vals.as_deref(), n).await?;
+        Ok(Self { coeffs })
+    }
+}
+
+/// Public LWE samples `(a_i, b_i = <a_i, s> + e_i)` of a shared key: the public key of a
+/// secret-key LWE scheme, usable for encryption by subset sums. The `a_i` are expanded from a
+/// public 32-byte seed (a common reference string the parties agreed on beforehand).
+/// Format version 1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicKey {
+    /// Format version (1).
+    pub version: u8,
+    /// `k`, `q = 2^k`.
+    pub k: u32,
+    /// Dimension `n`.
+    pub n: usize,
+    /// Seed of the `a_i`.
+    pub seed: [u8; 32],
+    /// The bodies `b_i`.
+    pub b: Vec<u64>,
+    /// Noise parameter `η`: `e_i` is centred binomial, `Σ_{j<η} (x_j - y_j)` for random bits.
+    pub eta: u32,
+}
+
+impl PublicKey {
+    /// The mask `a_i` of sample `i`.
+    pub fn a(&self, i: usize) -> Vec<u64> {
+        let mut x = Xof::new(&self.seed, b"coterie-threshold/public-key/a", i as u64);
+        let mask = if self.k >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.k) - 1
+        };
+        (0..self.n).map(|_| x.next_u64() & mask).collect()
+    }
+
+    /// Computes `count` public samples of `key` inside the ABB with centred-binomial noise of
+    /// parameter `eta` from random bits, and opens the bodies (MAC-checked).
+    pub async fn generate<P: Preprocessing<Z2k>, M: Mesh>(
+        eng: &mut Engine<Z2k, P>,
+        mesh: &mut M,
+        params: &Params,
+        key: &SharedKey,
+        seed: [u8; 32],
+        count: usize,
+        eta: u32,
+    ) -> Result<Self> {
+        key.check(params)?;
+        if count == 0 || count > crate::params::MAX_DIMENSION || eta > 64 {
+            return Err(Error::Params(
+                "public key size or noise out of range".into(),
+            ));
+        }
+        let mut pk = Self {
+            version: 1,
+            k: params.k,
+            n: params.n,
+            seed,
+            b: Vec::new(),
+            eta,
+        };
+        let bits = eng.rand_bits(2 * eta as usize * count)?;
+        let mut vals = Vec::with_capacity(count);
+        for i in 0..count {
+            let a = pk.a(i);
+            let terms: Vec<(u128, &Sh)> =
+                a.iter().map(|&x| u128::from(x)).zip(&key.coeffs).collect();
+            let mut acc = eng.lin_comb(&0, &terms);
+            for pair in bits[2 * eta as usize * i..2 * eta as usize * (i + 1)].chunks(2) {
+                acc = eng.add(&acc, &eng.sub(&pair[0], &pair[1]));
+            }
+            vals.push(acc);
+        }
+        let opened = eng.open(mesh, &vals).await?;
+        eng.check(mesh).await?;
+        pk.b = opened.iter().map(|&x| x as u64).collect();
+        Ok(pk)
+    }
+
+    /// Encrypts `mu ∈ [2^m]`: the sum of a uniformly random subset of the samples plus
+    /// `2^{k-m}·mu`. The noise is a sum of about `count/2` centred-binomial terms.
+    pub fn encrypt<G: Rng + ?Sized>(&self, mu: u64, m: u32, rng: &mut G) -> Result<LweCiphertext> {
+        if m == 0 || m >= self.k || mu >> m != 0 {
+            return Err(Error::Params("message out of range".into()));
+        }
+        let mask = if self.k >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.k) - 1
+        };
+        let mut a = vec![0u64; self.n];
+        let mut b = mu << (self.k - m);
+        for (i, bi) in self.b.iter().enumerate() {
+            if rng.next_u64() & 1 == 1 {
+                for (x, y) in a.iter_mut().zip(self.a(i)) {
+                    *x = x.wrapping_add(y) & mask;
+                }
+                b = b.wrapping_add(*bi);
+            }
+        }
+        Ok(LweCiphertext {
+            k: self.k,
+            m,
+            a,
+            b: b & mask,
+        })
+    }
+}
+
+impl SharedKey {
+    /// **Insecure** trusted dealing of a key `sk` to every party (the dealer knows it). Only
+    /// for tests and benchmarks of the online phase.
+    pub fn insecure_deal<G: Rng + ?Sized>(
+        dealer: &coterie_spdz::InsecureDealer<Z2k>,
+        ring: &Z2k,
+        sk: &[i64],
+        rng: &mut G,
+    ) -> Vec<Self> {
+        let n = dealer.key_shares().len();
+        let mut out: Vec<Vec<Sh>> = (0..n).map(|_| Vec::with_capacity(sk.len())).collect();
+        for &x in sk {
+            let v = if x < 0 {
+                ring.neg(&(x.unsigned_abs() as u128))
+            } else {
+                x as u128
+            };
+            for (o, s) in out.iter_mut().zip(dealer.share(&v, rng)) {
+                o.push(s);
+            }
+        }
+        out.into_iter().map(|coeffs| Self { coeffs }).collect()
+    }
+}

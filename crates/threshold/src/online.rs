@@ -1,0 +1,242 @@
+//! The online phase (seed 000 §6, §7): LTRand_{l,k}, Mod_{l,k}, ModLTZ_t and Π_Decrypt for a
+//! batch of values or ciphertexts in shared rounds.
+//!
+//! Schedule: **strict**. Every opening is followed by the engine's MAC check before anything
+//! depends on the opened value (table selection, the next opening, the output): 3 openings and
+//! 3 checks per Π_Decrypt batch. Every opening of a `j`-bit value uses the truncated opening
+//! (only the low `j` bits are revealed; seed 000 §9.2), and the final `k`-bit opening masks the
+//! bits above `k` of the share ring. The pipelined 5-round schedule with a committed output
+//! mask (§10.4) is not implemented.
+
+use coterie_net::Mesh;
+use coterie_spdz::{Engine, Preprocessing, Ring, Z2k};
+
+use crate::ciphertext::LweCiphertext;
+use crate::gates::{GateBundle, GatePool, Sh, ShareOps};
+use crate::keys::SharedKey;
+use crate::linmaps::LinOps;
+use crate::params::{LtParams, Params};
+use crate::{Error, Result};
+
+/// Output of LTRand for one input.
+#[derive(Debug)]
+pub struct LtRandOut {
+    /// The public `z' = (z + r) mod 2^l`, uniform.
+    pub z_open: u128,
+    /// `[r]_k`, exact, zero above bit `l`.
+    pub r: Sh,
+    /// `[u]`, `u = (z' < r)`, an exact bit.
+    pub u: Sh,
+}
+
+fn check_bundles(lt: &LtParams, n: usize, gates: &[GateBundle]) -> Result<()> {
+    if gates.len() != n {
+        return Err(Error::Gate(format!(
+            "{} inputs but {} gate bundles",
+            n,
+            gates.len()
+        )));
+    }
+    gates.iter().try_for_each(|g| g.check_shape(lt))
+}
+
+/// LTRand_{l,k} (Procedure 3) for a batch: one truncated `l`-bit opening of `z + r` and one
+/// truncated `(d+1)`-bit opening of `y + rM` for the whole batch, each MAC-checked before use.
+/// Consumes one gate bundle per input.
+pub async fn ltrand<P: Preprocessing<Z2k>, M: Mesh>(
+    eng: &mut Engine<Z2k, P>,
+    mesh: &mut M,
+    lt: &LtParams,
+    zs: &[Sh],
+    gates: Vec<GateBundle>,
+) -> Result<Vec<LtRandOut>> {
+    check_bundles(lt, zs.len(), &gates)?;
+    if lt.k > eng.ring().k() {
+        return Err(Error::Params(
+            "LTRand parameters exceed the engine ring".into(),
+        ));
+    }
+    let ops = ShareOps(*eng.ring());
+    // [r]_k = Σ B^i [r_i]_k
+    let rs: Vec<Sh> = gates
+        .iter()
+        .map(|g| {
+            g.signs.iter().enumerate().fold(ops.zero(), |acc, (i, s)| {
+                ops.add(
+                    &acc,
+                    &eng.mul_const(&s.mask, &(1u128 << (lt.b as usize * i))),
+                )
+            })
+        })
+        .collect();
+    // 1. z' = Open_l([z] + [r])
+    let masked: Vec<Sh> = zs.iter().zip(&rs).map(|(z, r)| ops.add(z, r)).collect();
+    let z_open = eng.open_truncated(mesh, &masked, lt.l).await?;
+    eng.check(mesh).await?;
+    // 2.-4. select the Sign entries and form y = Σ 2^i y_i; 5. y' = Open_{d+1}(y + rM)
+    let t = lt.d() + 1;
+    let mut ys = Vec::with_capacity(zs.len());
+    for (g, &zo) in gates.iter().zip(&z_open) {
+        let mut y = g.modltz.mask.clone();
+        for (i, (s, x)) in g.signs.iter().zip(lt.digits(zo)).enumerate() {
+            let e = s
+                .table
+                .get(x)
+                .ok_or_else(|| Error::Invariant(format!("digit {x} outside its table")))?;
+            y = ops.add(&y, &eng.mul_const(e, &(1u128 << i)));
+        }
+        ys.push(y);
+    }
+    let y_open = eng.open_truncated(mesh, &ys, t).await?;
+    eng.check(mesh).await?;
+    let mut out = Vec::with_capacity(zs.len());
+    for ((g, r), (&zo, &yo)) in gates.iter().zip(rs).zip(z_open.iter().zip(&y_open)) {
+        let u = g
+            .modltz
+            .table
+            .get(yo as usize)
+            .ok_or_else(|| Error::Invariant("y' outside the ModLTZ table".into()))?
+            .clone();
+        out.push(LtRandOut { z_open: zo, r, u });
+    }
+    Ok(out)
+}
+
+/// Mod_{l,k} (Procedure 1) for a batch: `[z mod 2^l]_k` with full `k`-bit precision
+/// (`e = z' - r + 2^l·u`).
+pub async fn mod_lk<P: Preprocessing<Z2k>, M: Mesh>(
+    eng: &mut Engine<Z2k, P>,
+    mesh: &mut M,
+    lt: &LtParams,
+    zs: &[Sh],
+    gates: Vec<GateBundle>,
+) -> Result<Vec<Sh>> {
+    let outs = ltrand(eng, mesh, lt, zs, gates).await?;
+    let two_l = 1u128 << lt.l;
+    Ok(outs
+        .iter()
+        .map(|o| {
+            let c = eng.constant(&o.z_open);
+            let e = eng.sub(&c, &o.r);
+            eng.add(&e, &eng.mul_const(&o.u, &two_l))
+        })
+        .collect())
+}
+
+/// ModLTZ_t (Procedure 2, with the errata §17.1–2) for a batch of values stored in the engine
+/// ring and read modulo `2^t` (`2 ≤ t ≤ k`): returns the exact bits `[MSB_t(z)]`. Consumes one
+/// bundle of shape `LtParams { k: t, l: t - 1, b }` per input and one random bit.
+pub async fn modltz_t<P: Preprocessing<Z2k>, M: Mesh>(
+    eng: &mut Engine<Z2k, P>,
+    mesh: &mut M,
+    lt: &LtParams,
+    zs: &[Sh],
+    gates: Vec<GateBundle>,
+) -> Result<Vec<Sh>> {
+    let t = lt.k;
+    if lt.l + 1 != t {
+        return Err(Error::Params(
+            "ModLTZ_t needs bundles for Mod_{t-1,t}".into(),
+        ));
+    }
+    let es = mod_lk(eng, mesh, lt, zs, gates).await?;
+    let bbs = eng.rand_bits(zs.len())?;
+    let half = 1u128 << (t - 1);
+    let hs: Vec<Sh> = zs
+        .iter()
+        .zip(&es)
+        .zip(&bbs)
+        .map(|((z, e), bb)| eng.add(&eng.sub(z, e), &eng.mul_const(bb, &half)))
+        .collect();
+    let h_open = eng.open_truncated(mesh, &hs, t).await?;
+    eng.check(mesh).await?;
+    let one = eng.constant(&1);
+    Ok(h_open
+        .iter()
+        .zip(bbs)
+        .map(|(&h, bb)| {
+            if h >> (t - 1) == 0 {
+                bb
+            } else {
+                eng.sub(&one, &bb)
+            }
+        })
+        .collect())
+}
+
+/// `[z]_k = b + 2^{l-1} - Σ a_i [s_i]` for a ciphertext `(a, b)` with `b = <a, s> + Δμ + e`
+/// (seed 000 §6 step 1 with `c = (b, -a)`): local.
+pub fn shifted_phase<P: Preprocessing<Z2k>>(
+    eng: &Engine<Z2k, P>,
+    params: &Params,
+    key: &SharedKey,
+    ct: &LweCiphertext,
+) -> Sh {
+    let ring = *eng.ring();
+    let (mut v, mut m) = (0u128, 0u128);
+    for (a, s) in ct.a.iter().zip(&key.coeffs) {
+        let c = ring.neg(&u128::from(*a));
+        v = v.wrapping_add(c.wrapping_mul(s.v));
+        m = m.wrapping_add(c.wrapping_mul(s.m));
+    }
+    let acc = Sh {
+        v: ring.add(&v, &0),
+        m: ring.add(&m, &0),
+    };
+    let c = u128::from(ct.b) + (1u128 << (params.l() - 1));
+    eng.add_const(&acc, &ring.add(&c, &0))
+}
+
+/// Π_Decrypt (Figure 3) for a batch of ciphertexts in shared rounds (strict schedule): returns
+/// `round_p(b - <a, s>)` for every ciphertext, identically at every party, or an error (abort)
+/// before any output is revealed if any MAC check fails.
+///
+/// Every ciphertext is validated against `params` first; a malformed one is refused before a
+/// gate bundle is taken from `pool`. The bundles are consumed even if the run then fails (a
+/// partially used bundle is never reused, seed 000 T10).
+pub async fn decrypt<P: Preprocessing<Z2k>, M: Mesh>(
+    eng: &mut Engine<Z2k, P>,
+    mesh: &mut M,
+    params: &Params,
+    key: &SharedKey,
+    cts: &[LweCiphertext],
+    pool: &mut GatePool,
+) -> Result<Vec<u64>> {
+    params.validate()?;
+    for (i, ct) in cts.iter().enumerate() {
+        ct.check(params)
+            .map_err(|e| Error::Ciphertext(format!("ciphertext {i}: {e}")))?;
+    }
+    if eng.ring().k() != params.k {
+        return Err(Error::Params(format!(
+            "engine over Z_2^{}, ciphertexts mod 2^{}",
+            eng.ring().k(),
+            params.k
+        )));
+    }
+    key.check(params)?;
+    let lt = params.lt()?;
+    if *pool.lt() != lt {
+        return Err(Error::Gate(
+            "the pool holds bundles of other parameters".into(),
+        ));
+    }
+    let gates = pool.take(cts.len())?;
+    let zs: Vec<Sh> = cts
+        .iter()
+        .map(|ct| shifted_phase(eng, params, key, ct))
+        .collect();
+    let es = mod_lk(eng, mesh, &lt, &zs, gates).await?;
+    let diffs: Vec<Sh> = zs.iter().zip(&es).map(|(z, e)| eng.sub(z, e)).collect();
+    let mus = eng.open(mesh, &diffs).await?;
+    eng.check(mesh).await?;
+    let l = params.l();
+    mus.iter()
+        .map(|&mu| {
+            if mu & ((1u128 << l) - 1) != 0 {
+                return Err(Error::Invariant("z - e is not a multiple of L".into()));
+            }
+            Ok((mu >> l) as u64)
+        })
+        .collect()
+}

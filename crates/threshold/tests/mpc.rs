@@ -1,0 +1,384 @@
+//! Multi-party tests over the in-memory mesh with **insecure** dealer preprocessing
+//! (seed 000 §15 T2, T6, T7, T9, T10, T11).
+
+mod common;
+
+use common::*;
+use coterie_net::Mesh;
+use coterie_spdz::{Ring, Share};
+use coterie_threshold::ciphertext::LweCiphertext;
+use coterie_threshold::gates::{GatePool, prep_bundles, prep_subset_prods};
+use coterie_threshold::keys::{KeyDistribution, PublicKey, SharedKey};
+use coterie_threshold::online::{decrypt, modltz_t};
+use coterie_threshold::{Error, LtParams, Params, round_p};
+
+#[tokio::test]
+async fn t2_subset_prods_counts_depth_values() {
+    for a in 1..=9u32 {
+        let lt_dummy = 1usize << a;
+        let c = coterie_spdz::Counts {
+            triples: lt_dummy,
+            bits: a as usize,
+            randoms: lt_dummy + 1,
+            masks_per_party: 0,
+        };
+        let res = run_mem(deal(2, 64, c), move |_, mut eng, mut mesh| async move {
+            let (mut out, stats) = prep_subset_prods(&mut eng, &mut mesh, &[a]).await?;
+            let (r, p) = out.pop().unwrap();
+            let mut all = vec![r];
+            all.extend(p);
+            let vals = eng.open(&mut mesh, &all).await?;
+            eng.check(&mut mesh).await?;
+            mesh.close().await.ok();
+            Ok((vals, stats))
+        })
+        .await;
+        for x in res {
+            let (vals, stats) = x.unwrap();
+            assert_eq!(stats.mults, (1usize << a) - a as usize - 1, "a = {a}");
+            assert_eq!(stats.rounds as u32, 32 - (a - 1).leading_zeros(), "a = {a}");
+            let r = vals[0] as u64;
+            assert!(r < 1 << a);
+            for (j, &pj) in vals[1..].iter().enumerate() {
+                assert_eq!(
+                    pj,
+                    u128::from(j as u64 & r == j as u64),
+                    "a = {a}, r = {r}, j = {j}"
+                );
+            }
+        }
+    }
+}
+
+/// Imports `sk` from party 0, prepares one bundle per ciphertext, decrypts.
+async fn decrypt_imported(
+    parties: usize,
+    p: Params,
+    sk: Vec<i64>,
+    cts: Vec<LweCiphertext>,
+) -> Vec<Result<Vec<u64>, Error>> {
+    let lt = p.lt().unwrap();
+    let c = counts(&lt, cts.len(), cts.len(), 0, p.n, 0);
+    run_mem(deal(parties, p.k, c), move |i, mut eng, mut mesh| {
+        let (sk, cts) = (sk.clone(), cts.clone());
+        async move {
+            let key = SharedKey::import_from_single_holder(
+                &mut eng,
+                &mut mesh,
+                0,
+                (i == 0).then_some(&sk[..]),
+                p.n,
+            )
+            .await?;
+            let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, cts.len(), 0).await?;
+            let mut pool = GatePool::new(lt);
+            pool.push(b)?;
+            let out = decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await;
+            mesh.close().await.ok();
+            out
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn t7_end_to_end_small_2_3_4_parties() {
+    let p = params(4, 16, 2, 3);
+    let sk = vec![1i64, 0, 1, 1];
+    let a = vec![1000u64, 20000, 3, 65535];
+    let cases = [
+        (3u64, -100i64, 3u64),
+        (3, 8191, 3),
+        (3, 8192, 0),
+        (3, -8192, 3),
+        (3, -8193, 2),
+        (0, -1, 0),
+        (1, 8191, 1),
+    ];
+    let cts: Vec<LweCiphertext> = cases
+        .iter()
+        .map(|&(mu, e, _)| LweCiphertext {
+            k: 16,
+            m: 2,
+            a: a.clone(),
+            b: LweCiphertext::body(&a, &sk, mu, e, 16, 2),
+        })
+        .collect();
+    assert_eq!(cts[0].b, 50054);
+    for parties in [2, 3, 4] {
+        for r in decrypt_imported(parties, p, sk.clone(), cts.clone()).await {
+            let got = r.unwrap();
+            assert_eq!(
+                got,
+                cases.iter().map(|c| c.2).collect::<Vec<_>>(),
+                "{parties} parties"
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn t6_boundary_every_phase_k8() {
+    // phase = b - a·1 = z_raw
+    let mut rng = rand::rng();
+    for m in 1..=3u32 {
+        for b in [1u32, 2, 3, 6] {
+            let p = params(1, 8, m, b);
+            let cts: Vec<LweCiphertext> = (0..256u64)
+                .map(|z| {
+                    let a = rand::Rng::next_u64(&mut rng) & 255;
+                    LweCiphertext {
+                        k: 8,
+                        m,
+                        a: vec![a],
+                        b: (z + a) & 255,
+                    }
+                })
+                .collect();
+            for r in decrypt_imported(2, p, vec![1], cts).await {
+                let got = r.unwrap();
+                let want: Vec<u64> = (0..256).map(|z| round_p(z, 8, m)).collect();
+                assert_eq!(got, want, "m = {m}, b = {b}");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn paper_parameters_keygen_public_key_2_parties() {
+    let p = Params::paper();
+    let lt = p.lt().unwrap();
+    for dist in [KeyDistribution::Binary, KeyDistribution::Ternary] {
+        let samples = 64;
+        let eta = 4;
+        let decs = 3;
+        let c = counts(&lt, decs, decs, 2 * p.n + 2 * eta * samples, 0, samples);
+        let res = run_mem(deal(2, 64, c), move |_, mut eng, mut mesh| async move {
+            let key = SharedKey::generate(&mut eng, p.n, dist)?;
+            let pk = PublicKey::generate(
+                &mut eng, &mut mesh, &p, &key, [7u8; 32], samples, eta as u32,
+            )
+            .await?;
+            let cts: Vec<LweCiphertext> = {
+                // every party must see the same ciphertexts: a shared public seed
+                let mut rng = coterie_math::prg::Xof::new(&[9u8; 32], b"test-encrypt", 0);
+                [1u64, 0, 1]
+                    .iter()
+                    .map(|&m| pk.encrypt(m, 1, &mut rng))
+                    .collect::<Result<_, _>>()?
+            };
+            let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, decs, 0).await?;
+            let mut pool = GatePool::new(lt);
+            pool.push(b)?;
+            let out = decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await?;
+            mesh.close().await.ok();
+            Ok(out)
+        })
+        .await;
+        for r in res {
+            assert_eq!(r.unwrap(), vec![1, 0, 1], "{dist:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn paper_parameters_imported_key_random_noise() {
+    let p = Params::paper();
+    let mut rng = rand::rng();
+    let sk: Vec<i64> = (0..p.n)
+        .map(|_| (rand::Rng::next_u64(&mut rng) % 3) as i64 - 1)
+        .collect();
+    let mut want = Vec::new();
+    let cts: Vec<LweCiphertext> = (0..4)
+        .map(|i| {
+            let mu = i & 1;
+            let e = (rand::Rng::next_u64(&mut rng) >> 2) as i64 - (1i64 << 61); // within [-2^62, 2^62)
+            let ct = LweCiphertext::encrypt_with_secret_key(&sk, mu, e, 64, 1, &mut rng);
+            want.push(round_p(ct.phase_with_secret_key(&sk), 64, 1));
+            assert_eq!(*want.last().unwrap(), mu);
+            ct
+        })
+        .collect();
+    for r in decrypt_imported(3, p, sk, cts).await {
+        assert_eq!(r.unwrap(), want);
+    }
+}
+
+#[tokio::test]
+async fn malformed_ciphertext_refused_before_gates_are_spent() {
+    let p = params(4, 16, 2, 3);
+    let lt = p.lt().unwrap();
+    let c = counts(&lt, 1, 1, 4, 0, 0);
+    let res = run_mem(deal(2, 16, c), move |_, mut eng, mut mesh| async move {
+        let key = SharedKey::generate(&mut eng, 4, KeyDistribution::Binary)?;
+        let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 1, 0).await?;
+        let mut pool = GatePool::new(lt);
+        pool.push(b)?;
+        let bad = [
+            LweCiphertext {
+                k: 16,
+                m: 2,
+                a: vec![0; 5],
+                b: 0,
+            },
+            LweCiphertext {
+                k: 32,
+                m: 2,
+                a: vec![0; 4],
+                b: 0,
+            },
+            LweCiphertext {
+                k: 16,
+                m: 2,
+                a: vec![1 << 20, 0, 0, 0],
+                b: 0,
+            },
+        ];
+        let mut errs = 0;
+        for ct in bad {
+            if matches!(
+                decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await,
+                Err(Error::Ciphertext(_))
+            ) {
+                errs += 1;
+            }
+        }
+        mesh.close().await.ok();
+        Ok((errs, pool.len()))
+    })
+    .await;
+    for r in res {
+        assert_eq!(r.unwrap(), (3, 1));
+    }
+}
+
+#[tokio::test]
+async fn t9_modltz_t_exhaustive() {
+    for t in 2..=7u32 {
+        for b in [1u32, 2, 3] {
+            let lt = LtParams::new(t, t - 1, b).unwrap();
+            let cnt = 1usize << t;
+            let mut c = counts(&lt, cnt, 0, cnt, 0, 0);
+            c.randoms = 4 * cnt;
+            let res = run_mem(deal(2, 16, c), move |_, mut eng, mut mesh| async move {
+                // values stored in Z_2^16 with garbage above bit t
+                let zs: Vec<_> = (0..cnt as u128)
+                    .map(|z| eng.constant(&(z + (0xab << t))))
+                    .collect();
+                let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, cnt, 0).await?;
+                let hs = modltz_t(&mut eng, &mut mesh, &lt, &zs, b).await?;
+                let out = eng.open(&mut mesh, &hs).await?;
+                eng.check(&mut mesh).await?;
+                mesh.close().await.ok();
+                Ok(out)
+            })
+            .await;
+            for r in res {
+                let got = r.unwrap();
+                for (z, h) in got.iter().enumerate() {
+                    assert_eq!(
+                        *h,
+                        ((z >> (t - 1)) & 1) as u128,
+                        "t = {t}, b = {b}, z = {z}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn t10_gate_reuse_refused() {
+    let p = params(4, 16, 2, 3);
+    let lt = p.lt().unwrap();
+    let c = counts(&lt, 3, 0, 0, 0, 0);
+    let res = run_mem(deal(2, 16, c), move |_, mut eng, mut mesh| async move {
+        let (mut b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 3, 0).await?;
+        let third = b.pop().unwrap();
+        let mut pool = GatePool::new(lt);
+        pool.push(b)?;
+        let taken = pool.take(1)?;
+        // re-inserting a consumed bundle, or an older id, is refused
+        let reuse = pool.push(taken).is_err();
+        let mut renumbered = third;
+        renumbered.id = 1;
+        let dup = pool.push(vec![renumbered]).is_err();
+        let exhausted = matches!(pool.take(5), Err(Error::Exhausted { .. }));
+        mesh.close().await.ok();
+        Ok((
+            reuse,
+            dup,
+            exhausted,
+            pool.len(),
+            pool.consumed(),
+            pool.next_id(),
+        ))
+    })
+    .await;
+    for r in res {
+        assert_eq!(r.unwrap(), (true, true, true, 1, 1, 2));
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Tamper {
+    KeyShare,
+    KeyMac,
+    SignTable,
+    ModLtzMask,
+    ModLtzTable,
+    SkipBundle,
+}
+
+async fn tampered_run(t: Tamper) -> Vec<Result<Vec<u64>, Error>> {
+    let p = params(4, 16, 2, 3);
+    let lt = p.lt().unwrap();
+    let c = counts(&lt, 2, 2, 4, 0, 0);
+    run_mem(deal(3, 16, c), move |i, mut eng, mut mesh| async move {
+        let mut key = SharedKey::generate(&mut eng, 4, KeyDistribution::Binary)?;
+        let (mut b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 2, 0).await?;
+        let ring = *eng.ring();
+        let one = |x: &mut Share<u128>| x.v = ring.add(&x.v, &1);
+        if i == 1 {
+            match t {
+                Tamper::KeyShare => one(&mut key.coeffs[0]),
+                Tamper::KeyMac => key.coeffs[0].m = ring.add(&key.coeffs[0].m, &1),
+                Tamper::SignTable => b[0].signs[0].table.iter_mut().for_each(one),
+                Tamper::ModLtzMask => one(&mut b[0].modltz.mask),
+                Tamper::ModLtzTable => b[0].modltz.table.iter_mut().for_each(one),
+                Tamper::SkipBundle => {
+                    b.remove(0);
+                }
+            }
+        }
+        let mut pool = GatePool::new(lt);
+        pool.push(b)?;
+        let ct = LweCiphertext {
+            k: 16,
+            m: 2,
+            a: vec![1, 2, 3, 4],
+            b: 5,
+        };
+        let out = decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await;
+        mesh.close().await.ok();
+        out
+    })
+    .await
+}
+
+#[tokio::test]
+async fn t11_tamper_must_abort() {
+    for t in [
+        Tamper::KeyShare,
+        Tamper::KeyMac,
+        Tamper::SignTable,
+        Tamper::ModLtzMask,
+        Tamper::ModLtzTable,
+        Tamper::SkipBundle,
+    ] {
+        let res = tampered_run(t).await;
+        for (i, r) in res.iter().enumerate() {
+            assert!(r.is_err(), "{t:?}: party {i} got {r:?}");
+        }
+    }
+}

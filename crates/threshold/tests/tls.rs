@@ -1,0 +1,85 @@
+//! Four-party decryption with the paper's parameters over mutual TLS on loopback, with
+//! **insecure** dealer preprocessing: distributed key generation, public key, encryption of
+//! known messages, gate preprocessing and batched decryption (seed 000 §15).
+
+use std::time::Duration;
+
+use coterie_net::certs::{Pki, free_loopback_addresses, generate_pki};
+use coterie_net::{Identity, Mesh, MeshOptions, Roster, TlsMesh};
+use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
+use coterie_threshold::gates::{GatePool, prep_bundles};
+use coterie_threshold::keys::{KeyDistribution, PublicKey, SharedKey};
+use coterie_threshold::online::decrypt;
+use coterie_threshold::{LweCiphertext, Params};
+
+fn roster(pki: &Pki) -> Roster {
+    let n = pki.parties.len();
+    let addrs = free_loopback_addresses(n).unwrap();
+    let cert = |pem: &str| Identity::from_pem(pem, &pki.ca.key_pem).map(|i| i.chain[0].clone());
+    Roster {
+        addresses: addrs.clone(),
+        listen: addrs,
+        certs: vec![None; n],
+        ca: Some(cert(&pki.ca.cert_pem).unwrap()),
+        keys: vec![None; n],
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn four_party_decryption_over_loopback_tls() {
+    let n = 4;
+    let p = Params::paper();
+    let lt = p.lt().unwrap();
+    let (samples, eta, decs) = (32usize, 4u32, 4usize);
+    let pki = generate_pki(n).unwrap();
+    let r = roster(&pki);
+    let opts = MeshOptions {
+        timeout: Duration::from_secs(60),
+        connect_deadline: Duration::from_secs(20),
+        ..MeshOptions::default()
+    };
+    let mut rng = rand::rng();
+    let dealer = InsecureDealer::new_insecure(Z2k::spdz2k_64(), n, &mut rng).unwrap();
+    let preps = dealer.deal(
+        Counts {
+            triples: decs * lt.mults_per_bundle(),
+            bits: decs * lt.bits_per_bundle() + p.n + 2 * eta as usize * samples,
+            randoms: 3 * decs + samples,
+            masks_per_party: 0,
+        },
+        &mut rng,
+    );
+    let mut hs = Vec::new();
+    for (i, prep) in preps.into_iter().enumerate() {
+        let r = r.clone();
+        let id = Identity::from_pem(&pki.parties[i].cert_pem, &pki.parties[i].key_pem).unwrap();
+        let opts = opts.clone();
+        hs.push(tokio::spawn(async move {
+            let mut mesh = TlsMesh::connect(&r, i, id, opts).await?;
+            let mut eng = Engine::new(prep);
+            let key = SharedKey::generate(&mut eng, p.n, KeyDistribution::Binary)?;
+            let pk =
+                PublicKey::generate(&mut eng, &mut mesh, &p, &key, [3u8; 32], samples, eta).await?;
+            let cts: Vec<LweCiphertext> = {
+                let mut rng = coterie_math::prg::Xof::new(&[5u8; 32], b"tls-test", 0);
+                (0..decs as u64)
+                    .map(|j| pk.encrypt(j % 2, 1, &mut rng))
+                    .collect::<Result<_, _>>()?
+            };
+            // the binary format round-trips what a client would send
+            let cts: Vec<LweCiphertext> = cts
+                .iter()
+                .map(|c| LweCiphertext::from_bytes(&c.to_bytes()))
+                .collect::<Result<_, _>>()?;
+            let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, decs, 0).await?;
+            let mut pool = GatePool::new(lt);
+            pool.push(b)?;
+            let out = decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await?;
+            mesh.close().await.ok();
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(out)
+        }));
+    }
+    for h in hs {
+        assert_eq!(h.await.unwrap().unwrap(), vec![0, 1, 0, 1]);
+    }
+}
