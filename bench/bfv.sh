@@ -5,6 +5,9 @@
 # mul_relin, rotate (see the header comments of crates/bfv/benches/bfv.rs,
 # bench/peers/benches/fhe_bfv.rs and bench/lattigo-bfv/main.go for exactly what is timed).
 #
+# SEAL (PyPI seal-python 4.1.2) joins when `$SEAL_PYTHON -c 'import seal'` works, e.g.
+#   python3 -m venv /tmp/sealvenv && /tmp/sealvenv/bin/pip install seal-python==4.1.2
+#   SEAL_PYTHON=/tmp/sealvenv/bin/python bench/bfv.sh
 # Usage: bench/bfv.sh [--quick] [--bin-dir DIR]
 #   --quick       N = 8192 only.
 #   --bin-dir D   run prebuilt binaries D/coterie-bfv-bench, D/fhe-bfv-bench, D/lattigo-bfv-bench
@@ -44,5 +47,14 @@ lat_args=()
 "$bin_dir/coterie-bfv-bench" --bench 2>&1 | tee "$out-coterie.txt"
 "$bin_dir/fhe-bfv-bench" --bench 2>&1 | tee "$out-fhe.txt"
 GOMAXPROCS=1 "$bin_dir/lattigo-bfv-bench" "${lat_args[@]}" | tee "$out-lattigo.jsonl"
+# SEAL through PyPI seal-python, when importable by $SEAL_PYTHON (default python3).
+seal_py="${SEAL_PYTHON:-python3}"
+seal_args=()
+if "$seal_py" -c "import seal" 2>/dev/null; then
+  "$seal_py" bench/bfv_seal.py "${lat_args[@]/-quick/--quick}" | tee "$out-seal.jsonl"
+  seal_args=("$out-seal.jsonl")
+else
+  echo "bfv.sh: seal-python not importable by $seal_py; SEAL skipped" >&2
+fi
 python3 bench/bfv_merge.py "$out-coterie.txt" "$out-fhe.txt" "$out-lattigo.jsonl" "$out" \
-  "$(uname -m) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) nproc=$(nproc)"
+  "$(uname -m) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) nproc=$(nproc)" "${seal_args[@]}"

@@ -71,18 +71,24 @@ fn add_delta_m(lv: &Level, poly: &mut Poly, pt: &Plaintext, negate: bool) {
         let ds = m.shoup(d);
         let limb = poly.limb_mut(i);
         for (x, &v) in limb.iter_mut().zip(&pt.coeffs[..n]) {
-            let y = m.mul_shoup(m.reduce(v), d, ds);
+            // v < t < q: already reduced.
+            let y = m.mul_shoup(v, d, ds);
             *x = if negate { m.sub(*x, y) } else { m.add(*x, y) };
         }
     }
 }
 
-/// Adds the small signed polynomial `e` to `poly` (any representation-agnostic limb data).
+/// Adds the small signed polynomial `e` (`|e_i| < min q_j`) to `poly`, branch-free (the values
+/// are secret): `x + (e + q)` is below `3q`, brought into `[0, q)` by two conditional subtractions
+/// compiled to `min` (no secret-dependent branch or division).
 fn add_small(poly: &mut Poly, e: &[i64]) {
     let ctx = poly.context().clone();
     for (i, m) in ctx.moduli().iter().enumerate() {
+        let q = m.value();
         for (x, &v) in poly.limb_mut(i).iter_mut().zip(e) {
-            *x = m.add(*x, m.reduce_i64(v));
+            let r = *x + (v + q as i64) as u64;
+            let r = r.min(r.wrapping_sub(q));
+            *x = r.min(r.wrapping_sub(q));
         }
     }
 }
@@ -479,21 +485,21 @@ impl Ciphertext {
             let (b1q, b1p) = extend(&other.parts[1])?;
             (b0q, b0p, b1q, b1p)
         };
-        let tensor = |x0: &Poly, x1: &Poly, y0: &Poly, y1: &Poly| -> Result<[Poly; 3]> {
+        // (d0, d1, d2) = (x0·y0, x0·y1 + x1·y0, x1·y1), reusing the operands' buffers for d1, d2.
+        let tensor = |mut x0: Poly, mut x1: Poly, y0: &Poly, y1: &Poly| -> Result<[Poly; 3]> {
             let mut d0 = Poly::zero(x0.context(), Representation::Ntt);
-            let mut d1 = Poly::zero(x0.context(), Representation::Ntt);
-            let mut d2 = Poly::zero(x0.context(), Representation::Ntt);
-            Poly::mul_into(&mut d0, x0, y0)?;
-            Poly::mul_into(&mut d1, x0, y1)?;
-            d1.try_mul_acc(x1, y0)?;
-            Poly::mul_into(&mut d2, x1, y1)?;
+            Poly::mul_into(&mut d0, &x0, y0)?;
+            x0.try_mul_assign(y1)?;
+            x0.try_mul_acc(&x1, y0)?;
+            x1.try_mul_assign(y1)?;
+            let (mut d1, mut d2) = (x0, x1);
             for d in [&mut d0, &mut d1, &mut d2] {
                 d.to_coeff();
             }
             Ok([d0, d1, d2])
         };
-        let dq = tensor(&a0q, &a1q, &b0q, &b1q)?;
-        let dp = tensor(&a0p, &a1p, &b0p, &b1p)?;
+        let dq = tensor(a0q, a1q, &b0q, &b1q)?;
+        let dp = tensor(a0p, a1p, &b0p, &b1p)?;
         let mut parts = Vec::with_capacity(3);
         for (xq, xp) in dq.iter().zip(&dp) {
             let mut out = Poly::zero(&lv.ring, Representation::Coefficient);

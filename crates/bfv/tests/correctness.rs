@@ -170,6 +170,10 @@ fn toy_simd_rotations_and_row_swap() {
     let prod = cx.mul(&cy, &rlk).unwrap();
     let want: Vec<u64> = x.iter().zip(&y).map(|(a, b)| a * b % t).collect();
     assert_eq!(sk.decrypt(&prod).unwrap().decode_simd().unwrap(), want);
+    // Squaring (the operand-sharing path).
+    let sq = cx.mul(&cx, &rlk).unwrap();
+    let want_sq: Vec<u64> = x.iter().map(|a| a * a % t).collect();
+    assert_eq!(sk.decrypt(&sq).unwrap().decode_simd().unwrap(), want_sq);
     for k in [1i64, 5, -3] {
         let rot = prod.rotate_rows(k, &gks).unwrap();
         let got = sk.decrypt(&rot).unwrap().decode_simd().unwrap();

@@ -24,6 +24,11 @@ use serde::{Deserialize, Serialize};
 use crate::{Error, Result};
 
 /// A group element: canonical little-endian limbs in `[0, p)`.
+///
+/// Elements decoded from outside the process must pass [`Group::validate`] (or at least
+/// [`Group::check_canonical`]) before they reach the arithmetic methods ([`Group::mul`],
+/// [`Group::pow`], …), which assume the right limb count; every protocol and decoder entry point
+/// of this crate does so and returns an error otherwise.
 #[derive(Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Elem(pub(crate) Vec<u64>);
 
@@ -182,6 +187,18 @@ impl Group {
         Ok(Elem(v))
     }
 
+    /// Cheap structural check of an element: right limb count and canonical (`< p`). Entry
+    /// points that take elements (tables, walks, pairings) call it so that a malformed element
+    /// is an error, never a panic; [`Group::validate`] also checks subgroup membership.
+    pub fn check_canonical(&self, e: &Elem) -> Result<()> {
+        if e.0.len() != self.limbs || geq(&e.0, &self.p_limbs) {
+            return Err(Error::Malformed(
+                "group element of the wrong size or not below p".into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Validates an element received from outside: right limb count, canonical, nonzero, and in
     /// the order-`q` subgroup (Euler: `x^q = 1`, one full exponentiation).
     pub fn validate(&self, e: &Elem) -> Result<()> {
@@ -278,6 +295,7 @@ impl Group {
 
     /// `a^{-1}` (GMP inversion; `a` must be nonzero).
     pub fn inv(&self, a: &Elem) -> Result<Elem> {
+        self.check_canonical(a)?;
         let x = a.to_bigint();
         let r = bigint::mod_inverse(&x, &self.p)
             .map_err(|_| Error::Malformed("element not invertible".into()))?;

@@ -17,8 +17,9 @@
 //! `⌊·/2⌋` on each integer share, which is exact because both shares of an even value have the
 //! same parity (multiplying by `2^−1 mod q` would destroy the shortness of the shares).
 //!
-//! Pads here come from a trusted dealer ([`pad_trusted_dealer_insecure`]); the paper's
-//! two-OT pad generation protocol is not specified there and is not implemented.
+//! Pads come from the two-party protocol [`crate::protocol::pads`] (two OTs per pad, this
+//! crate's construction — the paper only states that two OTs suffice), or, for tests, from a
+//! trusted dealer ([`pad_trusted_dealer_insecure`]).
 //!
 //! # Sharing the key against leakage (paper Sec. 4.4.2)
 //!

@@ -19,7 +19,9 @@
 //! * [`esdh`] — ESDH ciphertext compression (public-key HSS, spec §4.3).
 //! * [`leakage`] — leakage-absorbing pads (`MPair`, `MMult`) and the key-sharing against leakage.
 //! * [`protocol`] — the two-party protocols over `coterie-net`: distributed key generation
-//!   (Fig. 1) and distributed generation of level-2 shares (Fig. 2), on a base OT in this crate.
+//!   (Fig. 1's output, with a direct protocol in place of its generic 2PC), distributed
+//!   generation of level-2 shares (Fig. 2) and leakage pads from two OTs, on a base
+//!   1-out-of-n OT in this crate.
 //!
 //! ## Conventions (spec §11 decisions)
 //! * Shares use the **difference convention** `x_0 = x_1 + x` everywhere (spec §2); outputs are

@@ -43,8 +43,8 @@ use crate::group::{Elem, Group};
 use crate::scheme::{Ciphertext, EvalKey, KeyLayout, L2Share, Params, PublicKey};
 use crate::{Error, FORMAT_VERSION, Result};
 
-/// Protocol tags (distinct per step).
-const TAG_OT_A: u32 = 0x4853_0001;
+/// Protocol tag of the OT sender's first message (`A = g^a`).
+pub const TAG_OT_A: u32 = 0x4853_0001;
 const TAG_OT_B: u32 = 0x4853_0002;
 const TAG_OT_C: u32 = 0x4853_0003;
 const TAG_DKG_H: u32 = 0x4853_0010;
@@ -374,6 +374,17 @@ pub struct L2Batch {
     pub shares: Vec<L2Share>,
 }
 
+impl L2Batch {
+    /// Checks a decoded batch: version, size, every share within its bounds (at most
+    /// `max_bits`-bit bounds).
+    pub fn validate(&self, max_bits: u32) -> Result<()> {
+        if self.version != FORMAT_VERSION || self.shares.len() > MAX_BATCH {
+            return Err(Error::Malformed("bad level-2 batch header".into()));
+        }
+        self.shares.iter().try_for_each(|s| s.validate(max_bits))
+    }
+}
+
 /// Fig. 2: party 0 loads its bits `xs` as level-2 shares with one string OT per bit (party 1
 /// passes `&[]` and `n = xs.len()` is sent implicitly by the OT batch).
 pub async fn l2_shares<M: Mesh, R: Rng + Send>(
@@ -433,6 +444,127 @@ pub async fn l2_shares<M: Mesh, R: Rng + Send>(
         version: FORMAT_VERSION,
         shares,
     })
+}
+
+/// Leakage-absorbing pads from **two OTs** (paper Sec. 4.4.1: "a pad can be generated using two
+/// oblivious transfers"; the protocol itself is not given there — spec §11 item 9 — so this is
+/// this crate's construction, semi-honest).
+///
+/// Party 0 picks a bit `b_A`, party 1 a bit `b_B`; the pad is `b = b_A ⊕ b_B = b_A + b_B − 2·b_A·b_B`,
+/// known to neither. With `c = c_0 − c_1` (the servers' key shares):
+///
+/// 1. OT #1, party 1 chooses `b_B`, party 0 offers `(r₁, r₁ − c_0)`: `L2(b_B) = ((0, r₁),
+///    (−b_B, m₁ + b_B·c_1))` — Fig. 2 with the roles swapped; write its `<b_B·c>` as `(s_0, s_1)`.
+/// 2. OT #2, party 0 chooses `b_A`; party 1 offers, for `j ∈ {0, 1}`, the three strings
+///    `(r₂ − j·c_1, ρ + j·b_B, ρ' + j·s_1)`: the first gives `L2(b_A)` (Fig. 2), the second
+///    `<b_A·b_B> = (u, ρ)`, the third `<b_A·b_B·c> = (b_A·s_0 − v, −ρ')`.
+/// 3. `L2(b) = L2(b_A) + L2(b_B) − 2·L2(b_A·b_B)`.
+///
+/// Returns `n` pads (without the `<b ⊕ c_i>` precomputation, which is local:
+/// [`crate::leakage::precompute_pad`]).
+pub async fn pads<M: Mesh, R: Rng + Send>(
+    mesh: &mut M,
+    pk: &PublicKey,
+    ek: &EvalKey,
+    n: usize,
+    rng: &mut R,
+) -> Result<Vec<crate::leakage::Pad>> {
+    let me = check_two(mesh)?;
+    if ek.party as usize != me || n > MAX_BATCH {
+        return Err(Error::Protocol("bad pad arguments".into()));
+    }
+    let group = Group::new(pk.params.group);
+    let t = pk.c_share_bits();
+    let lambda = pk.params.stat_bits;
+    let rbits = t + lambda;
+    let len = ((rbits + lambda + 8) as usize).div_ceil(8) + 1;
+    let rnd = |rng: &mut R, bits: u32| -> Result<BigInt> {
+        bigint::random_below(rng, &(BigInt::from(1) << bits))
+            .map_err(|e| Error::Protocol(e.to_string()))
+    };
+    let bits: Vec<bool> = (0..n).map(|_| rng.next_u32() & 1 == 1).collect();
+    let c = &ek.c_share;
+    // OT #1: party 1 chooses b_B; party 0 offers (r1, r1 − c_0).
+    let mut s_mine = Vec::with_capacity(n); // this party's share of <b_B·c>
+    let mut l2_bb: Vec<(BigInt, BigInt)> = Vec::with_capacity(n); // (<b_B>, <b_B c>) shares
+    if me == 0 {
+        let mut msgs = Vec::with_capacity(n);
+        for _ in 0..n {
+            let r1 = rnd(rng, rbits)?;
+            msgs.push(vec![
+                enc_int(&r1, len)?,
+                enc_int(&BigInt::from(&r1 - c), len)?,
+            ]);
+            l2_bb.push((BigInt::new(), r1.clone()));
+            s_mine.push(r1);
+        }
+        run_ot(mesh, &group, 0, &msgs, &[], rng).await?;
+    } else {
+        let choices: Vec<u32> = bits.iter().map(|&b| u32::from(b)).collect();
+        let got = run_ot(mesh, &group, 0, &[], &choices, rng).await?;
+        for (&bb, m) in bits.iter().zip(&got) {
+            let s1 = if bb { dec_int(m)? + c } else { dec_int(m)? };
+            l2_bb.push((BigInt::from(-i32::from(bb)), s1.clone()));
+            s_mine.push(s1);
+        }
+    }
+    // OT #2: party 0 chooses b_A; party 1 offers (r2 − j c_1, ρ + j b_B, ρ' + j s_1).
+    let mut out = Vec::with_capacity(n);
+    let bound_y = BigInt::from(1) << (lambda + 4);
+    let bound_yc = BigInt::from(1) << (rbits + lambda + 6);
+    let mk = |y: BigInt, yc: BigInt| crate::leakage::Pad {
+        b: L2Share {
+            y,
+            yc,
+            y_bound: bound_y.clone(),
+            yc_bound: bound_yc.clone(),
+        },
+        b_xor_c: vec![],
+    };
+    if me == 1 {
+        let mut msgs = Vec::with_capacity(n);
+        let mut st = Vec::with_capacity(n);
+        for (i, &bb) in bits.iter().enumerate() {
+            let r2 = rnd(rng, rbits)?;
+            let rho = rnd(rng, lambda)?;
+            let rho2 = rnd(rng, rbits + lambda + 2)?;
+            let row = (0..2u32)
+                .map(|j| {
+                    let mut v = enc_int(&(&r2 - BigInt::from(c * j)), len)?;
+                    v.extend(enc_int(&BigInt::from(&rho + j * u32::from(bb)), len)?);
+                    v.extend(enc_int(&(&rho2 + BigInt::from(&s_mine[i] * j)), len)?);
+                    Ok(v)
+                })
+                .collect::<Result<Vec<_>>>()?;
+            msgs.push(row);
+            st.push((r2, rho, rho2));
+        }
+        run_ot(mesh, &group, 1, &msgs, &[], rng).await?;
+        for ((r2, rho, rho2), (bby, bbyc)) in st.into_iter().zip(l2_bb) {
+            // L2(b_A) = (0, r2); L2(b_A b_B) = (ρ, −ρ'); L2(b_B) = (bby, bbyc)
+            let y = bby - BigInt::from(2 * &rho);
+            let yc = r2 + bbyc + BigInt::from(2 * &rho2);
+            out.push(mk(y, yc));
+        }
+    } else {
+        let choices: Vec<u32> = bits.iter().map(|&b| u32::from(b)).collect();
+        let got = run_ot(mesh, &group, 1, &[], &choices, rng).await?;
+        for (i, (&ba, m)) in bits.iter().zip(&got).enumerate() {
+            if m.len() != 3 * (len + 1) {
+                return Err(Error::Protocol("pad OT message of the wrong length".into()));
+            }
+            let m2 = dec_int(&m[..len + 1])?;
+            let u = dec_int(&m[len + 1..2 * (len + 1)])?;
+            let v = dec_int(&m[2 * (len + 1)..])?;
+            let bai = i32::from(ba);
+            // L2(b_A) = (b_A, m2 + b_A c_0); L2(b_A b_B) = (u, b_A s_0 − v); L2(b_B) = (0, r1)
+            let y = BigInt::from(bai) - BigInt::from(2 * &u);
+            let yc = m2 + BigInt::from(c * bai) + &l2_bb[i].1
+                - (2 * (BigInt::from(&s_mine[i] * bai) - v));
+            out.push(mk(y, yc));
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

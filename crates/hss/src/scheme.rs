@@ -401,6 +401,26 @@ pub struct L1Input {
     pub digits: Vec<Ciphertext>,
 }
 
+impl L1Input {
+    /// Checks a decoded input against `pk`: version, digit count, every element in the group.
+    pub fn validate(&self, pk: &PublicKey) -> Result<()> {
+        if self.version != FORMAT_VERSION {
+            return Err(Error::Malformed("unsupported L1 input version".into()));
+        }
+        if self.digits.len() != pk.key_digits.len() {
+            return Err(Error::Malformed(
+                "L1 input has the wrong number of digits".into(),
+            ));
+        }
+        let group = Group::new(pk.params.group);
+        for ct in std::iter::once(&self.x).chain(&self.digits) {
+            group.validate(&ct.a)?;
+            group.validate(&ct.c)?;
+        }
+        Ok(())
+    }
+}
+
 impl Encryptor {
     pub(crate) fn new_raw(group: &Group, h: &Elem) -> Result<Self> {
         let bits = group.q().significant_bits();
@@ -586,6 +606,23 @@ pub struct L2Share {
 }
 
 impl L2Share {
+    /// Checks a decoded share: both shares within their public bounds, bounds of at most
+    /// `max_bits` bits (a decoded share is otherwise an allocation and exponent-size bomb).
+    /// Shares cross process boundaries inside versioned containers
+    /// (e.g. [`crate::protocol::L2Batch`]).
+    pub fn validate(&self, max_bits: u32) -> Result<()> {
+        if self.y_bound.significant_bits() > max_bits
+            || self.yc_bound.significant_bits() > max_bits
+            || self.y.is_negative() && BigInt::from(-&self.y) > self.y_bound
+            || !self.y.is_negative() && self.y > self.y_bound
+            || self.yc.is_negative() && BigInt::from(-&self.yc) > self.yc_bound
+            || !self.yc.is_negative() && self.yc > self.yc_bound
+        {
+            return Err(Error::Malformed("level-2 share outside its bounds".into()));
+        }
+        Ok(())
+    }
+
     /// `self + other`.
     pub fn add(&self, o: &L2Share) -> L2Share {
         L2Share {
@@ -1210,6 +1247,13 @@ mod tests {
         let back: PublicKey = from_bytes(&bytes).unwrap();
         back.validate().unwrap();
         assert_eq!(back.h, pk.h);
+        let enc = pk.encryptor().unwrap();
+        let l1 = enc.encrypt(&pk, &BigInt::from(1), &mut r);
+        let l1b: L1Input = from_bytes(&to_bytes(&l1).unwrap()).unwrap();
+        l1b.validate(&pk).unwrap();
+        let mut l1bad = l1b.clone();
+        l1bad.digits.pop();
+        assert!(l1bad.validate(&pk).is_err());
         let ekb: EvalKey = from_bytes(&to_bytes(&ek0).unwrap()).unwrap();
         assert_eq!(ekb.c_share, ek0.c_share);
         // Corrupt an element: must be an error, not a panic.

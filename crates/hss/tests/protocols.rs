@@ -70,6 +70,14 @@ async fn dkg_keys_work_and_l2s_loads_inputs() {
         assert_eq!(recomb, c);
         assert!(ek0.c_share.significant_bits() <= params.key_share_bits());
         assert_eq!(ek0.prf_key, ek1.prf_key);
+        // Batches survive a serialization round trip and validate.
+        let back: coterie_hss::protocol::L2Batch =
+            coterie_hss::scheme::from_bytes(&coterie_hss::scheme::to_bytes(&l2a).unwrap()).unwrap();
+        back.validate(512).unwrap();
+        assert_eq!(back, l2a);
+        let mut bad = back.clone();
+        bad.shares[0].yc = BigInt::from(1) << 600;
+        assert!(bad.validate(512).is_err());
         // L2S: <x> = (x, 0), <xc> reconstructs x·c.
         for (j, &x) in xs.iter().enumerate() {
             let (a, b) = (&l2a.shares[j], &l2b.shares[j]);
@@ -129,5 +137,79 @@ async fn dkg_on_the_paper_group_base_16() {
             sk.decrypt_to_group(&g, &pk0.key_digits[i]).unwrap(),
             g.g_pow(&d)
         );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pads_from_two_ots_absorb_and_multiply() {
+    use coterie_hss::leakage::{
+        MaskedInput, mmult, output_unmasked, precompute_pad, prepare_key_digits,
+    };
+    use coterie_hss::protocol::pads;
+    let params = Params::toy_insecure(1, 12, 10);
+    let mut meshes = InMemoryMesh::group(2, opts());
+    let m1 = meshes.pop().unwrap();
+    let m0 = meshes.pop().unwrap();
+    let run = |mut m: InMemoryMesh, seed: u64| async move {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
+        let (pk, ek) = dkg(&mut m, &params, &mut rng).await.unwrap();
+        let p = pads(&mut m, &pk, &ek, 6, &mut rng).await.unwrap();
+        m.close().await.unwrap();
+        (pk, ek, p)
+    };
+    let (a, b) = tokio::join!(tokio::spawn(run(m0, 5)), tokio::spawn(run(m1, 6)));
+    let ((pk, ek0, mut p0), (_, ek1, mut p1)) = (a.unwrap(), b.unwrap());
+    let c = BigInt::from(&ek0.c_share - &ek1.c_share);
+    let mut seen = [false; 2];
+    for (x, y) in p0.iter().zip(&p1) {
+        let bv = BigInt::from(&x.b.y - &y.b.y);
+        assert!(bv == 0 || bv == 1, "pad is not a bit");
+        seen[bv.to_usize().unwrap()] = true;
+        assert_eq!(BigInt::from(&x.b.yc - &y.b.yc), BigInt::from(&c * &bv));
+    }
+    assert!(seen[0] || seen[1]);
+    // Use the pads in MMult: L2(b ⊕ x) = MMult(L1(x), pad, L2(1 ⊕ b)), unmasked output = x.
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(7);
+    let enc = pk.encryptor().unwrap();
+    let kd = prepare_key_digits(&pk).unwrap();
+    for (k, (q0, q1)) in p0.iter_mut().zip(p1.iter_mut()).enumerate() {
+        let x = (k % 2) as u32;
+        let mx = MaskedInput::new(&pk, &enc.encrypt(&pk, &x.into(), &mut rng)).unwrap();
+        let mut e0 = Evaluator::new(&pk, &ek0, k as u64).unwrap();
+        let mut e1 = Evaluator::new(&pk, &ek1, k as u64).unwrap();
+        precompute_pad(&mut e0, &kd, q0).unwrap();
+        precompute_pad(&mut e1, &kd, q1).unwrap();
+        let ob0 = e0.one().sub(&q0.b);
+        let ob1 = e1.one().sub(&q1.b);
+        let r0 = mmult(&mut e0, &mx, q0, &ob0).unwrap();
+        let r1 = mmult(&mut e1, &mx, q1, &ob1).unwrap();
+        let o0 = output_unmasked(&mut e0, &r0, q0).unwrap();
+        let o1 = output_unmasked(&mut e1, &r1, q1).unwrap();
+        if e0.flagged() && e1.flagged() {
+            continue;
+        }
+        let got = coterie_hss::scheme::reconstruct(&o0, &o1, &BigInt::from(2)).unwrap();
+        assert_eq!(got, x);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_protocol_messages_are_errors() {
+    use coterie_hss::protocol::TAG_OT_A;
+    let params = Params::toy_insecure(1, 16, 10);
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(8);
+    let (pk, ek0, _, _) =
+        coterie_hss::scheme::keygen_trusted_dealer_insecure(&params, &mut rng).unwrap();
+    // A cheating OT sender: an element out of range, of the wrong length, and a non-residue.
+    let p = Group::new(params.group).p().clone();
+    let minus_one = BigInt::from(&p - 1u32).to_digits::<u64>(rug::integer::Order::Lsf);
+    for bad in [vec![u64::MAX; 2], vec![1u64; 3], minus_one] {
+        let mut meshes = InMemoryMesh::group(2, opts());
+        let mut m1 = meshes.pop().unwrap();
+        let mut m0 = meshes.pop().unwrap();
+        m1.send_tagged(0, TAG_OT_A, &bad).await.unwrap();
+        let mut r = rand_chacha::ChaCha20Rng::seed_from_u64(9);
+        let res = l2_shares(&mut m0, &pk, &ek0, &[true], 1, &mut r).await;
+        assert!(res.is_err(), "bad OT message accepted: {bad:x?}");
     }
 }

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use coterie_net::certs::{free_loopback_addresses, generate_pki};
 use coterie_net::netem::{LinkParams, Relay};
 use coterie_net::{Identity, Mesh, MeshOptions, Roster, TlsMesh};
-use coterie_spdz::ot_prep::OtPrepUnaudited;
+use coterie_spdz::ot_prep::InsecureOtPrep;
 use coterie_spdz::{Counts, Engine, Fp64, FpBig, InsecureDealer, Ring, Z2k};
 use rand::SeedableRng;
 
@@ -157,7 +157,7 @@ async fn run_ot(
     for mut mesh in meshes {
         tasks.push(tokio::spawn(async move {
             let t0 = Instant::now();
-            let mut p = OtPrepUnaudited::setup(&mut mesh, Z2k::spdz2k_64())
+            let mut p = InsecureOtPrep::setup(&mut mesh, Z2k::spdz2k_64())
                 .await
                 .unwrap();
             let t1 = Instant::now();

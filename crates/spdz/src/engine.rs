@@ -9,10 +9,14 @@
 //!   makes sure every party got the same value);
 //! * [`Engine::mul`]: Beaver multiplication, one batched opening for the whole batch;
 //! * [`Engine::open`]: batched opening. Over `Z_{2^k}` shares live in `Z_{2^{k+s}}`, and a plain
-//!   sum of shares would reveal bits `k..k+s` of the value (seed 000 §9.2 [ENG]), so `open` adds
+//!   sum of shares would reveal bits `k..k+s` of the value (seed 000 §9.2 \[ENG\]), so `open` adds
 //!   `2^k·[ρ]` with a fresh random `[ρ]` first; [`Engine::open_truncated`] does the same with
 //!   `2^l·[ρ]` and returns only the low `l` bits (seed 000 §3, Open with `l ≤ k`).
-//! * [`Engine::rand_bits`]: preprocessed random bits.
+//! * [`Engine::rand_bits`]: preprocessed random bits; over `F_p` also
+//!   [`Engine::rand_bits_by_squaring`] (from random values and triples alone).
+//! * [`Engine::check_single`]: SingleCheck of seed 000 §10.4 — a per-value MAC check in two
+//!   rounds (commit to the shifted MAC shares, open), split into
+//!   [`Engine::check_single_commit`] / [`Engine::check_single_open`] for pipelined schedules.
 //! * [`Engine::check`]: the MAC check over every value opened since the last check (SPDZ_2k
 //!   Π_MACCheck over `Z_{2^{k+s}}` with coefficients in `Z_{2^s}`; the SPDZ field MAC check over
 //!   `F_p`): one echo of a digest of the opened values (so all parties check the same values),
@@ -35,11 +39,15 @@ use serde::{Deserialize, Serialize};
 use zeroize::Zeroize;
 
 use crate::prep::{Preprocessing, Share};
-use crate::ring::{Ring, Z2k};
+use crate::ring::{PrimeField, Ring, Z2k};
 use crate::{Error, Result};
 
 /// Wire format version of engine messages.
 pub const WIRE_VERSION: u8 = 1;
+
+/// Largest payload of one opening message; larger batches are opened in several messages (the
+/// mesh's `max_frame` must be above this, as the default 64 MiB is).
+pub const OPEN_CHUNK_BYTES: usize = 8 << 20;
 
 const TAG_OPEN: u32 = 0x5D20_0001;
 const TAG_INPUT: u32 = 0x5D20_0002;
@@ -87,6 +95,8 @@ pub(crate) struct Cheat {
     pub mac_err: Option<u64>,
     /// Reveal a value other than the committed one in the next MAC check's opening round.
     pub bad_commit_open: bool,
+    /// As input owner, send a different value to the last party than to the others.
+    pub equivocate_input: bool,
 }
 
 /// One party's online engine over ring `R` with preprocessing `P`.
@@ -244,8 +254,9 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         xs: &[Share<R::Elem>],
     ) -> Result<Vec<R::Elem>> {
         self.check_mesh(mesh)?;
-        let w = self.ring.elem_bytes();
-        let chunk = (mesh.options().max_frame / 2 / w).max(1);
+        // A fixed byte budget per message (the same at every party, whatever its mesh options),
+        // well below the default frame limit.
+        let chunk = (OPEN_CHUNK_BYTES / self.ring.elem_bytes()).max(1);
         let mut out = Vec::with_capacity(xs.len());
         for part in xs.chunks(chunk) {
             #[allow(unused_mut)]
@@ -405,6 +416,23 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
                     .ok_or_else(|| Error::Invalid("input mask without its value".into()))?;
                 eps.push(self.ring.sub(x, r));
             }
+            #[cfg(test)]
+            if std::mem::take(&mut self.cheat.equivocate_input) {
+                let mut other = eps.clone();
+                other[0] = self.ring.add(&other[0], &self.ring.embed_u64(1));
+                for to in 0..self.n {
+                    if to == self.me {
+                        continue;
+                    }
+                    let v = if to == self.n - 1 { &other } else { &eps };
+                    let msg = WireElems {
+                        version: WIRE_VERSION,
+                        data: self.ring.encode(v),
+                    };
+                    mesh.send_tagged(to, TAG_INPUT, &msg).await?;
+                }
+                return self.finish_input(mesh, &domain, masks, eps).await;
+            }
             mesh.broadcast_tagged(
                 TAG_INPUT,
                 &WireElems {
@@ -418,7 +446,18 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
             let m: WireElems = mesh.recv_tagged(owner, TAG_INPUT).await?;
             self.decode_from(owner, &m, count)?
         };
-        let d = digest(&domain, &self.ring.encode(&eps));
+        self.finish_input(mesh, &domain, masks, eps).await
+    }
+
+    /// The echo round of [`Engine::input`] and the local share computation.
+    async fn finish_input<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        domain: &str,
+        masks: Vec<crate::prep::InputMask<R::Elem>>,
+        eps: Vec<R::Elem>,
+    ) -> Result<Vec<Share<R::Elem>>> {
+        let d = digest(domain, &self.ring.encode(&eps));
         let all: Vec<[u8; 32]> = mesh.exchange_all_tagged(TAG_INPUT_ECHO, &d).await?;
         if let Some(j) = all.iter().position(|x| x != &d) {
             let e = Error::InconsistentBroadcast {
@@ -703,6 +742,54 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         self.macs.clear();
         mesh.abort(&e.to_string()).await;
         e
+    }
+}
+
+impl<R: PrimeField, P: Preprocessing<R>> Engine<R, P> {
+    /// RandBit over `F_p` without preprocessed bits (Damgård–Fitzi–Kiltz–Nielsen–Toft): for a
+    /// random `[r]`, compute `[r²]` (one triple), open `s = r²` (which hides the sign of `r`),
+    /// and output `[b] = ([r]·s^{-1/2} + 1)/2`, a uniform bit. Values with `s = 0` are retried.
+    /// Uses one random value and one triple per bit; an opened non-square (only possible with a
+    /// cheating party) aborts with the check `randbit-square`. The MAC check covers the openings.
+    pub async fn rand_bits_by_squaring<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        count: usize,
+    ) -> Result<Vec<Share<R::Elem>>> {
+        let r = self.ring.clone();
+        let half = r
+            .inv(&r.embed_u64(2))
+            .ok_or(Error::Unsupported("RandBit by squaring needs an odd p"))?;
+        let one = r.embed_u64(1);
+        let mut out = Vec::with_capacity(count);
+        while out.len() < count {
+            let need = count - out.len();
+            let rs = self.prep.randoms(need)?;
+            let sq = self.mul(mesh, &rs, &rs).await?;
+            let s = self.open_raw(mesh, &sq).await?;
+            for (ri, si) in rs.iter().zip(&s) {
+                if r.is_zero(si) {
+                    continue;
+                }
+                let inv_root = match r.sqrt(si).and_then(|x| r.inv(&x)) {
+                    Some(x) => x,
+                    None => {
+                        return Err(self
+                            .fail(
+                                mesh,
+                                Error::PrepCheckFailed {
+                                    check: "randbit-square",
+                                    party: self.me,
+                                },
+                            )
+                            .await);
+                    }
+                };
+                let sign = self.mul_const(ri, &inv_root);
+                out.push(self.mul_const(&self.add_const(&sign, &one), &half));
+            }
+        }
+        Ok(out)
     }
 }
 

@@ -57,5 +57,5 @@ mod tests;
 pub use engine::{Engine, PendingSingleCheck};
 pub use error::{Error, Result};
 pub use prep::{Counts, InputMask, InsecureDealer, Kind, Preprocessing, Share, Triple, VecPrep};
-pub use ring::{BigElem, Fp64, FpBig, Ring, RingDescriptor, Z2k};
+pub use ring::{BigElem, Fp64, FpBig, PrimeField, Ring, RingDescriptor, Z2k};
 pub use store::PrepStore;

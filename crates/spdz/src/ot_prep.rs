@@ -34,8 +34,13 @@
 //! "combine" step that makes selective-failure attacks on the Gilboa multiplication useless
 //! (a cheating OT sender can learn a bit of an honest party's `b` at the risk of an abort), and
 //! (2) SPDZ_2k's dedicated check of the authentication step with `s` extra masking values (here
-//! one extra value and the ordinary MAC check). Until both are added this producer is not
-//! maliciously *private* as published; it is therefore named [`OtPrepUnaudited`].
+//! one extra value and the ordinary MAC check, as in MASCOT's Π_[[·]]). Concretely, a cheating
+//! OT sender can add an error to one Gilboa correction; the sacrifice then aborts unless the
+//! matching bit of the honest receiver's `b` is 0, so each such probe reveals one bit of a
+//! triple's `b` (and later one bit of a value masked by it) at the price of a 1/2 chance of
+//! abort. Until both steps are added this producer is secure against passive adversaries and
+//! maliciously *correct*, but not maliciously *private*; it is therefore named
+//! [`InsecureOtPrep`] and must not be used where an actively malicious party is expected.
 
 // Loops over party ids index several per-party vectors at once; ranges read better there.
 #![allow(clippy::needless_range_loop)]
@@ -269,9 +274,10 @@ fn malformed(party: PartyId, cause: &str) -> Error {
     }
 }
 
-/// One party's OT-based SPDZ_2k producer over [`Z2k`]. **Unaudited:** see the module docs for
-/// the two published steps that are still missing (not yet maliciously private).
-pub struct OtPrepUnaudited {
+/// One party's OT-based SPDZ_2k producer over [`Z2k`]. **Insecure against active adversaries
+/// (privacy):** see the module docs for the two published steps that are still missing; it is
+/// maliciously correct and passively secure.
+pub struct InsecureOtPrep {
     ring: Z2k,
     me: PartyId,
     n: usize,
@@ -283,7 +289,7 @@ pub struct OtPrepUnaudited {
     pub(crate) cheat: PrepCheat,
 }
 
-impl Drop for OtPrepUnaudited {
+impl Drop for InsecureOtPrep {
     fn drop(&mut self) {
         self.alpha.zeroize();
     }
@@ -293,7 +299,7 @@ fn bits_of(x: u128, nbits: u32) -> impl Iterator<Item = bool> {
     (0..nbits).map(move |l| (x >> l) & 1 == 1)
 }
 
-impl OtPrepUnaudited {
+impl InsecureOtPrep {
     /// Sets up the producer: samples this party's MAC key share `α_i ∈ Z_{2^s}` and runs the
     /// base OTs with every peer (two rounds).
     pub async fn setup<M: Mesh>(mesh: &mut M, ring: Z2k) -> Result<Self> {

@@ -102,6 +102,96 @@ pub trait Ring: Clone + Debug + Send + Sync + 'static {
     }
 }
 
+/// A prime field `F_p` (`p` odd): exponentiation, inverses and square roots on top of [`Ring`].
+pub trait PrimeField: Ring {
+    /// `p − 1`.
+    fn p_minus_1(&self) -> BigInt;
+    /// `a^e` for a public exponent `e ≥ 0` (variable time in `e`).
+    fn pow(&self, a: &Self::Elem, e: &BigInt) -> Self::Elem;
+    /// `a^{-1}`, or `None` for zero.
+    fn inv(&self, a: &Self::Elem) -> Option<Self::Elem> {
+        if self.is_zero(a) {
+            return None;
+        }
+        let e = self.p_minus_1() - 1u32;
+        Some(self.pow(a, &e))
+    }
+    /// A square root of `a` (Tonelli–Shanks; variable time, for public values), or `None` if
+    /// `a` is not a square.
+    fn sqrt(&self, a: &Self::Elem) -> Option<Self::Elem> {
+        if self.is_zero(a) {
+            return Some(self.zero());
+        }
+        let one = self.embed_u64(1);
+        let minus_one = self.neg(&one);
+        let pm1 = self.p_minus_1();
+        let half: BigInt = pm1.clone() >> 1u32;
+        if self.pow(a, &half) != one {
+            return None;
+        }
+        let s = pm1.find_one(0)?;
+        let q: BigInt = pm1.clone() >> s;
+        // a quadratic non-residue (half of all elements are; give up after many tries)
+        let z = (2u64..10_000)
+            .map(|z| self.embed_u64(z))
+            .find(|z| self.pow(z, &half) == minus_one)?;
+        let mut m = s;
+        let mut c = self.pow(&z, &q);
+        let mut t = self.pow(a, &q);
+        let q1: BigInt = (q + 1u32) >> 1u32;
+        let mut r = self.pow(a, &q1);
+        while t != one {
+            // least i in (0, m) with t^(2^i) = 1
+            let mut i = 0u32;
+            let mut tt = t.clone();
+            while tt != one {
+                tt = self.mul(&tt, &tt);
+                i += 1;
+                if i >= m {
+                    return None;
+                }
+            }
+            let mut b = c.clone();
+            for _ in 0..(m - i - 1) {
+                b = self.mul(&b, &b);
+            }
+            m = i;
+            c = self.mul(&b, &b);
+            t = self.mul(&t, &c);
+            r = self.mul(&r, &b);
+        }
+        Some(r)
+    }
+}
+
+impl PrimeField for Fp64 {
+    fn p_minus_1(&self) -> BigInt {
+        BigInt::from(self.m.value() - 1)
+    }
+    fn pow(&self, a: &u64, e: &BigInt) -> u64 {
+        // reduce the exponent modulo p − 1 (Fermat) so that it fits a word
+        let pm1 = BigInt::from(self.m.value() - 1);
+        let e = bigint::reduce(e, &pm1).ok().and_then(|e| e.to_u64());
+        match e {
+            Some(e) if *a != 0 => self.m.pow(*a, e),
+            _ if *a == 0 => 0,
+            _ => 1,
+        }
+    }
+}
+
+impl PrimeField for FpBig {
+    fn p_minus_1(&self) -> BigInt {
+        BigInt::from(&self.p - 1u32)
+    }
+    fn pow(&self, a: &BigElem, e: &BigInt) -> BigElem {
+        match a.0.clone().pow_mod(e, &self.p) {
+            Ok(x) => BigElem(x),
+            Err(_) => self.zero(),
+        }
+    }
+}
+
 /// `Z_{2^k}` with shares in `Z_{2^{k+s}}` (SPDZ_2k); elements are `u128`, `k + s ≤ 128`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Z2k {
@@ -566,6 +656,33 @@ mod tests {
             proptest::prop_assert_eq!(g.add(&xa, &ya), BigElem(red(xa.0.clone() + &ya.0, &p255)));
             proptest::prop_assert_eq!(g.neg(&xa), BigElem(red(-xa.0.clone(), &p255)));
         }
+    }
+
+    #[test]
+    fn field_inverse_and_sqrt() {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(9);
+        // 2^61 − 1 ≡ 3 (mod 4); the 128-bit prime below ≡ 1 (mod 8) exercises Tonelli–Shanks
+        let f = Fp64::mersenne61();
+        let mut p: BigInt = (BigInt::from(1) << 127u32) + 1u32;
+        while !(bigint::is_probable_prime(&p) && p.mod_u(8) == 1) {
+            p += 8u32;
+        }
+        let g = FpBig::new(p).unwrap();
+        for _ in 0..50 {
+            let a = f.random(&mut rng);
+            let sq = f.mul(&a, &a);
+            let r = f.sqrt(&sq).unwrap();
+            assert!(r == a || r == f.neg(&a));
+            assert_eq!(f.mul(&a, &f.inv(&a).unwrap()), 1);
+            let b = g.random(&mut rng);
+            let sq = g.mul(&b, &b);
+            let r = g.sqrt(&sq).unwrap();
+            assert!(r == b || r == g.neg(&b));
+            assert_eq!(g.mul(&b, &g.inv(&b).unwrap()).0, 1);
+        }
+        // −1 is not a square modulo a prime ≡ 3 (mod 4)
+        assert!(f.sqrt(&f.neg(&1)).is_none());
+        assert!(f.inv(&0).is_none());
     }
 
     #[test]

@@ -631,7 +631,7 @@ async fn engine_on_disk_store() {
 
 mod ot_producer {
     use super::*;
-    use crate::ot_prep::{OtPrepUnaudited, PrepCheat};
+    use crate::ot_prep::{InsecureOtPrep, PrepCheat};
 
     async fn produce(
         n: usize,
@@ -644,7 +644,7 @@ mod ot_producer {
         for mut mesh in meshes {
             let cheat = cheat.clone();
             tasks.push(tokio::spawn(async move {
-                let mut p = OtPrepUnaudited::setup(&mut mesh, ring).await?;
+                let mut p = InsecureOtPrep::setup(&mut mesh, ring).await?;
                 if let Some((who, c)) = cheat
                     && who == mesh.id()
                 {
@@ -905,6 +905,220 @@ async fn single_check_honest_and_cheating() {
                 (_, Err(_)) if i == 1 => {}
                 (c, r) => panic!("case {c} party {i}: {r:?}"),
             }
+        }
+    }
+}
+
+/// RandBit by squaring over F_p: bits, uniform, authenticated (MAC check passes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn field_rand_bits_by_squaring() {
+    async fn run<R: PrimeField>(ring: R, count: usize, seed: u64) -> Vec<R::Elem> {
+        let mut rng = ChaCha20Rng::seed_from_u64(seed);
+        let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+        let preps = dealer.deal(
+            Counts {
+                triples: count + 16,
+                randoms: count + 16,
+                ..Counts::default()
+            },
+            &mut rng,
+        );
+        let res = run_mem(preps, move |mut e, mut mesh| async move {
+            let b = e.rand_bits_by_squaring(&mut mesh, count).await?;
+            let o = e.open_checked(&mut mesh, &b).await?;
+            mesh.close().await?;
+            Ok(o)
+        })
+        .await;
+        let mut it = res.into_iter();
+        let first = it.next().unwrap().unwrap();
+        for r in it {
+            assert_eq!(r.unwrap(), first);
+        }
+        first
+    }
+    let count = 2000;
+    let o = run(Fp64::mersenne61(), count, 60).await;
+    assert!(o.iter().all(|b| *b <= 1));
+    let ones = o.iter().filter(|b| **b == 1).count() as f64;
+    assert!((ones - count as f64 / 2.0).abs() < 5.0 * (count as f64 / 4.0).sqrt());
+    let mut p: BigInt = BigInt::from(1) << 127u32;
+    p += 1u32;
+    while !(coterie_math::bigint::is_probable_prime(&p) && p.mod_u(8) == 1) {
+        p += 8u32;
+    }
+    let o = run(FpBig::new(p).unwrap(), 200, 61).await;
+    assert!(o.iter().all(|b| b.0 <= 1));
+    let ones = o.iter().filter(|b| b.0 == 1).count();
+    assert!(ones > 60 && ones < 140, "ones = {ones}");
+}
+
+/// A batch larger than one opening message is split and reassembled in order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_opening_is_chunked() {
+    let count = crate::engine::OPEN_CHUNK_BYTES / 16 + 1000;
+    let mut rng = ChaCha20Rng::seed_from_u64(70);
+    let dealer = InsecureDealer::new_insecure(Z2k::spdz2k_64(), 2, &mut rng).unwrap();
+    let preps = dealer.deal(Counts::default(), &mut rng);
+    let res = run_mem(preps, move |mut e, mut mesh| async move {
+        let xs: Vec<_> = (0..count as u64)
+            .map(|i| e.constant(&(i as u128 * 3)))
+            .collect();
+        let o = e.open_unmasked(&mut mesh, &xs).await?;
+        e.check(&mut mesh).await?;
+        let sent = mesh.stats().msgs_sent[1 - mesh.id()];
+        mesh.close().await?;
+        Ok((o, sent))
+    })
+    .await;
+    for r in res {
+        let (o, sent) = r.unwrap();
+        assert_eq!(o.len(), count);
+        assert!(o.iter().enumerate().all(|(i, v)| *v == i as u128 * 3));
+        // two opening messages plus the four rounds of the MAC check
+        assert_eq!(sent, 2 + 4);
+    }
+}
+
+/// The Z_2^k-only operations (truncated opening, down-cast then compute) against plaintext for
+/// 2, 3, 4 and 8 parties.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn z2k_truncated_open_and_downcast_2_3_4_8() {
+    for n in [2usize, 3, 4, 8] {
+        let mut rng = ChaCha20Rng::seed_from_u64(80 + n as u64);
+        let big = Z2k::spdz2k_64();
+        let dealer = InsecureDealer::new_insecure(big, n, &mut rng).unwrap();
+        let preps = dealer.deal(
+            Counts {
+                triples: 4,
+                randoms: 16,
+                masks_per_party: 4,
+                bits: 0,
+            },
+            &mut rng,
+        );
+        let xs: Vec<u128> = (0..4).map(|_| rng.next_u64() as u128).collect();
+        let ys: Vec<u128> = (0..4).map(|_| rng.next_u64() as u128).collect();
+        let res = run_mem(preps, {
+            let (xs, ys) = (xs.clone(), ys.clone());
+            move |mut e, mut mesh| {
+                let (xs, ys) = (xs.clone(), ys.clone());
+                async move {
+                    let me = mesh.id();
+                    let n = mesh.n();
+                    let x = e
+                        .input(&mut mesh, 0, (me == 0).then_some(&xs[..]), 4)
+                        .await?;
+                    let y = e
+                        .input(&mut mesh, n - 1, (me == n - 1).then_some(&ys[..]), 4)
+                        .await?;
+                    let t13 = e.open_truncated(&mut mesh, &x, 13).await?;
+                    let t64 = e.open_truncated(&mut mesh, &y, 64).await?;
+                    e.check(&mut mesh).await?;
+                    let small = Z2k::spdz2k_32();
+                    let big = *e.ring();
+                    let xd: Vec<_> = x
+                        .iter()
+                        .map(|s| downcast(&big, &small, s))
+                        .collect::<Result<_>>()?;
+                    let yd: Vec<_> = y
+                        .iter()
+                        .map(|s| downcast(&big, &small, s))
+                        .collect::<Result<_>>()?;
+                    let prep = std::mem::replace(e.prep_mut(), VecPrep::new(big, me, n, 0));
+                    let mut e2 = Engine::new(DowncastPrep::new(prep, small)?);
+                    let z = e2.mul(&mut mesh, &xd, &yd).await?;
+                    let t20 = e2.open_truncated(&mut mesh, &z, 20).await?;
+                    let full = e2.open_checked(&mut mesh, &z).await?;
+                    mesh.close().await?;
+                    Ok((t13, t64, t20, full))
+                }
+            }
+        })
+        .await;
+        for r in res {
+            let (t13, t64, t20, full) = r.unwrap();
+            for j in 0..4 {
+                let prod = (xs[j] * ys[j]) & 0xffff_ffff;
+                assert_eq!(t13[j], xs[j] & 0x1fff);
+                assert_eq!(t64[j], ys[j]);
+                assert_eq!(t20[j], prod & 0xf_ffff);
+                assert_eq!(full[j], prod);
+            }
+        }
+    }
+}
+
+/// The CLI drivers: insecure dealer into stores, then the online demo from the stores.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cli_tools_deal_then_demo() {
+    use crate::tools::{deal_insecure_to_stores, online_product_demo, party_dir};
+    let base = std::env::temp_dir().join(format!("coterie-spdz-cli-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let counts = Counts {
+        triples: 4,
+        randoms: 2,
+        masks_per_party: 2,
+        bits: 0,
+    };
+    deal_insecure_to_stores(&base, Z2k::spdz2k_64(), 3, counts, 3).unwrap();
+    for round in 0..2 {
+        let mut tasks = Vec::new();
+        for mut mesh in InMemoryMesh::group(3, opts()) {
+            let dir = party_dir(&base, mesh.id());
+            tasks.push(tokio::spawn(async move {
+                let value = mesh.id() as u64 + 2;
+                let v = online_product_demo(&mut mesh, &dir, value).await?;
+                mesh.close().await?;
+                Ok::<_, Error>(v)
+            }));
+        }
+        for t in tasks {
+            assert_eq!(t.await.unwrap().unwrap(), 24, "round {round}");
+        }
+    }
+    // the third run finds the material used up
+    let mut tasks = Vec::new();
+    for mut mesh in InMemoryMesh::group(3, opts()) {
+        let dir = party_dir(&base, mesh.id());
+        tasks.push(tokio::spawn(async move {
+            online_product_demo(&mut mesh, &dir, 1).await
+        }));
+    }
+    for t in tasks {
+        assert!(t.await.unwrap().is_err());
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
+
+/// An input owner that sends different masked values to different parties is caught by the
+/// echo round, which names a party whose view differs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn equivocating_input_owner_is_caught() {
+    let mut rng = ChaCha20Rng::seed_from_u64(90);
+    let dealer = InsecureDealer::new_insecure(Fp64::mersenne61(), 3, &mut rng).unwrap();
+    let preps = dealer.deal(
+        Counts {
+            masks_per_party: 1,
+            ..Counts::default()
+        },
+        &mut rng,
+    );
+    let res = run_mem(preps, |mut e, mut mesh| async move {
+        let me = mesh.id();
+        if me == 1 {
+            e.cheat.equivocate_input = true;
+        }
+        e.input(&mut mesh, 1, (me == 1).then_some(&[5u64][..]), 1)
+            .await?;
+        mesh.close().await?;
+        Ok(())
+    })
+    .await;
+    for (i, r) in res.iter().enumerate() {
+        let e = r.as_ref().expect_err("equivocation must abort");
+        if i != 1 {
+            assert!(e.to_string().contains("input-broadcast"), "party {i}: {e}");
         }
     }
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use coterie_net::Mesh;
 
 use crate::Result;
-use crate::ot_prep::OtPrepUnaudited;
+use crate::ot_prep::InsecureOtPrep;
 use crate::prep::{Counts, InsecureDealer, Preprocessing};
 use crate::ring::{Ring, Z2k};
 use crate::store::PrepStore;
@@ -69,7 +69,7 @@ pub fn deal_insecure_to_stores<R: Ring>(
 /// One party's side of OT-based SPDZ_2k preprocessing into a new store at `dir` (each producer
 /// session samples a fresh MAC key, so it cannot extend a store made under another key: that is
 /// refused). Runs the producer's set-up, then produces `counts` in chunks of at most `chunk`
-/// items per kind, appending (fsynced) after each chunk. See [`OtPrepUnaudited`] for its
+/// items per kind, appending (fsynced) after each chunk. See [`InsecureOtPrep`] for its
 /// security status.
 pub async fn produce_ot_to_store<M: Mesh>(
     mesh: &mut M,
@@ -78,7 +78,7 @@ pub async fn produce_ot_to_store<M: Mesh>(
     counts: Counts,
     chunk: usize,
 ) -> Result<PrepStore<Z2k>> {
-    let mut producer = OtPrepUnaudited::setup(mesh, ring).await?;
+    let mut producer = InsecureOtPrep::setup(mesh, ring).await?;
     let (me, n) = (mesh.id(), mesh.n());
     let store = PrepStore::create(dir, ring, me, n, producer.mac_key_share())?;
     let chunk = chunk.max(1);
@@ -99,4 +99,30 @@ pub async fn produce_ot_to_store<M: Mesh>(
         left.masks_per_party -= step.masks_per_party;
     }
     Ok(store)
+}
+
+/// One party's side of a small online demonstration on material from its store at `dir`
+/// (made by [`deal_insecure_to_stores`] or [`produce_ot_to_store`]): every party inputs
+/// `value`, the engine multiplies all inputs together with Beaver triples, opens the product,
+/// runs the MAC check and returns it (mod 2^64). Consumes one input mask per owner, `n − 1`
+/// triples and one random value from the store (durably).
+pub async fn online_product_demo<M: Mesh>(mesh: &mut M, dir: &Path, value: u64) -> Result<u128> {
+    let ring = Z2k::spdz2k_64();
+    let store = PrepStore::open(dir, ring, mesh.id(), mesh.n())?;
+    let mut e = crate::Engine::new(store);
+    let me = mesh.id();
+    let mine = [value as u128];
+    let mut acc: Option<Vec<crate::Share<u128>>> = None;
+    for owner in 0..mesh.n() {
+        let x = e
+            .input(mesh, owner, (owner == me).then_some(&mine[..]), 1)
+            .await?;
+        acc = Some(match acc {
+            None => x,
+            Some(a) => e.mul(mesh, &a, &x).await?,
+        });
+    }
+    let acc = acc.ok_or_else(|| crate::Error::Invalid("no parties".into()))?;
+    let out = e.open_checked(mesh, &acc).await?;
+    Ok(out[0])
 }

@@ -170,6 +170,26 @@ pub struct BootstrapBuffers<T: Torus> {
 ///
 /// # Panics
 /// If the shapes do not match the key.
+///
+/// ```
+/// use coterie_math::prg::Csprng;
+/// use coterie_tfhe::{bootstrap::*, glwe::*, lwe::*, noise::NoiseSampler, params::KeyDistribution, torus::Torus};
+/// let mut rng = Csprng::new();
+/// let s = LweSecretKey::<u32>::generate_binary(16, &mut rng);
+/// let z = GlweSecretKey::<u32>::generate(1, 64, KeyDistribution::Binary, &mut rng).unwrap();
+/// let noise = NoiseSampler::new(2f64.powi(-28), 32).unwrap();
+/// let bsk = generate_lwe_bootstrap_key(&s, &z, 8, 2, &noise, &mut rng).unwrap();
+/// let fbsk = FourierBootstrapKey::from_key(&bsk).unwrap();
+/// let mut bufs = fbsk.new_buffers::<u32>().unwrap();
+/// let tv = vec![u32::encode(0.125); 64];
+/// let mut acc = GlweCiphertext::trivial(1, 64, &tv);
+/// // Phase 1/4 = 32/128 in Z_2N: the constant coefficient becomes TV[32] = 1/8.
+/// let c = LweCiphertext::trivial(16, u32::encode(0.25));
+/// blind_rotate_assign(&mut acc, &c, &fbsk, &mut bufs);
+/// let mut dec = vec![0u32; 64];
+/// decrypt_glwe_ciphertext(&z, &acc, &mut dec);
+/// assert!((dec[0].decode() - 0.125).abs() < 0.01);
+/// ```
 pub fn blind_rotate_assign<T: Torus>(
     acc: &mut GlweCiphertext<T>,
     lwe: &LweCiphertext<T>,
@@ -218,6 +238,23 @@ pub fn blind_rotate_assign<T: Torus>(
 ///
 /// # Panics
 /// If the shapes do not match the key.
+///
+/// ```
+/// use coterie_math::prg::Csprng;
+/// use coterie_tfhe::{bootstrap::*, glwe::*, lwe::*, noise::NoiseSampler, params::KeyDistribution, torus::Torus};
+/// let mut rng = Csprng::new();
+/// let s = LweSecretKey::<u64>::generate_binary(32, &mut rng);
+/// let z = GlweSecretKey::<u64>::generate(1, 256, KeyDistribution::Binary, &mut rng).unwrap();
+/// let bsk = generate_lwe_bootstrap_key(&s, &z, 12, 3, &NoiseSampler::new(2f64.powi(-50), 64).unwrap(), &mut rng).unwrap();
+/// let fbsk = FourierBootstrapKey::from_key(&bsk).unwrap();
+/// let mut bufs = fbsk.new_buffers::<u64>().unwrap();
+/// let lut = generate_lut::<u64>(1, 256, 2, |m| (m + 1) % 4, delta(2)).unwrap();
+/// let mut c = LweCiphertext::zero(32);
+/// encrypt_lwe_ciphertext(&s, &mut c, encode_message(2, 2), &NoiseSampler::new(2f64.powi(-30), 64).unwrap(), &mut rng);
+/// let mut out = LweCiphertext::zero(256);
+/// programmable_bootstrap_lwe_ciphertext(&c, &mut out, &lut, &fbsk, &mut bufs);
+/// assert_eq!(decode_message(decrypt_lwe_ciphertext(&z.as_lwe_key(), &out), 2), Some(3));
+/// ```
 pub fn programmable_bootstrap_lwe_ciphertext<T: Torus>(
     input: &LweCiphertext<T>,
     output: &mut LweCiphertext<T>,

@@ -268,6 +268,66 @@ impl FourierEngine {
         }
     }
 
+    /// Whether [`FourierEngine::to_split_layout`] reorders data (AVX-512 and `N/2` a multiple of
+    /// 8): keys and digits in the split layout feed the shuffle-free external-product kernel.
+    pub fn uses_split_layout(&self) -> bool {
+        self.avx512 && (self.n / 2).is_multiple_of(8)
+    }
+
+    /// Reorders Fourier polynomials (whole multiples of 8 complex values) in place from
+    /// interleaved `(re, im)` pairs to blocks of 8 real parts followed by their 8 imaginary
+    /// parts, when [`FourierEngine::uses_split_layout`]; otherwise leaves `buf` unchanged.
+    pub fn to_split_layout(&self, buf: &mut [c64]) {
+        if !self.uses_split_layout() {
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: uses_split_layout() implies the AVX-512 features were detected.
+            unsafe { split_layout_avx512(buf) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        for block in buf.chunks_exact_mut(8) {
+            let mut t = [0f64; 16];
+            for (k, z) in block.iter().enumerate() {
+                t[k] = z.re;
+                t[8 + k] = z.im;
+            }
+            for (k, z) in block.iter_mut().enumerate() {
+                *z = c64::new(t[2 * k], t[2 * k + 1]);
+            }
+        }
+    }
+
+    /// [`FourierEngine::matrix_product`] on operands in the split layout
+    /// ([`FourierEngine::to_split_layout`]); `acc` is written interleaved (ready for
+    /// [`FourierEngine::backward_add_torus`]). Falls back to the interleaved kernel when the
+    /// split layout is not in use.
+    ///
+    /// # Panics
+    /// If the lengths do not match.
+    pub fn matrix_product_split(
+        &self,
+        acc: &mut [c64],
+        dig: &[c64],
+        mat: &[c64],
+        rows: usize,
+        cols: usize,
+    ) {
+        let h = self.n / 2;
+        assert!(
+            acc.len() == cols * h && dig.len() == rows * h && mat.len() == rows * cols * h,
+            "length mismatch"
+        );
+        #[cfg(target_arch = "x86_64")]
+        if self.uses_split_layout() {
+            // SAFETY: features checked at construction; lengths checked above; h % 8 == 0.
+            unsafe { matrix_product_avx512_split(acc, dig, mat, rows, cols, h) };
+            return;
+        }
+        self.matrix_product(acc, dig, mat, rows, cols);
+    }
+
     /// `acc[c] = Σ_r dig[r] · mat[r][c]` (pointwise, `c < cols`), where `dig` holds `rows`
     /// Fourier polynomials and `mat` is a row-major `rows × cols` matrix of Fourier polynomials
     /// (the body of an external product). `acc` is overwritten.
@@ -607,6 +667,78 @@ unsafe fn matrix_product_avx512(
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn split_layout_avx512(buf: &mut [c64]) {
+    use core::arch::x86_64::*;
+    let idx_re = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+    let idx_im = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+    for block in buf.chunks_exact_mut(8) {
+        let p = block.as_mut_ptr() as *mut f64;
+        // SAFETY: a block is 8 complex values = 16 f64.
+        unsafe {
+            let z0 = _mm512_loadu_pd(p);
+            let z1 = _mm512_loadu_pd(p.add(8));
+            _mm512_storeu_pd(p, _mm512_permutex2var_pd(z0, idx_re, z1));
+            _mm512_storeu_pd(p.add(8), _mm512_permutex2var_pd(z0, idx_im, z1));
+        }
+    }
+}
+
+/// Shuffle-free kernel on split-layout operands: per block of 8 complex values and row, 4 loads
+/// and 4 FMAs; the accumulators stay in registers over the rows.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,fma")]
+unsafe fn matrix_product_avx512_split(
+    acc: &mut [c64],
+    dig: &[c64],
+    mat: &[c64],
+    rows: usize,
+    cols: usize,
+    h: usize,
+) {
+    use core::arch::x86_64::*;
+    let accp = acc.as_mut_ptr() as *mut f64;
+    let digp = dig.as_ptr() as *const f64;
+    let matp = mat.as_ptr() as *const f64;
+    let idx_lo = _mm512_set_epi64(11, 3, 10, 2, 9, 1, 8, 0);
+    let idx_hi = _mm512_set_epi64(15, 7, 14, 6, 13, 5, 12, 4);
+    for c in 0..cols {
+        let mut i = 0;
+        while i < h {
+            let mut are = _mm512_setzero_pd();
+            let mut aim = _mm512_setzero_pd();
+            let mut bre = _mm512_setzero_pd();
+            let mut bim = _mm512_setzero_pd();
+            for r in 0..rows {
+                // SAFETY: r < rows, c < cols, i + 8 <= h: inside the checked lengths (each block
+                // of 8 complex values is 16 f64: 8 real parts, then 8 imaginary parts).
+                unsafe {
+                    let dp = digp.add(2 * (r * h + i));
+                    let gp = matp.add(2 * ((r * cols + c) * h + i));
+                    let dre = _mm512_loadu_pd(dp);
+                    let dim = _mm512_loadu_pd(dp.add(8));
+                    let gre = _mm512_loadu_pd(gp);
+                    let gim = _mm512_loadu_pd(gp.add(8));
+                    are = _mm512_fmadd_pd(dre, gre, are);
+                    bre = _mm512_fmadd_pd(dim, gim, bre);
+                    aim = _mm512_fmadd_pd(dre, gim, aim);
+                    bim = _mm512_fmadd_pd(dim, gre, bim);
+                }
+            }
+            let re = _mm512_sub_pd(are, bre);
+            let im = _mm512_add_pd(aim, bim);
+            // SAFETY: as above; the output is interleaved (8 complex values = 16 f64).
+            unsafe {
+                let op = accp.add(2 * (c * h + i));
+                _mm512_storeu_pd(op, _mm512_permutex2var_pd(re, idx_lo, im));
+                _mm512_storeu_pd(op.add(8), _mm512_permutex2var_pd(re, idx_hi, im));
+            }
+            i += 8;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -751,6 +883,29 @@ mod tests {
         for (x, y) in a.iter().zip(&b) {
             let d = (x.wrapping_sub(*y) as i64).unsigned_abs();
             assert!(d <= 1 << 10, "{x} vs {y}");
+        }
+    }
+
+    #[test]
+    fn split_layout_kernel_matches() {
+        let e = FourierEngine::get(64).unwrap();
+        let h = 32;
+        let (rows, cols) = (4, 3);
+        let dig: Vec<c64> = (0..rows * h)
+            .map(|i| c64::new(i as f64 * 0.5 - 3.0, 1.0 - i as f64))
+            .collect();
+        let mat: Vec<c64> = (0..rows * cols * h)
+            .map(|i| c64::new((i % 7) as f64, (i % 5) as f64 - 2.0))
+            .collect();
+        let mut want = vec![c64::new(0.0, 0.0); cols * h];
+        matrix_product_scalar(&mut want, &dig, &mat, rows, cols, h);
+        let (mut d2, mut m2) = (dig.clone(), mat.clone());
+        e.to_split_layout(&mut d2);
+        e.to_split_layout(&mut m2);
+        let mut got = vec![c64::new(7.0, 7.0); cols * h];
+        e.matrix_product_split(&mut got, &d2, &m2, rows, cols);
+        for (x, y) in got.iter().zip(&want) {
+            assert!((x - y).norm() < 1e-9);
         }
     }
 

@@ -82,8 +82,9 @@ pub fn encrypt_constant_ggsw_ciphertext<T: Torus, R: CryptoRng + ?Sized>(
     })
 }
 
-/// A GGSW ciphertext in the Fourier domain (rows × columns of `N/2` complex values), ready for
-/// external products.
+/// A GGSW ciphertext in the Fourier domain (rows × columns of `N/2` complex values, in the
+/// engine's split layout where it uses one: `FourierEngine::to_split_layout`), ready for
+/// external products. Process-local: never serialized.
 #[derive(Clone, Debug)]
 pub struct FourierGgswCiphertext {
     pub(crate) k: usize,
@@ -109,6 +110,7 @@ pub(crate) fn ggsw_to_fourier_into<T: Torus>(
         .zip(out[start..].chunks_exact_mut(h))
     {
         engine.forward_torus(src, dst, scratch);
+        engine.to_split_layout(dst);
     }
 }
 
@@ -188,8 +190,9 @@ impl<T: Torus> ExternalProductBuffers<T> {
             self.engine
                 .forward_decomposed(src, &self.dec, dst, &mut self.scratch);
         }
+        self.engine.to_split_layout(&mut self.dig);
         self.engine
-            .matrix_product(&mut self.acc, &self.dig, ggsw, cols * l, cols);
+            .matrix_product_split(&mut self.acc, &self.dig, ggsw, cols * l, cols);
         for (acc, dst) in self.acc.chunks_exact_mut(h).zip(out.chunks_exact_mut(n)) {
             self.engine.backward_add_torus(acc, dst, &mut self.scratch);
         }

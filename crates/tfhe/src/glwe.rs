@@ -148,6 +148,12 @@ impl<T: Torus> PreparedGlweKey<'_, T> {
         self.key
     }
 
+    /// `out = Σ_j A_j·S_j` (exact, modulo `q`) for the `k` masks `masks` (crate-internal entry
+    /// point for public-key generation).
+    pub(crate) fn mask_key_product_pub(&mut self, masks: &[T], out: &mut [T]) {
+        self.mask_key_product(masks, out);
+    }
+
     /// `out = Σ_j A_j·S_j` (exact, modulo `q`) for the `k` masks `masks`.
     fn mask_key_product(&mut self, masks: &[T], out: &mut [T]) {
         let n = self.key.n;

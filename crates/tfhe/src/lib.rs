@@ -10,6 +10,8 @@
 //!   programmable bootstrapping, lookup tables and message encoding.
 //! * [`boolean`]: client/server keys, gate bootstrapping (NAND, AND, OR, NOR, XOR, XNOR, NOT) and
 //!   lookup-table bootstrapping for 1–4 bit messages.
+//! * [`public_key`]: GLWE public keys and public-key encryption (seed 003 `RLwePubEncr`,
+//!   `RLweRevPubEncr`, GGSW rows from a public key).
 //! * [`params`]: named parameter sets with their source and security estimate.
 //! * [`noise`]: Gaussian noise and the standard TFHE variance formulas.
 //! * [`serialization`]: versioned, size-bounded encoding of keys and ciphertexts.
@@ -36,6 +38,7 @@ pub mod glwe;
 pub mod lwe;
 pub mod noise;
 pub mod params;
+pub mod public_key;
 pub mod serialization;
 pub mod torus;
 

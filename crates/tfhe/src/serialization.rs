@@ -33,6 +33,7 @@ use crate::ggsw::GgswCiphertext;
 use crate::glwe::{GlweCiphertext, GlweSecretKey};
 use crate::lwe::{LweCiphertext, LweKeyswitchKey, LweSecretKey};
 use crate::params::{MAX_GLWE_DIMENSION, MAX_LWE_DIMENSION, TfheParams};
+use crate::public_key::GlwePublicKey;
 use crate::torus::Torus;
 use crate::{Error, Result};
 
@@ -271,6 +272,20 @@ impl<T: Torus> Versioned for LweBootstrapKey<T> {
     }
 }
 
+impl<T: Torus> Versioned for GlwePublicKey<T> {
+    const KIND: u8 = 8;
+    const TORUS_BITS: u8 = T::BITS as u8;
+    type Wire = GlweCiphertext<T>;
+    fn to_wire(&self) -> Self::Wire {
+        self.as_ciphertext().clone()
+    }
+    fn from_wire(w: Self::Wire) -> Result<Self> {
+        Ok(GlwePublicKey::from_ciphertext(GlweCiphertext::from_wire(
+            w,
+        )?))
+    }
+}
+
 /// Serialized form of a [`ServerKey`].
 #[derive(Serialize, Deserialize)]
 #[serde(bound = "")]
@@ -384,6 +399,11 @@ mod tests {
             data: vec![0; 3 * 64],
         };
         assert!(from_bytes::<GlweCiphertext<u64>>(&to_bytes(&bad).unwrap(), 1 << 20).is_err());
+        // A public key is a GLWE ciphertext of zero with its own kind tag.
+        let pk = GlwePublicKey::from_ciphertext(g.clone());
+        let pb = to_bytes(&pk).unwrap();
+        assert_eq!(from_bytes::<GlwePublicKey<u64>>(&pb, 1 << 20).unwrap(), pk);
+        assert!(from_bytes::<GlweCiphertext<u64>>(&pb, 1 << 20).is_err());
         // Unknown version.
         bytes[4] = 9;
         assert!(from_bytes::<GlweCiphertext<u64>>(&bytes, 1 << 20).is_err());

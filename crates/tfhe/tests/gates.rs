@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use coterie_math::prg::Csprng;
 use coterie_tfhe::boolean::{ClientKey, Gate, ServerKey};
 use coterie_tfhe::params::TfheParams;
-use rand::Rng;
+use rand_core::Rng;
 
 fn keys() -> &'static (ClientKey<u32>, ServerKey<u32>) {
     static KEYS: OnceLock<(ClientKey<u32>, ServerKey<u32>)> = OnceLock::new();

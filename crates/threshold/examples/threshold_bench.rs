@@ -19,10 +19,13 @@ use coterie_net::certs::{free_loopback_addresses, generate_pki};
 use coterie_net::netem::{LinkParams, Relay};
 use coterie_net::{Identity, Mesh, MeshOptions, Roster, TlsMesh};
 use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
-use coterie_threshold::gates::{GatePool, ShareOps, insecure_deal_bundles, prep_subset_prods};
+use coterie_threshold::gates::{
+    GatePool, ShareOps, insecure_deal_bundles, prep_bundles, prep_subset_prods,
+};
 use coterie_threshold::keys::SharedKey;
 use coterie_threshold::linmaps::{subset_prods_to_modltz, subset_prods_to_signs};
 use coterie_threshold::online::decrypt;
+use coterie_threshold::pipelined::decrypt_pipelined;
 use coterie_threshold::{LweCiphertext, Params, round_p};
 
 async fn tls_group(n: usize, netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Relay>) {
@@ -123,12 +126,59 @@ async fn bench_prep(a: u32, gates: usize, netem: Option<LinkParams>) -> (f64, f6
     (gates as f64 / worst, sent0 as f64 / gates as f64 / 1000.0)
 }
 
+/// Full gate bundles for the paper's parameters (8 Sign gates + 1 ModLTZ gate per decryption):
+/// (seconds per 1000 decryptions, MB sent per party per 1000 decryptions).
+async fn bench_bundles(count: usize, netem: Option<LinkParams>) -> (f64, f64) {
+    let lt = Params::paper().lt().unwrap();
+    let ring = Z2k::spdz2k_64();
+    let mut rng = rand::rng();
+    let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    let c = Counts {
+        triples: count * lt.mults_per_bundle(),
+        bits: count * lt.bits_per_bundle(),
+        randoms: 0,
+        masks_per_party: 0,
+    };
+    let preps = dealer.deal(c, &mut rng);
+    let (meshes, _relays) = tls_group(2, netem).await;
+    let mut hs = Vec::new();
+    for (mut mesh, prep) in meshes.into_iter().zip(preps) {
+        hs.push(tokio::spawn(async move {
+            let mut eng = Engine::new(prep);
+            let sent0 = mesh.stats().total_sent();
+            let t = Instant::now();
+            let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, count, 0)
+                .await
+                .unwrap();
+            let dt = t.elapsed().as_secs_f64();
+            assert_eq!(b.len(), count);
+            let sent = mesh.stats().total_sent() - sent0;
+            mesh.close().await.ok();
+            (dt, sent)
+        }));
+    }
+    let mut worst = 0f64;
+    let mut sent = 0;
+    for (i, h) in hs.into_iter().enumerate() {
+        let (dt, s) = h.await.unwrap();
+        worst = worst.max(dt);
+        if i == 0 {
+            sent = s;
+        }
+    }
+    (
+        worst / count as f64 * 1000.0,
+        sent as f64 / count as f64 * 1000.0 / 1e6,
+    )
+}
+
 /// (seconds for the batch, bytes sent by party 0 per decryption)
 async fn bench_online(
     parties: usize,
     batch: usize,
     reps: usize,
     netem: Option<LinkParams>,
+    pipelined: bool,
 ) -> (Vec<f64>, f64) {
     let p = Params::paper();
     let lt = p.lt().unwrap();
@@ -140,7 +190,7 @@ async fn bench_online(
         Counts {
             triples: 0,
             bits: 0,
-            randoms: 3 * total,
+            randoms: 5 * total,
             masks_per_party: 0,
         },
         &mut rng,
@@ -171,11 +221,18 @@ async fn bench_online(
             pool.push(b).unwrap();
             let sent0 = mesh.stats().total_sent();
             let mut times = Vec::new();
-            for chunk in cts.chunks(batch).zip(want.chunks(batch)) {
+            for (sid, chunk) in cts.chunks(batch).zip(want.chunks(batch)).enumerate() {
+                let sid = sid as u64;
                 let t = Instant::now();
-                let out = decrypt(&mut eng, &mut mesh, &p, &key, chunk.0, &mut pool)
-                    .await
-                    .unwrap();
+                let out = if pipelined {
+                    decrypt_pipelined(&mut eng, &mut mesh, &p, &key, chunk.0, &mut pool, sid)
+                        .await
+                        .unwrap()
+                } else {
+                    decrypt(&mut eng, &mut mesh, &p, &key, chunk.0, &mut pool)
+                        .await
+                        .unwrap()
+                };
                 times.push(t.elapsed().as_secs_f64());
                 assert_eq!(out, chunk.1);
             }
@@ -247,28 +304,39 @@ async fn main() {
             );
             json.push(format!("{{\"bench\":\"prep\",\"net\":\"{net}\",\"parties\":2,\"a\":{a},\"gates\":{gates},\"gates_per_s\":{rate:.1},\"kB_per_gate\":{kb:.3}}}"));
         }
+        let count = if quick { 10 } else { 50 };
+        let (secs, mb) = bench_bundles(count, *lp).await;
+        log(
+            format!(
+                "prep-bundles net={net} parties=2 bundles={count} s_per_1000_dec={secs:.2} MB_per_1000_dec={mb:.2}"
+            ),
+            &mut text,
+        );
+        json.push(format!("{{\"bench\":\"prep-bundles\",\"net\":\"{net}\",\"parties\":2,\"bundles\":{count},\"s_per_1000_dec\":{secs:.3},\"MB_per_1000_dec\":{mb:.3}}}"));
         for parties in [2usize, 4] {
-            let batch = if quick { 200 } else { 1000 };
-            let (t, bytes) = bench_online(parties, batch, 2, *lp).await;
-            let best = t.iter().cloned().fold(f64::MAX, f64::min);
-            let thr = batch as f64 / best;
-            log(
-                format!(
-                    "online-throughput net={net} parties={parties} batch={batch} dec_per_s={thr:.0} bytes_per_dec_party0={bytes:.0}"
-                ),
-                &mut text,
-            );
-            json.push(format!("{{\"bench\":\"online-throughput\",\"net\":\"{net}\",\"parties\":{parties},\"batch\":{batch},\"dec_per_s\":{thr:.1},\"bytes_per_dec\":{bytes:.1}}}"));
-            let reps = if quick { 10 } else { 30 };
-            let (mut t, bytes1) = bench_online(parties, 1, reps, *lp).await;
-            let med = median(&mut t) * 1000.0;
-            log(
-                format!(
-                    "online-latency net={net} parties={parties} median_ms={med:.3} bytes_single_dec_party0={bytes1:.0}"
-                ),
-                &mut text,
-            );
-            json.push(format!("{{\"bench\":\"online-latency\",\"net\":\"{net}\",\"parties\":{parties},\"median_ms\":{med:.4},\"bytes_per_dec\":{bytes1:.1}}}"));
+            for (mode, pipelined) in [("strict", false), ("pipelined", true)] {
+                let batch = if quick { 200 } else { 1000 };
+                let (t, bytes) = bench_online(parties, batch, 2, *lp, pipelined).await;
+                let best = t.iter().cloned().fold(f64::MAX, f64::min);
+                let thr = batch as f64 / best;
+                log(
+                    format!(
+                        "online-throughput net={net} mode={mode} parties={parties} batch={batch} dec_per_s={thr:.0} bytes_per_dec_party0={bytes:.0}"
+                    ),
+                    &mut text,
+                );
+                json.push(format!("{{\"bench\":\"online-throughput\",\"net\":\"{net}\",\"mode\":\"{mode}\",\"parties\":{parties},\"batch\":{batch},\"dec_per_s\":{thr:.1},\"bytes_per_dec\":{bytes:.1}}}"));
+                let reps = if quick { 10 } else { 30 };
+                let (mut t, bytes1) = bench_online(parties, 1, reps, *lp, pipelined).await;
+                let med = median(&mut t) * 1000.0;
+                log(
+                    format!(
+                        "online-latency net={net} mode={mode} parties={parties} median_ms={med:.3} bytes_single_dec_party0={bytes1:.0}"
+                    ),
+                    &mut text,
+                );
+                json.push(format!("{{\"bench\":\"online-latency\",\"net\":\"{net}\",\"mode\":\"{mode}\",\"parties\":{parties},\"median_ms\":{med:.4},\"bytes_per_dec\":{bytes1:.1}}}"));
+            }
         }
     }
     std::fs::create_dir_all(&out_dir).ok();

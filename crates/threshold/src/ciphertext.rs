@@ -151,6 +151,30 @@ impl LweCiphertext {
         acc & qmask(k)
     }
 
+    /// Modulus switching of an LWE ciphertext over `Z_q` (any `q ≥ 2`, e.g. an NTT prime) to
+    /// `Z_{2^k}`: every coefficient `x` becomes `round(x·2^k/q)` (seed 000 §16.3). This adds
+    /// rounding noise of at most `1/2` per coefficient, i.e. at most `(1 + Σ|s_i|)/2` to the
+    /// phase, which the caller must fit into the noise budget.
+    pub fn modulus_switch_from(a: &[u64], b: u64, q: u64, k: u32, m: u32) -> Result<Self> {
+        if q < 2 || !(2..=64).contains(&k) || m == 0 || m >= k {
+            return Err(Error::Ciphertext("bad moduli for modulus switching".into()));
+        }
+        if a.len() > MAX_DIMENSION || b >= q || a.iter().any(|&x| x >= q) {
+            return Err(Error::Ciphertext("coefficient not below q".into()));
+        }
+        let sw = |x: u64| -> u64 {
+            // round(x·2^k/q) mod 2^k with 128-bit intermediates (x < q < 2^64, 2^k ≤ 2^64)
+            let num = (u128::from(x) << k) + u128::from(q / 2);
+            ((num / u128::from(q)) as u64) & qmask(k)
+        };
+        Ok(Self {
+            k,
+            m,
+            a: a.iter().map(|&x| sw(x)).collect(),
+            b: sw(b),
+        })
+    }
+
     /// The noisy phase `b - <a, sk> mod 2^k` under a plaintext key (the value whose rounding
     /// the threshold decryption computes).
     pub fn phase_with_secret_key(&self, sk: &[i64]) -> u64 {
@@ -187,6 +211,30 @@ mod tests {
         assert!(ct.check(&p).is_ok());
         assert!(ct.check(&Params::toy(5, 16, 2, 3).unwrap()).is_err());
         assert!(ct.check(&Params::toy(4, 16, 1, 3).unwrap()).is_err());
+    }
+
+    #[test]
+    fn modulus_switch_keeps_the_message() {
+        use rand::RngExt;
+        let mut rng = rand::rng();
+        let q: u64 = 0xffff_ffff_0000_0001; // an NTT-friendly prime below 2^64
+        let sk: Vec<i64> = (0..64).map(|_| rng.random_range(-1i64..=1)).collect();
+        for mu in 0..4u64 {
+            let a: Vec<u64> = (0..64).map(|_| rng.random_range(0..q)).collect();
+            // b = <a, s> + mu·q/4 + e mod q, computed exactly
+            let mut acc: i128 = 0;
+            for (x, s) in a.iter().zip(&sk) {
+                acc += i128::from(*x) * i128::from(*s);
+            }
+            acc += i128::from(mu) * i128::from(q / 4) + 1000;
+            let b = acc.rem_euclid(i128::from(q)) as u64;
+            let ct = LweCiphertext::modulus_switch_from(&a, b, q, 64, 2).unwrap();
+            assert_eq!(
+                crate::params::round_p(ct.phase_with_secret_key(&sk), 64, 2),
+                mu
+            );
+        }
+        assert!(LweCiphertext::modulus_switch_from(&[q], 0, q, 64, 2).is_err());
     }
 
     #[test]

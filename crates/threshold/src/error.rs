@@ -27,6 +27,24 @@ pub enum Error {
     /// A key that does not match the parameters, or a malformed key input.
     #[error("key: {0}")]
     Key(String),
+    /// The pipelined schedule detected cheating or inconsistency and aborted (before any
+    /// output was revealed).
+    #[error("abort: check {check} failed (party {party})")]
+    Abort {
+        /// The check that failed.
+        check: &'static str,
+        /// The party blamed (the sender of the offending message, or the detecting party for
+        /// a failed MAC sum).
+        party: usize,
+    },
+    /// A malformed message from a party.
+    #[error("malformed message from party {party}: {cause}")]
+    Malformed {
+        /// Sender.
+        party: usize,
+        /// What was wrong.
+        cause: String,
+    },
     /// An authenticated output that violates an invariant of the protocol (would indicate a
     /// bug, since every opening was MAC-checked).
     #[error("protocol invariant violated: {0}")]

@@ -122,8 +122,9 @@ pub struct PublicKey {
     pub seed: [u8; 32],
     /// The bodies `b_i`.
     pub b: Vec<u64>,
-    /// Noise parameter `η`: `e_i` is centred binomial, `Σ_{j<η} (x_j - y_j)` for random bits.
-    pub eta: u32,
+    /// Noise width `w`: `e_i` is uniform in `[-2^{w-1}, 2^{w-1})`, made from `w` random bits
+    /// inside the ABB (`e = Σ_{j<w} 2^j·x_j − 2^{w-1}`).
+    pub noise_bits: u32,
 }
 
 impl PublicKey {
@@ -138,8 +139,13 @@ impl PublicKey {
         (0..self.n).map(|_| x.next_u64() & mask).collect()
     }
 
-    /// Computes `count` public samples of `key` inside the ABB with centred-binomial noise of
-    /// parameter `eta` from random bits, and opens the bodies (MAC-checked).
+    /// Computes `count` public samples of `key` inside the ABB with uniform noise of
+    /// `noise_bits` bits made from random bits, and opens the bodies (MAC-checked).
+    ///
+    /// Security is the caller's choice of `(n, q, noise_bits)`: it must meet an LWE estimate
+    /// (lattice-estimator) for uniform error of standard deviation `2^w/√12`; no parameter set
+    /// here is claimed secure. Decryption correctness needs about `count/2 · 2^{w-1} < 2^{l-1}`
+    /// for [`PublicKey::encrypt`]. Consumes `count·w` random bits.
     pub async fn generate<P: Preprocessing<Z2k>, M: Mesh>(
         eng: &mut Engine<Z2k, P>,
         mesh: &mut M,
@@ -147,10 +153,14 @@ impl PublicKey {
         key: &SharedKey,
         seed: [u8; 32],
         count: usize,
-        eta: u32,
+        noise_bits: u32,
     ) -> Result<Self> {
         key.check(params)?;
-        if count == 0 || count > crate::params::MAX_DIMENSION || eta > 64 {
+        if count == 0
+            || count > crate::params::MAX_DIMENSION
+            || noise_bits == 0
+            || noise_bits + 1 >= params.k
+        {
             return Err(Error::Params(
                 "public key size or noise out of range".into(),
             ));
@@ -161,17 +171,20 @@ impl PublicKey {
             n: params.n,
             seed,
             b: Vec::new(),
-            eta,
+            noise_bits,
         };
-        let bits = eng.rand_bits(2 * eta as usize * count)?;
+        let w = noise_bits as usize;
+        let bits = eng.rand_bits(w * count)?;
+        let ring = *eng.ring();
+        let offset = ring.neg(&(1u128 << (w - 1)));
         let mut vals = Vec::with_capacity(count);
         for i in 0..count {
             let a = pk.a(i);
             let terms: Vec<(u128, &Sh)> =
                 a.iter().map(|&x| u128::from(x)).zip(&key.coeffs).collect();
-            let mut acc = eng.lin_comb(&0, &terms);
-            for pair in bits[2 * eta as usize * i..2 * eta as usize * (i + 1)].chunks(2) {
-                acc = eng.add(&acc, &eng.sub(&pair[0], &pair[1]));
+            let mut acc = eng.lin_comb(&offset, &terms);
+            for (j, bit) in bits[w * i..w * (i + 1)].iter().enumerate() {
+                acc = eng.add(&acc, &eng.mul_const(bit, &(1u128 << j)));
             }
             vals.push(acc);
         }
@@ -182,7 +195,7 @@ impl PublicKey {
     }
 
     /// Encrypts `mu ∈ [2^m]`: the sum of a uniformly random subset of the samples plus
-    /// `2^{k-m}·mu`. The noise is a sum of about `count/2` centred-binomial terms.
+    /// `2^{k-m}·mu`. The noise is a sum of about `count/2` of the samples' noise terms.
     pub fn encrypt<G: Rng + ?Sized>(&self, mu: u64, m: u32, rng: &mut G) -> Result<LweCiphertext> {
         if m == 0 || m >= self.k || mu >> m != 0 {
             return Err(Error::Params("message out of range".into()));

@@ -11,16 +11,65 @@
 //! * [`online`]: LTRand, Mod, ModLTZ and Π_Decrypt for batches of ciphertexts (strict schedule).
 //! * [`keys`]: distributed key generation (binary, ternary) with public LWE samples, and import
 //!   of an existing key from one holder.
-//! * [`ciphertext`]: raw LWE ciphertexts with a versioned, bounded binary format.
+//! * [`ciphertext`]: raw LWE ciphertexts with a versioned, bounded binary format; modulus
+//!   switching from any `q` to `2^k`.
+//! * [`pipelined`]: Π_Decrypt with overlapped openings and checks (7 rounds instead of 15).
+//! * [`demo`]: the self-checking end-to-end run behind `coterie demo threshold`.
+//!
+//! Two parties, **toy** parameters, **insecure** dealer material (tests only):
+//!
+//! ```
+//! use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+//! use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
+//! use coterie_threshold::gates::{GatePool, prep_bundles};
+//! use coterie_threshold::keys::SharedKey;
+//! use coterie_threshold::online::decrypt;
+//! use coterie_threshold::{LweCiphertext, Params};
+//! # tokio::runtime::Runtime::new().unwrap().block_on(async {
+//! let p = Params::toy(4, 16, 2, 3).unwrap(); // n = 4, q = 2^16, p = 4, b = 3
+//! let lt = p.lt().unwrap();
+//! let sk = [1i64, 0, 1, 1];
+//! let mut rng = rand::rng();
+//! let ct = LweCiphertext::encrypt_with_secret_key(&sk, 3, -100, 16, 2, &mut rng);
+//! let ring = Z2k::new(16, 64).unwrap();
+//! let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+//! let counts = Counts {
+//!     triples: lt.mults_per_bundle(),
+//!     bits: lt.bits_per_bundle(),
+//!     randoms: 3,
+//!     masks_per_party: 0,
+//! };
+//! let keys = SharedKey::insecure_deal(&dealer, &ring, &sk, &mut rng);
+//! let mut tasks = Vec::new();
+//! let parties = InMemoryMesh::group(2, MeshOptions::default());
+//! for ((mut mesh, prep), key) in parties.into_iter().zip(dealer.deal(counts, &mut rng)).zip(keys) {
+//!     let ct = ct.clone();
+//!     tasks.push(tokio::spawn(async move {
+//!         let mut eng = Engine::new(prep);
+//!         let (bundles, _) = prep_bundles(&mut eng, &mut mesh, &lt, 1, 0).await?;
+//!         let mut pool = GatePool::new(lt);
+//!         pool.push(bundles)?;
+//!         let mu = decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await?;
+//!         mesh.close().await.ok();
+//!         Ok::<_, coterie_threshold::Error>(mu)
+//!     }));
+//! }
+//! for t in tasks {
+//!     assert_eq!(t.await.unwrap().unwrap(), vec![3]);
+//! }
+//! # });
+//! ```
 #![warn(missing_docs)]
 
 pub mod ciphertext;
+pub mod demo;
 mod error;
 pub mod gates;
 pub mod keys;
 pub mod linmaps;
 pub mod online;
 pub mod params;
+pub mod pipelined;
 pub mod plain;
 
 pub use ciphertext::LweCiphertext;

@@ -173,12 +173,15 @@ pub fn shifted_phase<P: Preprocessing<Z2k>>(
     ct: &LweCiphertext,
 ) -> Sh {
     let ring = *eng.ring();
+    // Σ a_i·[s_i] with 64-bit a_i (cheaper products), subtracted at the end; all arithmetic
+    // wraps modulo 2^128 and is reduced into the share ring Z_{2^{k+s}} (a power of two ≤ 2^128).
     let (mut v, mut m) = (0u128, 0u128);
     for (a, s) in ct.a.iter().zip(&key.coeffs) {
-        let c = ring.neg(&u128::from(*a));
-        v = v.wrapping_add(c.wrapping_mul(s.v));
-        m = m.wrapping_add(c.wrapping_mul(s.m));
+        let a = u128::from(*a);
+        v = v.wrapping_add(a.wrapping_mul(s.v));
+        m = m.wrapping_add(a.wrapping_mul(s.m));
     }
+    let (v, m) = (v.wrapping_neg(), m.wrapping_neg());
     let acc = Sh {
         v: ring.add(&v, &0),
         m: ring.add(&m, &0),

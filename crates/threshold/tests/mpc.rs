@@ -10,6 +10,7 @@ use coterie_threshold::ciphertext::LweCiphertext;
 use coterie_threshold::gates::{GatePool, prep_bundles, prep_subset_prods};
 use coterie_threshold::keys::{KeyDistribution, PublicKey, SharedKey};
 use coterie_threshold::online::{decrypt, modltz_t};
+use coterie_threshold::pipelined::decrypt_pipelined;
 use coterie_threshold::{Error, LtParams, Params, round_p};
 
 #[tokio::test]
@@ -57,8 +58,18 @@ async fn decrypt_imported(
     sk: Vec<i64>,
     cts: Vec<LweCiphertext>,
 ) -> Vec<Result<Vec<u64>, Error>> {
+    decrypt_imported_mode(parties, p, sk, cts, false).await
+}
+
+async fn decrypt_imported_mode(
+    parties: usize,
+    p: Params,
+    sk: Vec<i64>,
+    cts: Vec<LweCiphertext>,
+    pipelined: bool,
+) -> Vec<Result<Vec<u64>, Error>> {
     let lt = p.lt().unwrap();
-    let c = counts(&lt, cts.len(), cts.len(), 0, p.n, 0);
+    let c = counts(&lt, cts.len(), cts.len(), 0, p.n, 2 * cts.len());
     run_mem(deal(parties, p.k, c), move |i, mut eng, mut mesh| {
         let (sk, cts) = (sk.clone(), cts.clone());
         async move {
@@ -73,7 +84,11 @@ async fn decrypt_imported(
             let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, cts.len(), 0).await?;
             let mut pool = GatePool::new(lt);
             pool.push(b)?;
-            let out = decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await;
+            let out = if pipelined {
+                decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &cts, &mut pool, 1).await
+            } else {
+                decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await
+            };
             mesh.close().await.ok();
             out
         }
@@ -106,13 +121,15 @@ async fn t7_end_to_end_small_2_3_4_parties() {
         .collect();
     assert_eq!(cts[0].b, 50054);
     for parties in [2, 3, 4] {
-        for r in decrypt_imported(parties, p, sk.clone(), cts.clone()).await {
-            let got = r.unwrap();
-            assert_eq!(
-                got,
-                cases.iter().map(|c| c.2).collect::<Vec<_>>(),
-                "{parties} parties"
-            );
+        for pipelined in [false, true] {
+            for r in decrypt_imported_mode(parties, p, sk.clone(), cts.clone(), pipelined).await {
+                let got = r.unwrap();
+                assert_eq!(
+                    got,
+                    cases.iter().map(|c| c.2).collect::<Vec<_>>(),
+                    "{parties} parties, pipelined {pipelined}"
+                );
+            }
         }
     }
 }
@@ -150,9 +167,9 @@ async fn paper_parameters_keygen_public_key_2_parties() {
     let lt = p.lt().unwrap();
     for dist in [KeyDistribution::Binary, KeyDistribution::Ternary] {
         let samples = 64;
-        let eta = 4;
+        let eta = 40; // noise bits
         let decs = 3;
-        let c = counts(&lt, decs, decs, 2 * p.n + 2 * eta * samples, 0, samples);
+        let c = counts(&lt, decs, decs, 2 * p.n + eta * samples, 0, samples);
         let res = run_mem(deal(2, 64, c), move |_, mut eng, mut mesh| async move {
             let key = SharedKey::generate(&mut eng, p.n, dist)?;
             let pk = PublicKey::generate(
@@ -328,13 +345,22 @@ enum Tamper {
     ModLtzMask,
     ModLtzTable,
     SkipBundle,
+    /// The first random value the decryption consumes: `w` in the pipelined schedule (shifted
+    /// by `L`, which the final multiple-of-L test would not catch), the first opening's mask
+    /// in the strict one.
+    FirstRandom,
 }
 
-async fn tampered_run(t: Tamper) -> Vec<Result<Vec<u64>, Error>> {
+async fn tampered_run(t: Tamper, pipelined: bool) -> Vec<Result<Vec<u64>, Error>> {
     let p = params(4, 16, 2, 3);
     let lt = p.lt().unwrap();
-    let c = counts(&lt, 2, 2, 4, 0, 0);
-    run_mem(deal(3, 16, c), move |i, mut eng, mut mesh| async move {
+    let c = counts(&lt, 2, 2, 4, 0, 2);
+    let mut preps = deal(3, 16, c);
+    if matches!(t, Tamper::FirstRandom) {
+        let x = &mut preps[1].randoms[0];
+        x.v = x.v.wrapping_add(1 << lt.l) & ((1u128 << 80) - 1);
+    }
+    run_mem(preps, move |i, mut eng, mut mesh| async move {
         let mut key = SharedKey::generate(&mut eng, 4, KeyDistribution::Binary)?;
         let (mut b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 2, 0).await?;
         let ring = *eng.ring();
@@ -346,6 +372,7 @@ async fn tampered_run(t: Tamper) -> Vec<Result<Vec<u64>, Error>> {
                 Tamper::SignTable => b[0].signs[0].table.iter_mut().for_each(one),
                 Tamper::ModLtzMask => one(&mut b[0].modltz.mask),
                 Tamper::ModLtzTable => b[0].modltz.table.iter_mut().for_each(one),
+                Tamper::FirstRandom => {}
                 Tamper::SkipBundle => {
                     b.remove(0);
                 }
@@ -359,7 +386,11 @@ async fn tampered_run(t: Tamper) -> Vec<Result<Vec<u64>, Error>> {
             a: vec![1, 2, 3, 4],
             b: 5,
         };
-        let out = decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await;
+        let out = if pipelined {
+            decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool, 7).await
+        } else {
+            decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await
+        };
         mesh.close().await.ok();
         out
     })
@@ -375,10 +406,92 @@ async fn t11_tamper_must_abort() {
         Tamper::ModLtzMask,
         Tamper::ModLtzTable,
         Tamper::SkipBundle,
+        Tamper::FirstRandom,
     ] {
-        let res = tampered_run(t).await;
-        for (i, r) in res.iter().enumerate() {
-            assert!(r.is_err(), "{t:?}: party {i} got {r:?}");
+        for pipelined in [false, true] {
+            let res = tampered_run(t, pipelined).await;
+            for (i, r) in res.iter().enumerate() {
+                assert!(
+                    r.is_err(),
+                    "{t:?} (pipelined {pipelined}): party {i} got {r:?}"
+                );
+            }
         }
+    }
+}
+
+#[tokio::test]
+async fn crash_mid_batch_others_abort_and_discard_the_bundles() {
+    let p = params(4, 16, 2, 3);
+    let lt = p.lt().unwrap();
+    let c = counts(&lt, 4, 4, 4, 0, 8);
+    let opts = coterie_net::MeshOptions {
+        timeout: std::time::Duration::from_secs(5),
+        ..coterie_net::MeshOptions::default()
+    };
+    let t0 = std::time::Instant::now();
+    let res = run_mem_opts(
+        deal(3, 16, c),
+        opts,
+        move |i, mut eng, mut mesh| async move {
+            let key = SharedKey::generate(&mut eng, 4, KeyDistribution::Binary)?;
+            let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 4, 0).await?;
+            let mut pool = GatePool::new(lt);
+            pool.push(b)?;
+            let cts = vec![
+                LweCiphertext {
+                    k: 16,
+                    m: 2,
+                    a: vec![1, 2, 3, 4],
+                    b: 5
+                };
+                2
+            ];
+            if i == 2 {
+                // crash: leave without closing, while the others are inside the decryption
+                tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                drop(mesh);
+                return Ok((true, pool.len(), pool.next_id()));
+            }
+            let r = decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await;
+            Ok((r.is_err(), pool.len(), pool.next_id()))
+        },
+    )
+    .await;
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(15),
+        "abort took too long"
+    );
+    for (i, r) in res.into_iter().enumerate() {
+        let (failed, left, next) = r.unwrap();
+        assert!(failed, "party {i} must abort");
+        if i != 2 {
+            // the two bundles of the failed batch are gone for good; a new bundle must have a
+            // larger id than any seen, so none of them can come back
+            assert_eq!((left, next), (2, 4));
+        }
+    }
+}
+
+#[tokio::test]
+async fn demo_runs_and_checks_itself() {
+    let c = coterie_threshold::demo::demo_counts(3).unwrap();
+    let preps = deal(3, 64, c);
+    let meshes = coterie_net::InMemoryMesh::group(3, coterie_net::MeshOptions::default());
+    let mut hs = Vec::new();
+    for (mut mesh, prep) in meshes.into_iter().zip(preps) {
+        hs.push(tokio::spawn(async move {
+            let r = coterie_threshold::demo::run_demo_party(&mut mesh, prep, 3).await;
+            mesh.close().await.ok();
+            r
+        }));
+    }
+    let mut first = None;
+    for h in hs {
+        let r = h.await.unwrap().unwrap();
+        let f = first.get_or_insert_with(|| r.messages.clone());
+        assert_eq!(&r.messages, f);
+        assert_eq!(&r.strict, f);
+        assert_eq!(&r.pipelined, f);
     }
 }

@@ -10,6 +10,7 @@ use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
 use coterie_threshold::gates::{GatePool, prep_bundles};
 use coterie_threshold::keys::{KeyDistribution, PublicKey, SharedKey};
 use coterie_threshold::online::decrypt;
+use coterie_threshold::pipelined::decrypt_pipelined;
 use coterie_threshold::{LweCiphertext, Params};
 
 fn roster(pki: &Pki) -> Roster {
@@ -30,7 +31,7 @@ async fn four_party_decryption_over_loopback_tls() {
     let n = 4;
     let p = Params::paper();
     let lt = p.lt().unwrap();
-    let (samples, eta, decs) = (32usize, 4u32, 4usize);
+    let (samples, eta, decs) = (32usize, 40u32, 4usize);
     let pki = generate_pki(n).unwrap();
     let r = roster(&pki);
     let opts = MeshOptions {
@@ -42,9 +43,9 @@ async fn four_party_decryption_over_loopback_tls() {
     let dealer = InsecureDealer::new_insecure(Z2k::spdz2k_64(), n, &mut rng).unwrap();
     let preps = dealer.deal(
         Counts {
-            triples: decs * lt.mults_per_bundle(),
-            bits: decs * lt.bits_per_bundle() + p.n + 2 * eta as usize * samples,
-            randoms: 3 * decs + samples,
+            triples: 2 * decs * lt.mults_per_bundle(),
+            bits: 2 * decs * lt.bits_per_bundle() + p.n + eta as usize * samples,
+            randoms: 8 * decs + samples,
             masks_per_party: 0,
         },
         &mut rng,
@@ -71,15 +72,20 @@ async fn four_party_decryption_over_loopback_tls() {
                 .iter()
                 .map(|c| LweCiphertext::from_bytes(&c.to_bytes()))
                 .collect::<Result<_, _>>()?;
-            let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, decs, 0).await?;
+            let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 2 * decs, 0).await?;
             let mut pool = GatePool::new(lt);
             pool.push(b)?;
-            let out = decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await?;
+            let strict = decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await?;
+            let pipelined =
+                decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &cts, &mut pool, 1).await?;
+            assert_eq!(pool.len(), 0);
             mesh.close().await.ok();
-            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(out)
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>((strict, pipelined))
         }));
     }
     for h in hs {
-        assert_eq!(h.await.unwrap().unwrap(), vec![0, 1, 0, 1]);
+        let (strict, pipelined) = h.await.unwrap().unwrap();
+        assert_eq!(strict, vec![0, 1, 0, 1]);
+        assert_eq!(pipelined, vec![0, 1, 0, 1]);
     }
 }

@@ -45,8 +45,22 @@ where
     F: Fn(usize, Eng, InMemoryMesh) -> Fut,
     Fut: Future<Output = Result<T, coterie_threshold::Error>> + Send + 'static,
 {
+    run_mem_opts(preps, MeshOptions::default(), f).await
+}
+
+/// [`run_mem`] with mesh options.
+pub async fn run_mem_opts<T, F, Fut>(
+    preps: Vec<VecPrep<Z2k>>,
+    opts: MeshOptions,
+    f: F,
+) -> Vec<Result<T, coterie_threshold::Error>>
+where
+    T: Send + 'static,
+    F: Fn(usize, Eng, InMemoryMesh) -> Fut,
+    Fut: Future<Output = Result<T, coterie_threshold::Error>> + Send + 'static,
+{
     let n = preps.len();
-    let meshes = InMemoryMesh::group(n, MeshOptions::default());
+    let meshes = InMemoryMesh::group(n, opts);
     let mut hs = Vec::new();
     for (i, (mesh, prep)) in meshes.into_iter().zip(preps).enumerate() {
         assert_eq!(mesh.id(), i);
