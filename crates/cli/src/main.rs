@@ -1,6 +1,7 @@
 //! `coterie`: the one binary of the toolkit — certificates, party daemons, demos, link emulation.
 
 mod demo_math;
+mod spdz;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -69,6 +70,55 @@ enum Cmd {
         #[command(subcommand)]
         cmd: Netem,
     },
+    /// SPDZ preprocessing stores (coterie-spdz) that need no network.
+    Spdz {
+        #[command(subcommand)]
+        cmd: SpdzCmd,
+    },
+}
+
+/// How much SPDZ material to make per party.
+#[derive(clap::Args, Clone, Copy, Debug)]
+struct SpdzAmounts {
+    /// Beaver triples.
+    #[arg(long, default_value_t = 1024)]
+    triples: usize,
+    /// Random bits.
+    #[arg(long, default_value_t = 1024)]
+    bits: usize,
+    /// Random authenticated values (one per value opened over Z_2^k).
+    #[arg(long, default_value_t = 1024)]
+    randoms: usize,
+    /// Input masks per input owner.
+    #[arg(long, default_value_t = 64)]
+    masks: usize,
+}
+
+impl From<SpdzAmounts> for spdz::Amounts {
+    fn from(a: SpdzAmounts) -> Self {
+        spdz::Amounts {
+            triples: a.triples,
+            bits: a.bits,
+            randoms: a.randoms,
+            masks: a.masks,
+        }
+    }
+}
+
+#[derive(Subcommand)]
+enum SpdzCmd {
+    /// INSECURE trusted dealer: one process makes every party's SPDZ_2k material (Z_2^64, s = 64)
+    /// and writes one store per party to OUT/party-<i>. For tests and online benchmarks only.
+    DealInsecure {
+        /// Number of parties.
+        #[arg(long)]
+        parties: usize,
+        /// Output directory.
+        #[arg(long)]
+        out: PathBuf,
+        #[command(flatten)]
+        amounts: SpdzAmounts,
+    },
 }
 
 #[derive(Subcommand, Clone, Debug)]
@@ -87,6 +137,26 @@ enum Protocol {
         #[arg(long, hide = true)]
         crash_after: Option<u32>,
     },
+    /// OT-based SPDZ_2k preprocessing (Z_2^64, s = 64) into this party's new store
+    /// DIR/party-<id>. Secure against passive adversaries only so far (see coterie-spdz's
+    /// `InsecureOtPrep`).
+    SpdzPrepOt {
+        /// Base directory of the stores.
+        #[arg(long)]
+        dir: PathBuf,
+        #[command(flatten)]
+        amounts: SpdzAmounts,
+    },
+    /// Every party inputs a value; the product is computed with Beaver triples from the store
+    /// DIR/party-<id>, opened and MAC-checked.
+    SpdzDemo {
+        /// Base directory of the stores.
+        #[arg(long)]
+        dir: PathBuf,
+        /// This party's input (default: id + 2).
+        #[arg(long)]
+        value: Option<u64>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -99,6 +169,13 @@ enum Demo {
     },
     /// `echo` with N party processes over TLS on loopback.
     Echo {
+        /// Number of parties.
+        #[arg(long, default_value_t = 3)]
+        parties: usize,
+    },
+    /// SPDZ_2k among N party processes over TLS: OT-based preprocessing into per-party stores,
+    /// then a MAC-checked product of every party's input.
+    Spdz {
         /// Number of parties.
         #[arg(long, default_value_t = 3)]
         parties: usize,
@@ -235,8 +312,22 @@ fn run(cli: Cli) -> Result<(), String> {
             Demo::Sum { parties, rounds } => {
                 demo(parties, &["sum", "--rounds", &rounds.to_string()])
             }
+            Demo::Spdz { parties } => demo_spdz(parties),
         },
         Cmd::Netem { cmd } => netem(cmd),
+        Cmd::Spdz {
+            cmd:
+                SpdzCmd::DealInsecure {
+                    parties,
+                    out,
+                    amounts,
+                },
+        } => {
+            if parties < 2 {
+                return Err("need at least 2 parties".into());
+            }
+            spdz::deal_insecure(&out, parties, amounts.into())
+        }
     }
 }
 
@@ -260,7 +351,20 @@ async fn run_party(
     let mut mesh = TlsMesh::connect_with_config(config, id, cert, key, opts).await?;
     let t_conn = t0.elapsed();
     let n = mesh.n();
+    let party_dir = |d: &Path| d.join(format!("party-{id}"));
     let summary = match protocol {
+        Protocol::SpdzPrepOt { dir, amounts } => {
+            spdz::prep_ot(&mut mesh, &party_dir(&dir), amounts.into())
+                .await
+                .map_err(|e| Error::Protocol(format!("SPDZ preprocessing: {e}")))?;
+            "SPDZ_2k preprocessing done".to_string()
+        }
+        Protocol::SpdzDemo { dir, value } => {
+            spdz::online_demo(&mut mesh, &party_dir(&dir), value.unwrap_or(id as u64 + 2))
+                .await
+                .map_err(|e| Error::Protocol(format!("SPDZ online: {e}")))?;
+            "SPDZ_2k product done".to_string()
+        }
         Protocol::Echo => {
             for j in (0..n).filter(|&j| j != id) {
                 mesh.send(j, &format!("hello from {id} to {j}")).await?;
@@ -310,6 +414,46 @@ async fn run_party(
         st.total_received()
     );
     Ok(())
+}
+
+/// `demo spdz`: OT preprocessing, then the online product, in one scratch directory.
+fn demo_spdz(parties: usize) -> Result<(), String> {
+    if parties < 2 {
+        return Err("need at least 2 parties".into());
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "coterie-demo-spdz-{}-{}",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
+    let stores = dir.join("stores");
+    let stores_s = stores.to_string_lossy().to_string();
+    let res = demo_in(
+        &dir.join("prep"),
+        parties,
+        &[
+            "spdz-prep-ot",
+            "--dir",
+            &stores_s,
+            "--triples",
+            &parties.to_string(),
+            "--bits",
+            "0",
+            "--randoms",
+            "1",
+            "--masks",
+            "1",
+        ],
+    )
+    .and_then(|()| {
+        demo_in(
+            &dir.join("online"),
+            parties,
+            &["spdz-demo", "--dir", &stores_s],
+        )
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    res
 }
 
 /// Starts `parties` party processes over TLS on loopback and prints their results.

@@ -81,6 +81,9 @@ pub async fn online_demo<M: Mesh>(mesh: &mut M, dir: &Path, value: u64) -> Resul
     let v = online_product_demo(mesh, dir, value)
         .await
         .map_err(|e| e.to_string())?;
-    println!("party {}: product of all inputs (mod 2^64) = {v} (MAC-checked)", mesh.id());
+    println!(
+        "party {}: product of all inputs (mod 2^64) = {v} (MAC-checked)",
+        mesh.id()
+    );
     Ok(())
 }

@@ -148,3 +148,56 @@ fn party_with_wrong_key_cannot_join() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn demo_spdz_three_processes() {
+    let out = coterie()
+        .args(["demo", "spdz", "--parties", "3"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // inputs 2, 3, 4: every party gets the MAC-checked product 24
+    assert_eq!(
+        text.matches("product of all inputs (mod 2^64) = 24 (MAC-checked)")
+            .count(),
+        3,
+        "{text}"
+    );
+}
+
+#[test]
+fn spdz_insecure_dealer_writes_stores_and_refuses_one_party() {
+    let dir = scratch("spdz-deal");
+    let out = coterie()
+        .args([
+            "spdz",
+            "deal-insecure",
+            "--parties",
+            "2",
+            "--triples",
+            "8",
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("insecure"));
+    assert!(dir.join("party-0").is_dir() && dir.join("party-1").is_dir());
+    let bad = coterie()
+        .args(["spdz", "deal-insecure", "--parties", "1", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -119,6 +119,9 @@ pub enum Error {
         /// The I/O error, as text.
         cause: String,
     },
+    /// A protocol run over the mesh failed for a reason of its own (its crate's error, as text).
+    #[error("protocol failed: {0}")]
+    Protocol(String),
 }
 
 impl Error {
@@ -137,7 +140,7 @@ impl Error {
             | Error::CommitmentMismatch { party, .. }
             | Error::Connect { party, .. }
             | Error::Io { party, .. } => Some(*party),
-            Error::Encode(_) | Error::Config(_) | Error::Tls(_) => None,
+            Error::Encode(_) | Error::Config(_) | Error::Tls(_) | Error::Protocol(_) => None,
         }
     }
 }
