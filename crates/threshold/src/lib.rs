@@ -14,6 +14,7 @@
 //! * [`ciphertext`]: raw LWE ciphertexts with a versioned, bounded binary format; modulus
 //!   switching from any `q` to `2^k`.
 //! * [`pipelined`]: Π_Decrypt with overlapped openings and checks (7 rounds instead of 15).
+//! * [`store`]: per-party on-disk gate store with a durable consumption cursor.
 //! * [`demo`]: the self-checking end-to-end run behind `coterie demo threshold`.
 //!
 //! Two parties, **toy** parameters, **insecure** dealer material (tests only):
@@ -71,6 +72,7 @@ pub mod online;
 pub mod params;
 pub mod pipelined;
 pub mod plain;
+pub mod store;
 
 pub use ciphertext::LweCiphertext;
 pub use error::{Error, Result};

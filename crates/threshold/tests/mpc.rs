@@ -495,3 +495,49 @@ async fn demo_runs_and_checks_itself() {
         assert_eq!(&r.pipelined, f);
     }
 }
+
+#[tokio::test]
+async fn gate_store_survives_restart_without_reuse() {
+    use coterie_threshold::store::GateStore;
+    let p = params(4, 16, 2, 3);
+    let lt = p.lt().unwrap();
+    let base = std::env::temp_dir().join(format!("coterie-threshold-store-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+    let c = counts(&lt, 5, 3, 4, 0, 0);
+    let b2 = base.clone();
+    let res = run_mem(deal(2, 16, c), move |i, mut eng, mut mesh| {
+        let dir = b2.join(format!("party-{i}"));
+        async move {
+            let key = SharedKey::generate(&mut eng, 4, KeyDistribution::Binary)?;
+            let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 5, 0).await?;
+            let store = GateStore::create(&dir, lt)?;
+            store.append(&b[..3])?;
+            store.append(&b[3..])?;
+            // a batch that does not continue the ids is refused
+            let again = store.append(&b[..1]).is_err();
+            drop(b);
+            let first = store.take(2)?;
+            // "restart": reopen; the cursor survived, the first two are gone for good
+            let store = GateStore::open(&dir, lt)?;
+            let cur = store.cursor()?;
+            let mut pool = GatePool::new(lt);
+            pool.push(store.take(1)?)?;
+            let ct = LweCiphertext {
+                k: 16,
+                m: 2,
+                a: vec![1, 2, 3, 4],
+                b: 5 << 12,
+            };
+            let mu = decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await?;
+            let ids: Vec<u64> = first.iter().map(|b| b.id).collect();
+            let exhausted = matches!(store.take(3), Err(Error::Exhausted { .. }));
+            mesh.close().await.ok();
+            Ok((again, ids, cur, mu.len(), exhausted, store.cursor()?))
+        }
+    })
+    .await;
+    for r in res {
+        assert_eq!(r.unwrap(), (true, vec![0, 1], 2, 1, true, 3));
+    }
+    let _ = std::fs::remove_dir_all(&base);
+}
