@@ -2,7 +2,7 @@
 //!
 //! **Invariant noise** (Costache–Smart; SEAL's "noise budget"): for a ciphertext at level `l`
 //! decrypting to `m`, `t·[c_0 + c_1·s]_{Q} = Q·(m + v) (mod t·Q)` defines `v` with rational
-//! coefficients; decryption is correct iff `‖v‖_∞ < 1/2`. [`invariant_noise`] computes `‖v‖_∞`
+//! coefficients; decryption is correct iff `‖v‖_∞ < 1/2`. [`invariant_noise_log2`] computes `‖v‖_∞`
 //! exactly (big-integer CRT); the *noise budget* is `−log2(2‖v‖_∞)` bits.
 //!
 //! [`NoiseBounds`] gives worst-case (expansion factor `δ = N`) upper bounds on `‖v‖_∞` after each

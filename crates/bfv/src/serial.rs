@@ -1,7 +1,7 @@
 //! Versioned, bounded serialization of keys, plaintexts and ciphertexts.
 //!
 //! Every object is encoded (postcard) as a wire struct that starts with the format version
-//! [`FORMAT_VERSION`], a kind tag and the [`Fingerprint`](crate::context::Fingerprint) of its
+//! [`FORMAT_VERSION`], a kind tag and the [`Fingerprint`] of its
 //! parameter set. Decoding takes the [`Context`] the object must belong to and rejects, with an
 //! error and never a panic: inputs longer than the largest valid encoding (checked before parsing,
 //! so no allocation bomb), another version or kind, another parameter set (degree, moduli, `t`), a
