@@ -101,8 +101,10 @@ impl<T: Torus> GlweSecretKey<T> {
             .data
             .chunks_exact(self.n)
             .map(|p| {
-                let v: Vec<u64> = p.iter().map(|x| x.to_i64_centered() as u64).collect();
-                mul.prepare(&v)
+                let mut v: Vec<u64> = p.iter().map(|x| x.to_i64_centered() as u64).collect();
+                let prepared = mul.prepare(&v);
+                v.zeroize();
+                prepared
             })
             .collect();
         let scratch = mul.new_scratch();
@@ -291,7 +293,7 @@ pub fn decrypt_glwe_ciphertext<T: Torus>(
     assert!(ct.k == k && ct.n == n && out.len() == n, "shape mismatch");
     out.copy_from_slice(ct.body());
     for j in 0..k {
-        let s: Vec<i64> = key.data[j * n..(j + 1) * n]
+        let mut s: Vec<i64> = key.data[j * n..(j + 1) * n]
             .iter()
             .map(|x| x.to_i64_centered())
             .collect();
@@ -301,6 +303,8 @@ pub fn decrypt_glwe_ciphertext<T: Torus>(
         for (o, p) in out.iter_mut().zip(&prod) {
             *o = o.wrapping_sub(*p);
         }
+        s.zeroize();
+        prod.zeroize();
     }
 }
 
