@@ -7,8 +7,8 @@
 //! * gate preprocessing (2 parties): PrepSign gates per second by input length 4..9, bytes sent
 //!   per gate (paper Table 4), excluding triple and bit generation;
 //! * online decryption with the paper's parameters (n, q, p) = (1024, 2^64, 2), b = 8: batched
-//!   throughput and single-ciphertext latency for 2 and 4 parties (paper Tables 1, 2), and bytes
-//!   sent per decryption per party.
+//!   throughput and single-ciphertext latency for 2, 4, 8 and 16 parties (paper Tables 1, 2),
+//!   and bytes sent per decryption per party.
 //!
 //! Each configuration runs on the bare loopback and at 1 ms round trip / 1 Gbit/s through the
 //! link emulator. All parties share this machine's cores.
@@ -313,9 +313,9 @@ async fn main() {
             &mut text,
         );
         json.push(format!("{{\"bench\":\"prep-bundles\",\"net\":\"{net}\",\"parties\":2,\"bundles\":{count},\"s_per_1000_dec\":{secs:.3},\"MB_per_1000_dec\":{mb:.3}}}"));
-        for parties in [2usize, 4] {
+        for parties in [2usize, 4, 8, 16] {
             for (mode, pipelined) in [("strict", false), ("pipelined", true)] {
-                let batch = if quick { 200 } else { 1000 };
+                let batch = if quick || parties > 4 { 200 } else { 1000 };
                 let (t, bytes) = bench_online(parties, batch, 2, *lp, pipelined).await;
                 let best = t.iter().cloned().fold(f64::MAX, f64::min);
                 let thr = batch as f64 / best;
