@@ -25,7 +25,7 @@ use coterie_threshold::gates::{
 use coterie_threshold::keys::SharedKey;
 use coterie_threshold::linmaps::{subset_prods_to_modltz, subset_prods_to_signs};
 use coterie_threshold::online::decrypt;
-use coterie_threshold::pipelined::decrypt_pipelined;
+use coterie_threshold::pipelined::{decrypt_pipelined, decrypt_strict_single_check};
 use coterie_threshold::{LweCiphertext, Params, round_p};
 
 async fn tls_group(n: usize, netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Relay>) {
@@ -178,7 +178,7 @@ async fn bench_online(
     batch: usize,
     reps: usize,
     netem: Option<LinkParams>,
-    pipelined: bool,
+    mode: u8,
 ) -> (Vec<f64>, f64) {
     let p = Params::paper();
     let lt = p.lt().unwrap();
@@ -224,14 +224,18 @@ async fn bench_online(
             for (sid, chunk) in cts.chunks(batch).zip(want.chunks(batch)).enumerate() {
                 let sid = sid as u64;
                 let t = Instant::now();
-                let out = if pipelined {
-                    decrypt_pipelined(&mut eng, &mut mesh, &p, &key, chunk.0, &mut pool, sid)
+                let out = match mode {
+                    1 => decrypt_pipelined(&mut eng, &mut mesh, &p, &key, chunk.0, &mut pool, sid)
                         .await
-                        .unwrap()
-                } else {
-                    decrypt(&mut eng, &mut mesh, &p, &key, chunk.0, &mut pool)
+                        .unwrap(),
+                    2 => decrypt_strict_single_check(
+                        &mut eng, &mut mesh, &p, &key, chunk.0, &mut pool, sid,
+                    )
+                    .await
+                    .unwrap(),
+                    _ => decrypt(&mut eng, &mut mesh, &p, &key, chunk.0, &mut pool)
                         .await
-                        .unwrap()
+                        .unwrap(),
                 };
                 times.push(t.elapsed().as_secs_f64());
                 assert_eq!(out, chunk.1);
@@ -314,7 +318,11 @@ async fn main() {
         );
         json.push(format!("{{\"bench\":\"prep-bundles\",\"net\":\"{net}\",\"parties\":2,\"bundles\":{count},\"s_per_1000_dec\":{secs:.3},\"MB_per_1000_dec\":{mb:.3}}}"));
         for parties in [2usize, 4, 8, 16] {
-            for (mode, pipelined) in [("strict", false), ("pipelined", true)] {
+            for (mode, pipelined) in [
+                ("strict-batched-check", 0u8),
+                ("strict-9", 2),
+                ("pipelined", 1),
+            ] {
                 let batch = if quick || parties > 4 { 200 } else { 1000 };
                 let (t, bytes) = bench_online(parties, batch, 2, *lp, pipelined).await;
                 let best = t.iter().cloned().fold(f64::MAX, f64::min);

@@ -5,8 +5,9 @@
 //! depends on the opened value (table selection, the next opening, the output): 3 openings and
 //! 3 checks per Π_Decrypt batch. Every opening of a `j`-bit value uses the truncated opening
 //! (only the low `j` bits are revealed; seed 000 §9.2), and the final `k`-bit opening masks the
-//! bits above `k` of the share ring. The pipelined 5-round schedule with a committed output
-//! mask (§10.4) is not implemented.
+//! bits above `k` of the share ring. The MAC check here is coterie-spdz's batched check (4
+//! rounds), so this schedule takes 15 rounds; [`crate::pipelined`] has the 9-round strict
+//! schedule with per-value SingleChecks and the pipelined 7-round schedule.
 
 use coterie_net::Mesh;
 use coterie_spdz::{Engine, Preprocessing, Ring, Z2k};

@@ -1,4 +1,8 @@
-//! Π_Decrypt with a pipelined opening schedule (seed 000 §10.4): the three openings and their
+//! Π_Decrypt with per-value SingleCheck openings (seed 000 §10.4), in two schedules:
+//! [`decrypt_strict_single_check`] (strict, 9 rounds: each opening followed by its own check)
+//! and [`decrypt_pipelined`] (described below).
+//!
+//! Pipelined schedule: the three openings and their
 //! MAC checks overlap, and the final value is revealed masked by a random `[w]` until the
 //! first two openings are authenticated. **7 broadcast rounds** instead of the strict
 //! schedule's 15 (3 × (1 opening + 4 check rounds) with coterie-spdz's batched check).
@@ -453,6 +457,158 @@ pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
         .zip(&o4.vals)
         .map(|(v, w)| {
             let mu = Z2k::low_bits(v.wrapping_sub(*w), k);
+            if mu & (two_l - 1) != 0 {
+                return Err(Error::Invariant("z - e is not a multiple of L".into()));
+            }
+            Ok((mu >> l) as u64)
+        })
+        .collect()
+}
+
+impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
+    /// SingleCheck opening of `xs` with the bits from `t` up masked: 3 rounds (shares;
+    /// commitments to σ with a digest of the opened values; σ openings and the check).
+    /// Returns the full share-ring values, authenticated.
+    async fn open_single_check(&mut self, xs: &[Sh], t: u32, what: &str) -> Result<Vec<u128>> {
+        let (m, b) = self.mask(xs, t)?;
+        let all = self
+            .exchange(RoundMsg {
+                version: PIPELINE_WIRE_VERSION,
+                shares: b,
+                ..Default::default()
+            })
+            .await?;
+        let mut o = self.sum(&all, m).await?;
+        let c = self.commit_sigma(&mut o, what);
+        let d = digest(self.sid, what, &self.ring.encode(&o.vals));
+        let all = self
+            .exchange(RoundMsg {
+                version: PIPELINE_WIRE_VERSION,
+                digest: Some(d),
+                commit: Some(c),
+                ..Default::default()
+            })
+            .await?;
+        self.take_commits(&mut o, &all, what).await?;
+        let (op, sigma) = opening_of(&o)?;
+        let all = self
+            .exchange(RoundMsg {
+                version: PIPELINE_WIRE_VERSION,
+                open: op,
+                opened_sigma: sigma,
+                ..Default::default()
+            })
+            .await?;
+        self.verify_sigmas(&o, &all, what).await?;
+        Ok(o.vals.clone())
+    }
+}
+
+/// Π_Decrypt for a batch with the **strict 9-round** schedule of seed 000 §10.4: each of the
+/// three openings (`z'`, `y'`, `z − e`) is followed by its SingleCheck (commit to σ, open σ)
+/// before anything depends on it; the output needs no mask. Same interface and guarantees as
+/// [`crate::online::decrypt`] (which runs the engine's 4-round batched check instead, 15
+/// rounds); `sid` must be unique per call within a session.
+pub async fn decrypt_strict_single_check<P: Preprocessing<Z2k>, M: Mesh>(
+    eng: &mut Engine<Z2k, P>,
+    mesh: &mut M,
+    params: &Params,
+    key: &SharedKey,
+    cts: &[LweCiphertext],
+    pool: &mut GatePool,
+    sid: u64,
+) -> Result<Vec<u64>> {
+    params.validate()?;
+    for (i, ct) in cts.iter().enumerate() {
+        ct.check(params)
+            .map_err(|e| Error::Ciphertext(format!("ciphertext {i}: {e}")))?;
+    }
+    if eng.ring().k() != params.k || mesh.id() != eng.party() {
+        return Err(Error::Params("engine ring or party does not match".into()));
+    }
+    key.check(params)?;
+    let lt = params.lt()?;
+    if *pool.lt() != lt {
+        return Err(Error::Gate(
+            "the pool holds bundles of other parameters".into(),
+        ));
+    }
+    let gates = pool.take(cts.len())?;
+    let ring = *eng.ring();
+    let ops = ShareOps(ring);
+    let alpha = eng.prep_mut().mac_key_share();
+    let zs: Vec<Sh> = cts
+        .iter()
+        .map(|ct| shifted_phase(eng, params, key, ct))
+        .collect();
+    let rs: Vec<Sh> = gates
+        .iter()
+        .map(|g| {
+            g.signs.iter().enumerate().fold(ops.zero(), |acc, (i, s)| {
+                ops.add(
+                    &acc,
+                    &eng.mul_const(&s.mask, &(1u128 << (lt.b as usize * i))),
+                )
+            })
+        })
+        .collect();
+    let mut s = Session {
+        eng,
+        mesh,
+        ring,
+        alpha,
+        sid,
+        round: 0,
+    };
+    let (l, t, k) = (lt.l, lt.d() + 1, params.k);
+    let v1: Vec<Sh> = zs.iter().zip(&rs).map(|(z, r)| ops.add(z, r)).collect();
+    let z_open: Vec<u128> = s
+        .open_single_check(&v1, l, "strict-v1")
+        .await?
+        .iter()
+        .map(|v| Z2k::low_bits(*v, l))
+        .collect();
+    let mut v2 = Vec::with_capacity(cts.len());
+    for (g, &zo) in gates.iter().zip(&z_open) {
+        let mut y = g.modltz.mask.clone();
+        for (i, (sg, x)) in g.signs.iter().zip(lt.digits(zo)).enumerate() {
+            let e = sg
+                .table
+                .get(x)
+                .ok_or_else(|| Error::Invariant("digit outside its table".into()))?;
+            y = ops.add(&y, &s.eng.mul_const(e, &(1u128 << i)));
+        }
+        v2.push(y);
+    }
+    let y_open: Vec<usize> = s
+        .open_single_check(&v2, t, "strict-v2")
+        .await?
+        .iter()
+        .map(|v| Z2k::low_bits(*v, t) as usize)
+        .collect();
+    let two_l = 1u128 << l;
+    let mut v3 = Vec::with_capacity(cts.len());
+    for (((g, r), z), (&zo, &yo)) in gates
+        .iter()
+        .zip(&rs)
+        .zip(&zs)
+        .zip(z_open.iter().zip(&y_open))
+    {
+        let u = g
+            .modltz
+            .table
+            .get(yo)
+            .ok_or_else(|| Error::Invariant("y' outside the table".into()))?;
+        let e = s.eng.add(
+            &s.eng.sub(&s.eng.constant(&zo), r),
+            &s.eng.mul_const(u, &two_l),
+        );
+        v3.push(ops.sub(z, &e));
+    }
+    let mus = s.open_single_check(&v3, k, "strict-v3").await?;
+    mus.iter()
+        .map(|v| {
+            let mu = Z2k::low_bits(*v, k);
             if mu & (two_l - 1) != 0 {
                 return Err(Error::Invariant("z - e is not a multiple of L".into()));
             }

@@ -10,7 +10,7 @@ use coterie_threshold::ciphertext::LweCiphertext;
 use coterie_threshold::gates::{GatePool, prep_bundles, prep_subset_prods};
 use coterie_threshold::keys::{KeyDistribution, PublicKey, SharedKey};
 use coterie_threshold::online::{decrypt, modltz_t};
-use coterie_threshold::pipelined::decrypt_pipelined;
+use coterie_threshold::pipelined::{decrypt_pipelined, decrypt_strict_single_check};
 use coterie_threshold::{Error, LtParams, Params, round_p};
 
 #[tokio::test]
@@ -58,7 +58,7 @@ async fn decrypt_imported(
     sk: Vec<i64>,
     cts: Vec<LweCiphertext>,
 ) -> Vec<Result<Vec<u64>, Error>> {
-    decrypt_imported_mode(parties, p, sk, cts, false).await
+    decrypt_imported_mode(parties, p, sk, cts, 0).await
 }
 
 async fn decrypt_imported_mode(
@@ -66,7 +66,7 @@ async fn decrypt_imported_mode(
     p: Params,
     sk: Vec<i64>,
     cts: Vec<LweCiphertext>,
-    pipelined: bool,
+    mode: u8,
 ) -> Vec<Result<Vec<u64>, Error>> {
     let lt = p.lt().unwrap();
     let c = counts(&lt, cts.len(), cts.len(), 0, p.n, 2 * cts.len());
@@ -84,10 +84,13 @@ async fn decrypt_imported_mode(
             let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, cts.len(), 0).await?;
             let mut pool = GatePool::new(lt);
             pool.push(b)?;
-            let out = if pipelined {
-                decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &cts, &mut pool, 1).await
-            } else {
-                decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await
+            let out = match mode {
+                1 => decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &cts, &mut pool, 1).await,
+                2 => {
+                    decrypt_strict_single_check(&mut eng, &mut mesh, &p, &key, &cts, &mut pool, 1)
+                        .await
+                }
+                _ => decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await,
             };
             mesh.close().await.ok();
             out
@@ -121,13 +124,13 @@ async fn t7_end_to_end_small_2_3_4_parties() {
         .collect();
     assert_eq!(cts[0].b, 50054);
     for parties in [2, 3, 4] {
-        for pipelined in [false, true] {
-            for r in decrypt_imported_mode(parties, p, sk.clone(), cts.clone(), pipelined).await {
+        for mode in [0u8, 1, 2] {
+            for r in decrypt_imported_mode(parties, p, sk.clone(), cts.clone(), mode).await {
                 let got = r.unwrap();
                 assert_eq!(
                     got,
                     cases.iter().map(|c| c.2).collect::<Vec<_>>(),
-                    "{parties} parties, pipelined {pipelined}"
+                    "{parties} parties, mode {mode}"
                 );
             }
         }
@@ -351,7 +354,7 @@ enum Tamper {
     FirstRandom,
 }
 
-async fn tampered_run(t: Tamper, pipelined: bool) -> Vec<Result<Vec<u64>, Error>> {
+async fn tampered_run(t: Tamper, mode: u8) -> Vec<Result<Vec<u64>, Error>> {
     let p = params(4, 16, 2, 3);
     let lt = p.lt().unwrap();
     let c = counts(&lt, 2, 2, 4, 0, 2);
@@ -386,10 +389,13 @@ async fn tampered_run(t: Tamper, pipelined: bool) -> Vec<Result<Vec<u64>, Error>
             a: vec![1, 2, 3, 4],
             b: 5,
         };
-        let out = if pipelined {
-            decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool, 7).await
-        } else {
-            decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await
+        let out = match mode {
+            1 => decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool, 7).await,
+            2 => {
+                decrypt_strict_single_check(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool, 7)
+                    .await
+            }
+            _ => decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await,
         };
         mesh.close().await.ok();
         out
@@ -408,13 +414,10 @@ async fn t11_tamper_must_abort() {
         Tamper::SkipBundle,
         Tamper::FirstRandom,
     ] {
-        for pipelined in [false, true] {
-            let res = tampered_run(t, pipelined).await;
+        for mode in [0u8, 1, 2] {
+            let res = tampered_run(t, mode).await;
             for (i, r) in res.iter().enumerate() {
-                assert!(
-                    r.is_err(),
-                    "{t:?} (pipelined {pipelined}): party {i} got {r:?}"
-                );
+                assert!(r.is_err(), "{t:?} (mode {mode}): party {i} got {r:?}");
             }
         }
     }
