@@ -2,6 +2,7 @@
 
 mod demo_math;
 mod spdz;
+mod threshold;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
@@ -147,6 +148,17 @@ enum Protocol {
         #[command(flatten)]
         amounts: SpdzAmounts,
     },
+    /// Threshold decryption (seed 000) on the SPDZ_2k store DIR/party-<id>: key generation inside
+    /// the ABB, public LWE samples, COUNT encryptions of known messages, gate preprocessing, and
+    /// decryption in the strict and the pipelined schedule, checked.
+    ThresholdDemo {
+        /// Base directory of the stores.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Number of ciphertexts.
+        #[arg(long, default_value_t = 8)]
+        count: usize,
+    },
     /// Every party inputs a value; the product is computed with Beaver triples from the store
     /// DIR/party-<id>, opened and MAC-checked.
     SpdzDemo {
@@ -172,6 +184,16 @@ enum Demo {
         /// Number of parties.
         #[arg(long, default_value_t = 3)]
         parties: usize,
+    },
+    /// Threshold decryption among N party processes over TLS (paper parameters n = 1024,
+    /// q = 2^64, p = 2); the SPDZ_2k material comes from the INSECURE dealer (demo only).
+    Threshold {
+        /// Number of parties.
+        #[arg(long, default_value_t = 4)]
+        parties: usize,
+        /// Number of ciphertexts.
+        #[arg(long, default_value_t = 8)]
+        count: usize,
     },
     /// SPDZ_2k among N party processes over TLS: OT-based preprocessing into per-party stores,
     /// then a MAC-checked product of every party's input.
@@ -313,6 +335,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 demo(parties, &["sum", "--rounds", &rounds.to_string()])
             }
             Demo::Spdz { parties } => demo_spdz(parties),
+            Demo::Threshold { parties, count } => demo_threshold(parties, count),
         },
         Cmd::Netem { cmd } => netem(cmd),
         Cmd::Spdz {
@@ -358,6 +381,12 @@ async fn run_party(
                 .await
                 .map_err(|e| Error::Protocol(format!("SPDZ preprocessing: {e}")))?;
             "SPDZ_2k preprocessing done".to_string()
+        }
+        Protocol::ThresholdDemo { dir, count } => {
+            threshold::party_demo(&mut mesh, &party_dir(&dir), count)
+                .await
+                .map_err(|e| Error::Protocol(format!("threshold decryption: {e}")))?;
+            "threshold decryption demo done".to_string()
         }
         Protocol::SpdzDemo { dir, value } => {
             spdz::online_demo(&mut mesh, &party_dir(&dir), value.unwrap_or(id as u64 + 2))
@@ -414,6 +443,54 @@ async fn run_party(
         st.total_received()
     );
     Ok(())
+}
+
+/// `demo threshold`: insecure-dealer material into per-party stores, then the decryption demo.
+fn demo_threshold(parties: usize, count: usize) -> Result<(), String> {
+    if parties < 2 {
+        return Err("need at least 2 parties".into());
+    }
+    if count == 0 {
+        return Err("need at least 1 ciphertext".into());
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "coterie-demo-threshold-{}-{}",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
+    let stores = dir.join("stores");
+    let res = threshold::demo_amounts(count)
+        .and_then(|(triples, bits, randoms, masks)| {
+            println!(
+                "INSECURE dealer: one process makes every party's SPDZ_2k material \
+                 ({triples} triples, {bits} bits, {randoms} randoms per party) — demo only"
+            );
+            spdz::deal_insecure(
+                &stores,
+                parties,
+                spdz::Amounts {
+                    triples,
+                    bits,
+                    randoms,
+                    masks,
+                },
+            )
+        })
+        .and_then(|()| {
+            demo_in(
+                &dir.join("run"),
+                parties,
+                &[
+                    "threshold-demo",
+                    "--dir",
+                    &stores.to_string_lossy(),
+                    "--count",
+                    &count.to_string(),
+                ],
+            )
+        });
+    let _ = std::fs::remove_dir_all(&dir);
+    res
 }
 
 /// `demo spdz`: OT preprocessing, then the online product, in one scratch directory.

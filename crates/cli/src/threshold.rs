@@ -32,6 +32,13 @@ pub async fn party_demo<M: Mesh>(mesh: &mut M, dir: &Path, count: usize) -> Resu
         .await
         .map_err(|e| e.to_string())?;
     println!(
+        "party {}: encrypted {:?}, decrypted {:?} (strict) and {:?} (pipelined)",
+        mesh.id(),
+        r.messages,
+        r.strict,
+        r.pipelined
+    );
+    println!(
         "party {}: decrypted {} ciphertexts correctly in both schedules (keygen {} ms, gate prep {} ms, strict {} ms, pipelined {} ms)",
         mesh.id(),
         r.messages.len(),

@@ -201,3 +201,26 @@ fn spdz_insecure_dealer_writes_stores_and_refuses_one_party() {
     assert!(!bad.status.success());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn demo_threshold_four_processes() {
+    let out = coterie()
+        .args(["demo", "threshold", "--parties", "4", "--count", "3"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        text.matches("decrypted 3 ciphertexts correctly in both schedules")
+            .count(),
+        4,
+        "{text}"
+    );
+    // the dealer is announced as insecure
+    assert!(text.contains("INSECURE dealer"), "{text}");
+    assert!(text.contains("all 4 parties succeeded"));
+}
