@@ -84,12 +84,13 @@ pub fn mul_mod_assign(m: &Modulus, a: &mut [u64], b: &[u64]) {
 }
 
 /// `out[i] = a[i]·s mod q` for a scalar `s < q` and words `a[i] < 2^50` (not necessarily below
-/// `q`: base conversion multiplies residues of one modulus by constants of another). Panics if the
-/// lengths differ.
+/// `q`: base conversion multiplies residues of one modulus by constants of another). Moduli of 50
+/// bits or more take the scalar path, which accepts any words. Panics if the lengths differ.
 pub fn mul_scalar_mod(m: &Modulus, out: &mut [u64], a: &[u64], s: u64) {
     assert!(out.len() == a.len(), "kernel length mismatch");
     #[cfg(target_arch = "x86_64")]
     if fp_path(m, s) {
+        debug_assert!(a.iter().all(|&x| x < 1 << 50), "factor of 2^50 or more");
         // SAFETY: features detected by `fp_path`; lengths are equal.
         unsafe { x86_dispatch(m, out, Src::Scalar(a, s), false) };
         return;
@@ -106,6 +107,7 @@ pub fn mul_scalar_acc_mod(m: &Modulus, acc: &mut [u64], a: &[u64], s: u64) {
     assert!(acc.len() == a.len(), "kernel length mismatch");
     #[cfg(target_arch = "x86_64")]
     if fp_path(m, s) {
+        debug_assert!(a.iter().all(|&x| x < 1 << 50), "factor of 2^50 or more");
         // SAFETY: features detected by `fp_path`; lengths are equal.
         unsafe { x86_dispatch(m, acc, Src::Scalar(a, s), true) };
         return;
