@@ -5,5 +5,5 @@
 # Writes bench/results/threshold-bench.{txt,json}.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-/work/targets/threshold}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 cargo run --profile ci -p coterie-threshold --example threshold_bench -- --out bench/results "$@"
