@@ -68,6 +68,38 @@ impl LweCiphertext {
         Ok(())
     }
 
+    /// Reads a ciphertext stored "mask then body" — the layout of TFHE-rs `core_crypto`'s
+    /// `LweCiphertext` container (`a_0, …, a_{n-1}, b`, with `b = <a, s> + plaintext + e`) — over
+    /// `q = 2^k` (`k = 64` for TFHE-rs' native modulus), carrying a message in the top `m` bits
+    /// (a TFHE-rs padding bit counts inside `m`; strip it from the result). The key must be the same
+    /// key's coefficients, imported with
+    /// [`crate::keys::SharedKey::import_from_single_holder`]. Errors on a wrong length or a
+    /// coefficient not below `q`, before anything is spent.
+    pub fn from_body_last(data: &[u64], k: u32, m: u32) -> Result<Self> {
+        if !(2..=64).contains(&k) || m == 0 || m >= k {
+            return Err(Error::Ciphertext(format!("bad (k, m) = ({k}, {m})")));
+        }
+        let Some((&b, a)) = data.split_last() else {
+            return Err(Error::Ciphertext("empty ciphertext".into()));
+        };
+        if a.is_empty() || a.len() > MAX_DIMENSION {
+            return Err(Error::Ciphertext(format!(
+                "dimension {} out of range",
+                a.len()
+            )));
+        }
+        let mask = qmask(k);
+        if b & !mask != 0 || a.iter().any(|x| x & !mask != 0) {
+            return Err(Error::Ciphertext("coefficient not below q".into()));
+        }
+        Ok(Self {
+            k,
+            m,
+            a: a.to_vec(),
+            b,
+        })
+    }
+
     /// Encodes in the binary format.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(HEADER + 8 + 8 * self.a.len());

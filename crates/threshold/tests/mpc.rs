@@ -51,54 +51,6 @@ async fn t2_subset_prods_counts_depth_values() {
     }
 }
 
-/// Imports `sk` from party 0, prepares one bundle per ciphertext, decrypts.
-async fn decrypt_imported(
-    parties: usize,
-    p: Params,
-    sk: Vec<i64>,
-    cts: Vec<LweCiphertext>,
-) -> Vec<Result<Vec<u64>, Error>> {
-    decrypt_imported_mode(parties, p, sk, cts, 0).await
-}
-
-async fn decrypt_imported_mode(
-    parties: usize,
-    p: Params,
-    sk: Vec<i64>,
-    cts: Vec<LweCiphertext>,
-    mode: u8,
-) -> Vec<Result<Vec<u64>, Error>> {
-    let lt = p.lt().unwrap();
-    let c = counts(&lt, cts.len(), cts.len(), 0, p.n, 2 * cts.len());
-    run_mem(deal(parties, p.k, c), move |i, mut eng, mut mesh| {
-        let (sk, cts) = (sk.clone(), cts.clone());
-        async move {
-            let key = SharedKey::import_from_single_holder(
-                &mut eng,
-                &mut mesh,
-                0,
-                (i == 0).then_some(&sk[..]),
-                p.n,
-            )
-            .await?;
-            let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, cts.len(), 0).await?;
-            let mut pool = GatePool::new(lt);
-            pool.push(b)?;
-            let out = match mode {
-                1 => decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &cts, &mut pool, 1).await,
-                2 => {
-                    decrypt_strict_single_check(&mut eng, &mut mesh, &p, &key, &cts, &mut pool, 1)
-                        .await
-                }
-                _ => decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await,
-            };
-            mesh.close().await.ok();
-            out
-        }
-    })
-    .await
-}
-
 #[tokio::test]
 async fn t7_end_to_end_small_2_3_4_parties() {
     let p = params(4, 16, 2, 3);

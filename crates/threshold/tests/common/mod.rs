@@ -5,7 +5,12 @@ use std::future::Future;
 
 use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
 use coterie_spdz::{Counts, Engine, InsecureDealer, VecPrep, Z2k};
-use coterie_threshold::{LtParams, Params};
+use coterie_threshold::ciphertext::LweCiphertext;
+use coterie_threshold::gates::{GatePool, prep_bundles};
+use coterie_threshold::keys::SharedKey;
+use coterie_threshold::online::decrypt;
+use coterie_threshold::pipelined::{decrypt_pipelined, decrypt_strict_single_check};
+use coterie_threshold::{Error, LtParams, Params};
 
 pub type Eng = Engine<Z2k, VecPrep<Z2k>>;
 
@@ -75,4 +80,52 @@ where
 
 pub fn params(n: usize, k: u32, m: u32, b: u32) -> Params {
     Params::toy(n, k, m, b).unwrap()
+}
+
+/// Imports `sk` from party 0, prepares one bundle per ciphertext, decrypts.
+pub async fn decrypt_imported(
+    parties: usize,
+    p: Params,
+    sk: Vec<i64>,
+    cts: Vec<LweCiphertext>,
+) -> Vec<Result<Vec<u64>, Error>> {
+    decrypt_imported_mode(parties, p, sk, cts, 0).await
+}
+
+pub async fn decrypt_imported_mode(
+    parties: usize,
+    p: Params,
+    sk: Vec<i64>,
+    cts: Vec<LweCiphertext>,
+    mode: u8,
+) -> Vec<Result<Vec<u64>, Error>> {
+    let lt = p.lt().unwrap();
+    let c = counts(&lt, cts.len(), cts.len(), 0, p.n, 2 * cts.len());
+    run_mem(deal(parties, p.k, c), move |i, mut eng, mut mesh| {
+        let (sk, cts) = (sk.clone(), cts.clone());
+        async move {
+            let key = SharedKey::import_from_single_holder(
+                &mut eng,
+                &mut mesh,
+                0,
+                (i == 0).then_some(&sk[..]),
+                p.n,
+            )
+            .await?;
+            let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, cts.len(), 0).await?;
+            let mut pool = GatePool::new(lt);
+            pool.push(b)?;
+            let out = match mode {
+                1 => decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &cts, &mut pool, 1).await,
+                2 => {
+                    decrypt_strict_single_check(&mut eng, &mut mesh, &p, &key, &cts, &mut pool, 1)
+                        .await
+                }
+                _ => decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await,
+            };
+            mesh.close().await.ok();
+            out
+        }
+    })
+    .await
 }
