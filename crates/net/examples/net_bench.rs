@@ -190,15 +190,37 @@ async fn bare_tls_bulk(total: usize) -> f64 {
 }
 
 async fn tls_group(n: usize) -> Vec<TlsMesh> {
+    tls_group_via(n, None).await.0
+}
+
+/// A TLS group whose links run through link-emulator relays (one in front of each party's
+/// listener) when `netem` is given.
+async fn tls_group_via(
+    n: usize,
+    netem: Option<coterie_net::netem::LinkParams>,
+) -> (Vec<TlsMesh>, Vec<coterie_net::netem::Relay>) {
     let pki = generate_pki(n).unwrap();
-    let addrs = free_loopback_addresses(n).unwrap();
+    let listen = free_loopback_addresses(n).unwrap();
+    let mut relays = Vec::new();
+    let addrs: Vec<String> = match netem {
+        None => listen.clone(),
+        Some(p) => listen
+            .iter()
+            .map(|l| {
+                let r = coterie_net::netem::Relay::start("127.0.0.1:0", l, p).unwrap();
+                let a = r.local_addr().to_string();
+                relays.push(r);
+                a
+            })
+            .collect(),
+    };
     let ca = Identity::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)
         .unwrap()
         .chain[0]
         .clone();
     let roster = Roster {
-        addresses: addrs.clone(),
-        listen: addrs,
+        addresses: addrs,
+        listen,
         certs: vec![None; n],
         ca: Some(ca),
         keys: vec![None; n],
@@ -220,7 +242,7 @@ async fn tls_group(n: usize) -> Vec<TlsMesh> {
     for h in hs {
         out.push(h.await.unwrap());
     }
-    out
+    (out, relays)
 }
 
 /// Median per-round time seen by party 0 over `rounds` rounds (after 20 warm-up rounds).
@@ -310,6 +332,23 @@ async fn main() {
         (2000, 500, 512 << 20)
     };
 
+    if args.iter().any(|a| a == "--netem-rounds") {
+        // All-to-all rounds through the link emulator (1 ms RTT, 1 Gbit/s, calibrated): a round
+        // should take about one one-way delay (0.5 ms) plus the loopback round cost.
+        let p = coterie_net::netem::LinkParams::new(Duration::from_millis(1), 1000.0)
+            .calibrated(51)
+            .unwrap();
+        for n in [2, 4] {
+            let (g, relays) = tls_group_via(n, Some(p)).await;
+            let t = rounds(g, 200).await;
+            drop(relays);
+            println!(
+                "netem 1 ms / 1 Gbit/s, n = {n}: all-to-all round {:.3} ms",
+                t * 1e3
+            );
+        }
+        return;
+    }
     if args.iter().any(|a| a == "--tls-bulk-only") {
         // For profiling: just the TLS bulk transfer.
         let tls = bulk(tls_group(2).await, total, false).await;
