@@ -10,8 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use coterie_net::certs::{free_loopback_addresses, generate_pki};
-use coterie_net::{Blob, Identity, InMemoryMesh, Mesh, MeshOptions, Roster, TlsMesh};
+use coterie_net::{Blob, InMemoryMesh, Mesh, MeshOptions, TlsMesh};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -199,50 +198,12 @@ async fn tls_group_via(
     n: usize,
     netem: Option<coterie_net::netem::LinkParams>,
 ) -> (Vec<TlsMesh>, Vec<coterie_net::netem::Relay>) {
-    let pki = generate_pki(n).unwrap();
-    let listen = free_loopback_addresses(n).unwrap();
-    let mut relays = Vec::new();
-    let addrs: Vec<String> = match netem {
-        None => listen.clone(),
-        Some(p) => listen
-            .iter()
-            .map(|l| {
-                let r = coterie_net::netem::Relay::start("127.0.0.1:0", l, p).unwrap();
-                let a = r.local_addr().to_string();
-                relays.push(r);
-                a
-            })
-            .collect(),
-    };
-    let ca = Identity::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)
-        .unwrap()
-        .chain[0]
-        .clone();
-    let roster = Roster {
-        addresses: addrs,
-        listen,
-        certs: vec![None; n],
-        ca: Some(ca),
-        keys: vec![None; n],
-    };
     let opts = MeshOptions {
         timeout: Duration::from_secs(60),
         max_frame: 256 << 20,
         ..MeshOptions::default()
     };
-    let hs: Vec<_> = (0..n)
-        .map(|i| {
-            let r = roster.clone();
-            let id = Identity::from_pem(&pki.parties[i].cert_pem, &pki.parties[i].key_pem).unwrap();
-            let o = opts.clone();
-            tokio::spawn(async move { TlsMesh::connect(&r, i, id, o).await.unwrap() })
-        })
-        .collect();
-    let mut out = Vec::new();
-    for h in hs {
-        out.push(h.await.unwrap());
-    }
-    (out, relays)
+    coterie_net::local::tls_group(n, opts, netem).await.unwrap()
 }
 
 /// Median per-round time seen by party 0 over `rounds` rounds (after 20 warm-up rounds).

@@ -32,6 +32,7 @@ pub mod commit;
 pub mod config;
 mod error;
 pub mod frame;
+pub mod local;
 mod memory;
 mod mesh;
 pub mod netem;

@@ -9,59 +9,19 @@
 
 use std::time::{Duration, Instant};
 
-use coterie_net::certs::{free_loopback_addresses, generate_pki};
 use coterie_net::netem::{LinkParams, Relay};
-use coterie_net::{Identity, Mesh, MeshOptions, Roster, TlsMesh};
+use coterie_net::{Mesh, MeshOptions, TlsMesh};
 use coterie_spdz::ot_prep::InsecureOtPrep;
 use coterie_spdz::{Counts, Engine, Fp64, FpBig, InsecureDealer, Ring, Z2k};
 use rand::SeedableRng;
 
 async fn tls_pair(netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Relay>) {
-    let n = 2;
-    let pki = generate_pki(n).unwrap();
-    let listen = free_loopback_addresses(n).unwrap();
-    let mut relays = Vec::new();
-    let addresses = match netem {
-        None => listen.clone(),
-        Some(p) => listen
-            .iter()
-            .map(|l| {
-                let r = Relay::start("127.0.0.1:0", l, p).unwrap();
-                let a = r.local_addr().to_string();
-                relays.push(r);
-                a
-            })
-            .collect(),
-    };
-    let ca = Identity::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)
-        .unwrap()
-        .chain[0]
-        .clone();
-    let roster = Roster {
-        addresses,
-        listen,
-        certs: vec![None; n],
-        ca: Some(ca),
-        keys: vec![None; n],
-    };
     let opts = MeshOptions {
         timeout: Duration::from_secs(300),
         max_frame: 64 << 20,
         ..MeshOptions::default()
     };
-    let hs: Vec<_> = (0..n)
-        .map(|i| {
-            let r = roster.clone();
-            let id = Identity::from_pem(&pki.parties[i].cert_pem, &pki.parties[i].key_pem).unwrap();
-            let o = opts.clone();
-            tokio::spawn(async move { TlsMesh::connect(&r, i, id, o).await.unwrap() })
-        })
-        .collect();
-    let mut out = Vec::new();
-    for h in hs {
-        out.push(h.await.unwrap());
-    }
-    (out, relays)
+    coterie_net::local::tls_group(2, opts, netem).await.unwrap()
 }
 
 #[derive(Debug, Clone, Copy, Default)]

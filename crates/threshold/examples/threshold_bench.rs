@@ -15,9 +15,8 @@
 
 use std::time::{Duration, Instant};
 
-use coterie_net::certs::{free_loopback_addresses, generate_pki};
 use coterie_net::netem::{LinkParams, Relay};
-use coterie_net::{Identity, Mesh, MeshOptions, Roster, TlsMesh};
+use coterie_net::{Mesh, MeshOptions, TlsMesh};
 use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
 use coterie_threshold::gates::{
     GatePool, ShareOps, insecure_deal_bundles, prep_bundles, prep_subset_prods,
@@ -29,50 +28,12 @@ use coterie_threshold::pipelined::{decrypt_pipelined, decrypt_strict_single_chec
 use coterie_threshold::{LweCiphertext, Params, round_p};
 
 async fn tls_group(n: usize, netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Relay>) {
-    let pki = generate_pki(n).unwrap();
-    let listen = free_loopback_addresses(n).unwrap();
-    let mut relays = Vec::new();
-    let addresses = match netem {
-        None => listen.clone(),
-        Some(p) => listen
-            .iter()
-            .map(|l| {
-                let r = Relay::start("127.0.0.1:0", l, p).unwrap();
-                let a = r.local_addr().to_string();
-                relays.push(r);
-                a
-            })
-            .collect(),
-    };
-    let ca = Identity::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)
-        .unwrap()
-        .chain[0]
-        .clone();
-    let roster = Roster {
-        addresses,
-        listen,
-        certs: vec![None; n],
-        ca: Some(ca),
-        keys: vec![None; n],
-    };
     let opts = MeshOptions {
         timeout: Duration::from_secs(600),
         max_frame: 64 << 20,
         ..MeshOptions::default()
     };
-    let hs: Vec<_> = (0..n)
-        .map(|i| {
-            let r = roster.clone();
-            let id = Identity::from_pem(&pki.parties[i].cert_pem, &pki.parties[i].key_pem).unwrap();
-            let o = opts.clone();
-            tokio::spawn(async move { TlsMesh::connect(&r, i, id, o).await.unwrap() })
-        })
-        .collect();
-    let mut out = Vec::new();
-    for h in hs {
-        out.push(h.await.unwrap());
-    }
-    (out, relays)
+    coterie_net::local::tls_group(n, opts, netem).await.unwrap()
 }
 
 /// (gates/s, kB sent per gate by party 0)
