@@ -339,6 +339,8 @@ struct Shared {
     closing: AtomicBool,
     bye: Vec<AtomicBool>,
     writers: Vec<Option<Writer>>,
+    /// The task relaying the first abort or crash seen to the other peers, if one was started.
+    relay: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
 }
 
 impl Shared {
@@ -354,10 +356,23 @@ impl Shared {
             };
             if let Some((origin, reason, disconnected)) = relay {
                 let me = self.clone();
-                tokio::spawn(
-                    async move { me.send_abort(origin, &reason, disconnected, skip).await },
-                );
+                let h = tokio::spawn(async move {
+                    me.send_abort(origin, &reason, disconnected, skip).await
+                });
+                if let Ok(mut slot) = self.relay.lock() {
+                    *slot = Some(h);
+                }
             }
+        }
+    }
+
+    /// Waits until the relay of the first abort or crash (if any) has been written, so that a
+    /// party that stops on the error it returns does not exit before its peers learn the root
+    /// cause. Each relay write is bounded by its own timeout.
+    async fn flush_relay(&self) {
+        let h = self.relay.lock().ok().and_then(|mut slot| slot.take());
+        if let Some(h) = h {
+            let _ = h.await;
         }
     }
 
@@ -808,6 +823,7 @@ impl TlsMesh {
             closing: AtomicBool::new(false),
             bye: (0..n).map(|_| AtomicBool::new(false)).collect(),
             writers,
+            relay: std::sync::Mutex::new(None),
         });
         let mut inbox: Vec<Option<mpsc::UnboundedReceiver<Vec<u8>>>> =
             (0..n).map(|_| None).collect();
@@ -878,7 +894,10 @@ impl Mesh for TlsMesh {
         };
         match r {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(self.core.poisoned().unwrap_or(e)),
+            Ok(Err(e)) => {
+                self.shared.flush_relay().await;
+                Err(self.core.poisoned().unwrap_or(e))
+            }
             Err(_) => Err(Error::Timeout {
                 party: to,
                 after: timeout,
@@ -887,7 +906,11 @@ impl Mesh for TlsMesh {
     }
 
     async fn recv_frame(&mut self, from: PartyId, tag: u32, deadline: Instant) -> Result<Vec<u8>> {
-        self.core.recv_frame(from, tag, deadline).await
+        let r = self.core.recv_frame(from, tag, deadline).await;
+        if r.is_err() {
+            self.shared.flush_relay().await;
+        }
+        r
     }
 
     async fn abort(&mut self, reason: &str) -> Error {
