@@ -1,6 +1,7 @@
 //! `coterie`: the one binary of the toolkit — certificates, party daemons, demos, link emulation.
 
 mod demo_math;
+mod mktfhe;
 mod spdz;
 mod threshold;
 
