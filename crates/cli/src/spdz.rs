@@ -7,8 +7,9 @@
 //!   secret) writing one store per party to `DIR/party-<i>`; for tests and online benchmarks
 //!   only, never a default.
 //! * `coterie party ... spdz-prep-ot --dir DIR [--triples T ...]` → [`prep_ot`]: OT-based SPDZ_2k
-//!   preprocessing (Z_2^64, s = 64) into this party's store (see `InsecureOtPrep` for its
-//!   security status).
+//!   preprocessing (Z_2^64, s = 64) into this party's store (`coterie_spdz::OtPrep`:
+//!   maliciously secure with abort, see its docs); shows a progress bar when stderr is a
+//!   terminal.
 //! * `coterie party ... spdz-demo --dir DIR [--value V]` → [`online_demo`]: every party inputs a
 //!   value, the product is computed with Beaver triples from the store, opened and MAC-checked.
 

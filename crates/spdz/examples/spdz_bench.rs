@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use coterie_net::netem::{LinkParams, Relay};
 use coterie_net::{Mesh, MeshOptions, TlsMesh};
-use coterie_spdz::ot_prep::InsecureOtPrep;
+use coterie_spdz::ot_prep::OtPrep;
 use coterie_spdz::{Counts, Engine, Fp64, FpBig, InsecureDealer, Ring, Z2k};
 use rand::SeedableRng;
 
@@ -117,9 +117,7 @@ async fn run_ot(
     for mut mesh in meshes {
         tasks.push(tokio::spawn(async move {
             let t0 = Instant::now();
-            let mut p = InsecureOtPrep::setup(&mut mesh, Z2k::spdz2k_64())
-                .await
-                .unwrap();
+            let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_64()).await.unwrap();
             let t1 = Instant::now();
             let b0 = mesh.stats().total_sent();
             let tr = p.triples(&mut mesh, triples).await.unwrap();

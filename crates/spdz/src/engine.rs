@@ -110,6 +110,7 @@ pub struct Engine<R: Ring, P: Preprocessing<R>> {
     opened: Vec<R::Elem>,
     macs: Vec<R::Elem>,
     checks: u64,
+    check_name: &'static str,
     inputs: u64,
     #[cfg(test)]
     pub(crate) cheat: Cheat,
@@ -152,10 +153,19 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
             opened: Vec::new(),
             macs: Vec::new(),
             checks: 0,
+            check_name: "mac-check",
             inputs: 0,
             #[cfg(test)]
             cheat: Cheat::default(),
         }
+    }
+
+    /// Names this engine's batched MAC check `name` in its abort errors (default
+    /// `"mac-check"`), for protocols built on the engine that run their own checks (e.g. the
+    /// preprocessing's `authentication-mac-check`).
+    pub fn with_check_name(mut self, name: &'static str) -> Self {
+        self.check_name = name;
+        self
     }
 
     /// The ring.
@@ -588,7 +598,7 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
                 .fail(
                     mesh,
                     Error::MacCheckFailed {
-                        check: "mac-check",
+                        check: self.check_name,
                         detected_by: me,
                     },
                 )

@@ -56,6 +56,7 @@ mod tests;
 
 pub use engine::{Engine, PendingSingleCheck};
 pub use error::{Error, Result};
+pub use ot_prep::OtPrep;
 pub use prep::{Counts, InputMask, InsecureDealer, Kind, Preprocessing, Share, Triple, VecPrep};
 pub use ring::{BigElem, Fp64, FpBig, PrimeField, Ring, RingDescriptor, Z2k};
 pub use store::PrepStore;

@@ -1,46 +1,86 @@
-//! SPDZ_2k preprocessing by oblivious transfer, for any number of parties: MAC key, triples with
-//! the sacrifice check, authenticated random values, input masks and random bits.
+//! SPDZ_2k preprocessing by oblivious transfer, for any number of parties, secure against a
+//! dishonest majority of actively malicious parties (with abort): MAC key, triples, authenticated
+//! random values, input masks and random bits.
 //!
-//! Building blocks, per ordered pair of parties (all pairs run in the same rounds, one message
-//! per peer per round):
+//! This follows the preprocessing of SPDZ_2k (Cramer, Damgård, Escudero, Scholl, Xing, CRYPTO
+//! 2018), which itself follows MASCOT (Keller, Orsini, Scholl, CCS 2016) with the sacrifice and
+//! MAC check moved to `Z_{2^{k+s}}`. No copy of the paper was at hand; the steps below are
+//! written from the published protocol as we know it, and the parameter choices and arguments
+//! are stated here so they can be checked. Per ordered pair of parties (all pairs run in the
+//! same rounds, one message per peer per round):
 //!
 //! * **Setup:** Chou–Orlandi base OTs ([`crate::ot`]) in both directions: 128 for KOS (the
 //!   extension sender's choices are its `Δ`) and `s` for authentication (the key holder's
 //!   choices are the bits of its MAC key share `α_i ∈ Z_{2^s}`).
-//! * **Products (Gilboa over `Z_{2^{k+s}}`):** for `a_j·b_i`, party `i` is the KOS receiver with
-//!   the `k+s` bits of `b_i` as choices and party `j` the sender; with pads
-//!   `p_0 = H(q)`, `p_1 = H(q ⊕ Δ)` the sender sends `d = p_0 − p_1 + a_j` per bit, the receiver
-//!   keeps `Σ_l 2^l (p_{b_l} + b_l·d_l) = Σ_l 2^l p_0 + a_j b_i` and the sender `−Σ_l 2^l p_0`.
-//!   Two products (`a_j b_i` and `â_j b_i`) share one set of OTs.
-//! * **Authentication (COPE, as in MASCOT/SPDZ_2k):** to authenticate `x_i` under `α_j`, the
+//! * **Multiply (Gilboa on KOS correlated OTs):** every party `i` samples `b_i ∈ Z_{2^{k+s}}` and
+//!   `τ` random bits `x_{i,h}` per triple ([`combine_width`]). For every ordered pair, `i` is the
+//!   KOS receiver with choices `x_{i,h}` and `j` the sender with pads `p_0 = H(q)`,
+//!   `p_1 = H(q ⊕ Δ)`; `j` sends `d_h = p_0 − p_1 + b_j`, `i` keeps `p_{x} + x·d_h =
+//!   p_0 + x_{i,h} b_j` and `j` keeps `−p_0`. Every party thus holds shares of
+//!   `c_h = x_h · b` with `x_h = Σ_i x_{i,h}` (over `Z`, one bit per party) and `b = Σ b_j`.
+//!   The KOS consistency check makes the receiver's choices consistent across the 128 columns.
+//! * **Combine (protection against selective failure):** after all corrections are sent, a
+//!   coin-tossed `r, r̂ ∈ Z_{2^{k+s}}^τ` gives `a = Σ r_h x_h`, `â = Σ r̂_h x_h`,
+//!   `c = Σ r_h c_h = a·b`, `ĉ = Σ r̂_h c_h = â·b` (local linear maps on the shares).
+//!   A cheating OT sender `j` that adds `e_h` to correction `h` toward an honest receiver `i`
+//!   changes `c` by `Σ r_h e_h x_{i,h}` and `ĉ` by `Σ r̂_h e_h x_{i,h}`; the sacrifice below then
+//!   passes (except with probability about `2^{-s}`) only if `x_{i,h} = 0` on every probed `h`,
+//!   so a run that does not abort leaks at most `s − 1` bits of the honest party's bit vector
+//!   (one more bit halves the chance of not aborting). A sender that uses a wrong `b_j + e`
+//!   consistently changes `z` below by `e·(t a_i − â_i)`, which for two parties is known from
+//!   the public `ρ` and in general is independent of `a` (masked by `â_i`): no leak. The map
+//!   `x ↦ (Σ r_h x_h, Σ r̂_h x_h)` from `{0,1}^τ` to `Z_{2^{k+s}}^2` is a universal hash family
+//!   (a nonzero difference of bit vectors has a unit entry `±1`, so the difference of outputs
+//!   is uniform), and the leftover hash lemma with min-entropy `τ − s` and output length
+//!   `2(k+s)` gives a statistical distance from uniform of at most
+//!   `2^{-(τ − s − 2(k+s))/2}`, i.e. `2^{-σ}` for `τ = 2(k+s) + s + 2σ`
+//!   ([`COMBINE_SIGMA`] `= 40`). Both `a` and `â` must be uniform over all of `Z_{2^{k+s}}`
+//!   (the online Beaver step opens `x − a` in full, and `ρ = t·a − â` is opened below), hence
+//!   the `2(k+s)` output bits. (SPDZ_2k states `τ` with its own constants; this is the bound we
+//!   can prove from the lemma as stated here.)
+//! * **Authenticate (COPE, as in MASCOT/SPDZ_2k):** to authenticate `x_i` under `α_j`, the
 //!   base-OT keys are expanded by a PRG to `Z_{2^{k+s}}` elements `r_{l,0}, r_{l,1}` (`l < s`);
 //!   party `i` sends `u_l = r_{l,0} − r_{l,1} + x_i`, party `j` keeps
-//!   `Σ_l 2^l (r_{l,α_l} + α_l u_l) = Σ_l 2^l r_{l,0} + α_j x_i` and `i` keeps `−Σ_l 2^l r_{l,0}`.
-//! * **Sacrifice (SPDZ_2k Π_Triple):** two triples `(a, b, c)`, `(â, b, ĉ)` with a common `b`; a
-//!   coin-tossed `t ∈ Z_{2^s}` per triple; open `ρ = t·a − â` and `z = t·c − ĉ − ρ·b`, require
-//!   `z = 0` in `Z_{2^{k+s}}`, then run the MAC check on everything opened.
-//! * **Random values and input masks:** each party authenticates its own random share; an
-//!   authentication check opens a random combination masked by one extra random value and runs
-//!   the MAC check.
-//! * **Random bits:** every party inputs a random bit `β_i` (input masks), `β_i(1 − β_i) = 0` is
-//!   checked by one multiplication and an opening (in `Z_{2^k}` this forces `β_i ∈ {0, 1}`,
-//!   since one of `β`, `1 − β` is odd), and the bits are XORed: `x ⊕ y = x + y − 2xy`.
+//!   `Σ_l 2^l (r_{l,α_l} + α_l u_l) = Σ_l 2^l r_{l,0} + α_j x_i` and `i` keeps `−Σ_l 2^l r_{l,0}`
+//!   (`u_l` is sent in its `k+s−l` useful bits). `a, b, c, â, ĉ` and one extra uniform value
+//!   `y_0` are authenticated together.
+//! * **Authentication check (SPDZ_2k's Π_[[·]] check):** coin-tossed `χ_v ∈ Z_{2^s}`; the
+//!   parties open `y = y_0 + Σ χ_v y_v` over `Z_{2^{k+s}}` (uniform thanks to `y_0`) and run the
+//!   SPDZ_2k MAC check on it (batched with the sacrifice's openings). A party that sends
+//!   inconsistent `u_l` (different `x` per `l`) makes the MAC of `y` wrong by
+//!   `Σ_l 2^l α_{j,l} χ_v δ_l`; the check then fails unless the error vanishes, which happens
+//!   only for a guessed pattern of `α_j`'s bits. The SPDZ_2k argument with `s` bits of slack:
+//!   an error of 2-adic valuation `v < k` survives the `Z_{2^s}` combination with valuation
+//!   `< v + s ≤ k + s` except with probability `2^{-s}`, and learning `ℓ` bits of `α_j` this
+//!   way costs a `2^{-ℓ}` chance of not aborting, which leaves a forgery probability of
+//!   `2^{-(s−ℓ)}`: together at most `2^{-s}` (up to the `log s` loss of the SPDZ_2k check).
+//! * **Sacrifice (SPDZ_2k Π_Triple):** a coin-tossed `t ∈ Z_{2^s}` per triple; open
+//!   `ρ = t·a − â` and `z = t·c − ĉ − ρ·b`, require `z = 0` in `Z_{2^{k+s}}`, then the MAC check
+//!   on everything opened (this and the authentication check: one check, failures named
+//!   `authentication-mac-check`; `z ≠ 0` aborts as `triple-sacrifice`).
+//! * **Random values and input masks:** each party authenticates its own random share, with the
+//!   same authentication check.
+//! * **Random bits** (not the SPDZ_2k square-root method, which needs `Z_{2^{k+2}}` arithmetic
+//!   and an extra ring): every party inputs a random bit `β_i` through an input mask;
+//!   `β_i(1 − β_i) = 0` is checked by a Beaver multiplication and an opening (in `Z_{2^k}` one
+//!   of `β`, `1 − β` is odd, hence a unit, so the product is 0 only for `β ∈ {0, 1}` mod `2^k`),
+//!   the opened products are 0 and reveal nothing, and the bits are XORed with
+//!   `x ⊕ y = x + y − 2xy`. The result is a uniform bit as long as one party is honest (its bit
+//!   is uniform and independent of the others', which are fixed by the input step before any of
+//!   its information is revealed); the cost is `2n − 1` triples and `n` input masks per bit.
 //!
-//! # Security status (read before use)
+//! # Security
 //!
-//! Correctness is enforced against malicious parties: inconsistent OT-extension inputs fail the
-//! KOS check, wrong products fail the sacrifice, wrong MACs fail the MAC checks, and non-bits fail
-//! the bit check. **Not yet implemented** from the published SPDZ_2k protocol: (1) the
-//! "combine" step that makes selective-failure attacks on the Gilboa multiplication useless
-//! (a cheating OT sender can learn a bit of an honest party's `b` at the risk of an abort), and
-//! (2) SPDZ_2k's dedicated check of the authentication step with `s` extra masking values (here
-//! one extra value and the ordinary MAC check, as in MASCOT's Π_[[·]]). Concretely, a cheating
-//! OT sender can add an error to one Gilboa correction; the sacrifice then aborts unless the
-//! matching bit of the honest receiver's `b` is 0, so each such probe reveals one bit of a
-//! triple's `b` (and later one bit of a value masked by it) at the price of a 1/2 chance of
-//! abort. Until both steps are added this producer is secure against passive adversaries and
-//! maliciously *correct*, but not maliciously *private*; it is therefore named
-//! [`InsecureOtPrep`] and must not be used where an actively malicious party is expected.
+//! [`OtPrep`] gives SPDZ_2k preprocessing secure with abort against an actively malicious
+//! adversary corrupting up to `n − 1` of `n` parties, in the random-oracle model for the row hash
+//! `H` (keyed BLAKE3 as a correlation-robust hash) and the base OTs (Chou–Orlandi over
+//! Ristretto255 with hashed keys), with computational security 128 bits (base OTs, KOS with
+//! `κ = 128`) and statistical security about `s − log s` for the sacrifice and MAC checks
+//! and `σ = 40` for the combine. Each abort names its check: `kos-consistency` (a receiver used
+//! inconsistent choice bits; names that party), `triple-sacrifice`, `authentication-mac-check`,
+//! `random-bit-input`. It is not an ideal functionality proof: no UC proof was written here; the
+//! arguments are the ones stated above. The former name `InsecureOtPrep` (before the combine
+//! step and the authentication check existed) is kept as a deprecated alias.
 
 // Loops over party ids index several per-party vectors at once; ranges read better there.
 #![allow(clippy::needless_range_loop)]
@@ -73,7 +113,17 @@ const TAG_COPE: u32 = 0x5D21_0007;
 
 /// Largest number of triples produced in one extension (bounds message sizes: about
 /// 6 KB per triple per peer).
-pub const MAX_TRIPLE_BATCH: usize = 4096;
+pub const MAX_TRIPLE_BATCH: usize = 1024;
+
+/// Statistical security `σ` of the combine step (the leftover-hash-lemma distance of the
+/// combined `(a, â)` from uniform is at most `2^{-σ}`).
+pub const COMBINE_SIGMA: u32 = 40;
+
+/// The number `τ` of random bits (one OT each) combined into one triple's `(a, â)`:
+/// `τ = 2(k+s) + s + 2σ` (see the module docs for the argument).
+pub fn combine_width(ring: &Z2k) -> usize {
+    (2 * (ring.k() + ring.s()) + ring.s() + 2 * COMBINE_SIGMA) as usize
+}
 
 /// Test-only cheating hooks.
 #[cfg(test)]
@@ -83,6 +133,14 @@ pub(crate) struct PrepCheat {
     pub triple_err: Option<u128>,
     /// Flip one choice bit in half of the KOS columns sent to each peer.
     pub kos_inconsistent: bool,
+    /// Added to every Gilboa correction of the first triple of every batch sent to each peer
+    /// (a selective-failure probe on the peers' bits).
+    pub gilboa_err: Option<u128>,
+    /// Added to the COPE corrections `u_l`, `l ≥ 1`, of the first authenticated value sent to
+    /// each peer (an inconsistent input to the authentication).
+    pub cope_err: Option<u128>,
+    /// Added to this party's share (not its MAC) of the first triple's `c` after authentication.
+    pub triple_share_err_after_auth: Option<u128>,
 }
 
 struct PairState {
@@ -274,10 +332,15 @@ fn malformed(party: PartyId, cause: &str) -> Error {
     }
 }
 
-/// One party's OT-based SPDZ_2k producer over [`Z2k`]. **Insecure against active adversaries
-/// (privacy):** see the module docs for the two published steps that are still missing; it is
-/// maliciously correct and passively secure.
-pub struct InsecureOtPrep {
+/// The former name of [`OtPrep`], from before the combine step and the authentication check
+/// were implemented.
+#[deprecated(note = "renamed to OtPrep (now maliciously secure as documented in ot_prep)")]
+pub type InsecureOtPrep = OtPrep;
+
+/// One party's OT-based SPDZ_2k producer over [`Z2k`], secure with abort against an actively
+/// malicious dishonest majority (see the module docs for the exact protocol, parameters and
+/// arguments).
+pub struct OtPrep {
     ring: Z2k,
     me: PartyId,
     n: usize,
@@ -285,11 +348,12 @@ pub struct InsecureOtPrep {
     pairs: Vec<Option<PairState>>,
     batch: u64,
     rng: Csprng,
+    progress: Option<indicatif::ProgressBar>,
     #[cfg(test)]
     pub(crate) cheat: PrepCheat,
 }
 
-impl Drop for InsecureOtPrep {
+impl Drop for OtPrep {
     fn drop(&mut self) {
         self.alpha.zeroize();
     }
@@ -299,7 +363,7 @@ fn bits_of(x: u128, nbits: u32) -> impl Iterator<Item = bool> {
     (0..nbits).map(move |l| (x >> l) & 1 == 1)
 }
 
-impl InsecureOtPrep {
+impl OtPrep {
     /// Sets up the producer: samples this party's MAC key share `α_i ∈ Z_{2^s}` and runs the
     /// base OTs with every peer (two rounds).
     pub async fn setup<M: Mesh>(mesh: &mut M, ring: Z2k) -> Result<Self> {
@@ -371,9 +435,22 @@ impl InsecureOtPrep {
             pairs,
             batch: 0,
             rng,
+            progress: None,
             #[cfg(test)]
             cheat: PrepCheat::default(),
         })
+    }
+
+    /// Shows progress on `bar` (incremented by one per triple made, including those consumed
+    /// by random bits, and one per authenticated random value or input mask; see
+    /// [`crate::tools::ot_work_units`]); `None` switches it off.
+    pub fn set_progress(&mut self, bar: Option<indicatif::ProgressBar>) {
+        self.progress = bar;
+    }
+
+    /// The progress bar set by [`OtPrep::set_progress`].
+    pub fn progress_bar(&self) -> Option<&indicatif::ProgressBar> {
+        self.progress.as_ref()
     }
 
     /// This party's MAC key share.
@@ -392,30 +469,36 @@ impl InsecureOtPrep {
         VecPrep::new(self.ring, self.me, self.n, self.alpha)
     }
 
-    /// Shares of `a_i·b` summed over all parties' `a`, for two `a` vectors at once, by Gilboa
-    /// multiplication on KOS correlated OTs. Returns this party's shares of
-    /// `(Σ_i a_i)(Σ_i b_i)` and `(Σ_i â_i)(Σ_i b_i)`.
+    /// The Gilboa step of SPDZ_2k Π_Triple on KOS correlated OTs: this party samples
+    /// `tau·t` random bits `x` (its bits `a_h` for every triple; the same bits toward every
+    /// peer) and for every ordered pair computes shares of `x_h·b_j`. Returns the bits and this
+    /// party's shares of `c_h = x_h·b` (summed over all parties' bits and all `b_j`, including
+    /// its own `x_h·b_i`), one per OT, triple-major (`ti·tau + h`).
     async fn products<M: Mesh>(
         &mut self,
         mesh: &mut M,
-        a: &[u128],
-        ah: &[u128],
         b: &[u128],
-    ) -> Result<(Vec<u128>, Vec<u128>)> {
+        tau: usize,
+    ) -> Result<(Vec<u64>, Vec<u128>)> {
         let r = self.ring;
         let kk = r.k() + r.s();
         let t = b.len();
-        let m = t * kk as usize;
+        let m = t * tau;
         let batch = self.batch;
         self.batch += 1;
-        // choices: bits of b, OT index = triple * (k+s) + bit
-        let mut choices = vec![0u64; m.div_ceil(64)];
-        for (ti, bv) in b.iter().enumerate() {
-            for l in 0..kk as usize {
-                let j = ti * kk as usize + l;
-                choices[j / 64] |= (((bv >> l) & 1) as u64) << (j % 64);
-            }
+        let mask = if kk == 128 {
+            u128::MAX
+        } else {
+            (1u128 << kk) - 1
+        };
+        // this party's random bits a_h (choices of its OTs as receiver)
+        let mut x: Vec<u64> = (0..m.div_ceil(64)).map(|_| self.rng.next_u64()).collect();
+        if !m.is_multiple_of(64)
+            && let Some(last) = x.last_mut()
+        {
+            *last &= (1u64 << (m % 64)) - 1;
         }
+        let bit = |x: &[u64], j: usize| (x[j / 64] >> (j % 64)) & 1;
         // Round 1: KOS u to every peer (as receiver).
         let mut receivers: Vec<Option<KosReceiver>> = (0..self.n).map(|_| None).collect();
         let mut out: Vec<Option<Bytes>> = (0..self.n).map(|_| None).collect();
@@ -425,7 +508,7 @@ impl InsecureOtPrep {
             }
             let keys = self.pair(j)?.kos_recv_keys.clone();
             #[allow(unused_mut)]
-            let (rc, mut us) = KosReceiver::extend(&mut self.rng, &keys, batch, &choices, m)?;
+            let (rc, mut us) = KosReceiver::extend(&mut self.rng, &keys, batch, &x, m)?;
             #[cfg(test)]
             if self.cheat.kos_inconsistent {
                 for col in us.iter_mut().take(64) {
@@ -435,7 +518,6 @@ impl InsecureOtPrep {
             receivers[j] = Some(rc);
             out[j] = Some(cols_to_bytes(&us));
         }
-        choices.zeroize();
         let got_u = pairwise(mesh, TAG_KOS_U, out).await?;
         // Round 2: as sender, compute rows q and send a fresh challenge seed.
         let mut rows: Vec<Option<Vec<u128>>> = (0..self.n).map(|_| None).collect();
@@ -471,14 +553,8 @@ impl InsecureOtPrep {
             out[j] = Some(rc.check_response(&sd));
         }
         let got_resp = pairwise(mesh, TAG_KOS_RESP, out).await?;
-        // Round 4: as sender, verify, then send the Gilboa corrections for a and â.
-        let mask = if kk == 128 {
-            u128::MAX
-        } else {
-            (1u128 << kk) - 1
-        };
-        let mut c_send = vec![0u128; t];
-        let mut ch_send = vec![0u128; t];
+        // Round 4: as sender, verify, then send the Gilboa corrections d = p_0 − p_1 + b_i.
+        let mut shares = vec![0u128; m];
         let mut out: Vec<Option<Bytes>> = (0..self.n).map(|_| None).collect();
         for j in 0..self.n {
             if j == self.me {
@@ -500,65 +576,55 @@ impl InsecureOtPrep {
             }
             let mut d = BitWriter::default();
             for ti in 0..t {
-                let (mut sa, mut sh) = (0u128, 0u128);
-                for l in 0..kk as usize {
-                    let idx = ti * kk as usize + l;
+                for h in 0..tau {
+                    let idx = ti * tau + h;
                     let hidx = (batch << 40) | idx as u64;
-                    let (p0a, p0h) = ot::hash_row(hidx, q[idx]);
-                    let (p1a, p1h) = ot::hash_row(hidx, q[idx] ^ p.kos_delta);
-                    d.put(p0a.wrapping_sub(p1a).wrapping_add(a[ti]), kk - l as u32);
-                    d.put(p0h.wrapping_sub(p1h).wrapping_add(ah[ti]), kk - l as u32);
-                    sa = sa.wrapping_sub(p0a << l);
-                    sh = sh.wrapping_sub(p0h << l);
+                    let p0 = ot::hash_row(hidx, q[idx]).0;
+                    let p1 = ot::hash_row(hidx, q[idx] ^ p.kos_delta).0;
+                    #[allow(unused_mut)]
+                    let mut dv = p0.wrapping_sub(p1).wrapping_add(b[ti]);
+                    #[cfg(test)]
+                    if ti == 0
+                        && let Some(e) = self.cheat.gilboa_err
+                    {
+                        dv = dv.wrapping_add(e);
+                    }
+                    d.put(dv, kk);
+                    shares[idx] = shares[idx].wrapping_sub(p0);
                 }
-                c_send[ti] = c_send[ti].wrapping_add(sa) & mask;
-                ch_send[ti] = ch_send[ti].wrapping_add(sh) & mask;
             }
             out[j] = Some(d.finish());
         }
         rows.iter_mut().flatten().for_each(|q| q.zeroize());
         let got_d = pairwise(mesh, TAG_GILBOA, out).await?;
-        // As receiver: Σ_l 2^l (p_{b_l} + b_l d_l).
-        let mut c = c_send;
-        let mut ch = ch_send;
+        // As receiver: p_{x_h} + x_h·d_h = p_0 + x_h·b_j.
         for j in 0..self.n {
             if j == self.me {
                 continue;
             }
             let bytes = got_d[j].as_ref().ok_or_else(|| malformed(j, "missing d"))?;
-            let total = t as u64 * (kk as u64) * (kk as u64 + 1);
-            let mut rd =
-                BitReader::new(bytes, total).ok_or_else(|| malformed(j, "wrong length of d"))?;
-            let mut d = Vec::with_capacity(2 * m);
-            for _ in 0..t {
-                for l in 0..kk {
-                    d.push(rd.get(kk - l));
-                    d.push(rd.get(kk - l));
-                }
-            }
+            let mut rd = BitReader::new(bytes, m as u64 * kk as u64)
+                .ok_or_else(|| malformed(j, "wrong length of d"))?;
             let rc = receivers[j]
                 .as_ref()
                 .ok_or_else(|| Error::Invalid("missing receiver".into()))?;
-            for ti in 0..t {
-                let (mut sa, mut sh) = (0u128, 0u128);
-                for l in 0..kk as usize {
-                    let idx = ti * kk as usize + l;
-                    let hidx = (batch << 40) | idx as u64;
-                    let (pa, ph) = ot::hash_row(hidx, rc.t[idx]);
-                    let bm = 0u128.wrapping_sub(rc.choice(idx) as u128);
-                    sa = sa.wrapping_add(pa.wrapping_add(d[2 * idx] & bm) << l);
-                    sh = sh.wrapping_add(ph.wrapping_add(d[2 * idx + 1] & bm) << l);
-                }
-                c[ti] = c[ti].wrapping_add(sa) & mask;
-                ch[ti] = ch[ti].wrapping_add(sh) & mask;
+            for (idx, sh) in shares.iter_mut().enumerate() {
+                let d = rd.get(kk);
+                let hidx = (batch << 40) | idx as u64;
+                let pa = ot::hash_row(hidx, rc.t[idx]).0;
+                let bm = 0u128.wrapping_sub(rc.choice(idx) as u128);
+                *sh = sh.wrapping_add(pa.wrapping_add(d & bm));
             }
         }
-        // own products
+        // own products x_h·b_i
         for ti in 0..t {
-            c[ti] = r.add(&c[ti], &r.mul(&a[ti], &b[ti]));
-            ch[ti] = r.add(&ch[ti], &r.mul(&ah[ti], &b[ti]));
+            for h in 0..tau {
+                let idx = ti * tau + h;
+                let bm = 0u128.wrapping_sub(bit(&x, idx) as u128);
+                shares[idx] = shares[idx].wrapping_add(b[ti] & bm) & mask;
+            }
         }
-        Ok((c, ch))
+        Ok((x, shares))
     }
 
     /// MAC shares for this party's shares `xs` (every party calls it with its own shares of the
@@ -594,7 +660,16 @@ impl InsecureOtPrep {
                 for l in 0..s {
                     let r0 = read(&mut x0[l]);
                     let r1 = read(&mut x1[l]);
-                    us.put(r.add(&r.sub(&r0, &r1), x), kk - l as u32);
+                    #[allow(unused_mut)]
+                    let mut u = r.add(&r.sub(&r0, &r1), x);
+                    #[cfg(test)]
+                    if v == 0
+                        && l >= 1
+                        && let Some(e) = self.cheat.cope_err
+                    {
+                        u = r.add(&u, &e);
+                    }
+                    us.put(u, kk - l as u32);
                     share = r.sub(&share, &r.mul(&r0, &(1u128 << l)));
                 }
                 macs[v] = r.add(&macs[v], &share);
@@ -649,7 +724,9 @@ impl InsecureOtPrep {
         Ok(*h.finalize().as_bytes())
     }
 
-    /// Produces `count` authenticated triples (generates `2·count` and sacrifices half).
+    /// Produces `count` authenticated triples (SPDZ_2k Π_Triple: Gilboa products on
+    /// [`combine_width`] random bits per triple, combine, authenticate, sacrifice; see the
+    /// module docs).
     pub async fn triples<M: Mesh>(
         &mut self,
         mesh: &mut M,
@@ -661,48 +738,102 @@ impl InsecureOtPrep {
             let t = left.min(MAX_TRIPLE_BATCH);
             out.extend(self.triple_batch(mesh, t).await?);
             left -= t;
+            self.progress(t as u64);
         }
         Ok(out)
     }
 
+    fn progress(&self, n: u64) {
+        if let Some(pb) = &self.progress {
+            pb.inc(n);
+        }
+    }
+
     async fn triple_batch<M: Mesh>(&mut self, mesh: &mut M, t: usize) -> Result<Vec<Triple<u128>>> {
         let r = self.ring;
-        let a: Vec<u128> = (0..t).map(|_| r.random(&mut self.rng)).collect();
-        let ah: Vec<u128> = (0..t).map(|_| r.random(&mut self.rng)).collect();
+        let tau = combine_width(&r);
+        let kk = r.k() + r.s();
+        // Multiply: b_i uniform in Z_{2^{k+s}}; bits x_h; shares of c_h = x_h·b.
         let b: Vec<u128> = (0..t).map(|_| r.random(&mut self.rng)).collect();
+        let (mut x, mut ch) = self.products(mesh, &b, tau).await?;
+        // Combine: public random r, r̂ ∈ Z_{2^{k+s}}^tau, tossed after the products are fixed;
+        // a = Σ r_h x_h, â = Σ r̂_h x_h, c = Σ r_h c_h, ĉ = Σ r̂_h c_h.
+        let seed = self.coin_toss(mesh, "combine").await?;
+        let mut xof = Xof::new(&seed, b"coterie-spdz/combine-r", 0);
+        let rs: Vec<u128> = (0..tau).map(|_| r.random(&mut xof)).collect();
+        let rhs: Vec<u128> = (0..tau).map(|_| r.random(&mut xof)).collect();
+        let (mut a, mut ah) = (vec![0u128; t], vec![0u128; t]);
         #[allow(unused_mut)]
-        let (mut c, ch) = self.products(mesh, &a, &ah, &b).await?;
+        let (mut c, mut chat) = (vec![0u128; t], vec![0u128; t]);
+        for ti in 0..t {
+            let (mut sa, mut sah, mut sc, mut sch) = (0u128, 0u128, 0u128, 0u128);
+            for h in 0..tau {
+                let idx = ti * tau + h;
+                let bm = 0u128.wrapping_sub(((x[idx / 64] >> (idx % 64)) & 1) as u128);
+                sa = sa.wrapping_add(rs[h] & bm);
+                sah = sah.wrapping_add(rhs[h] & bm);
+                sc = sc.wrapping_add(rs[h].wrapping_mul(ch[idx]));
+                sch = sch.wrapping_add(rhs[h].wrapping_mul(ch[idx]));
+            }
+            a[ti] = Z2k::low_bits(sa, kk);
+            ah[ti] = Z2k::low_bits(sah, kk);
+            c[ti] = Z2k::low_bits(sc, kk);
+            chat[ti] = Z2k::low_bits(sch, kk);
+        }
+        x.zeroize();
+        ch.zeroize();
         #[cfg(test)]
         if let Some(e) = self.cheat.triple_err.take() {
             c[0] = r.add(&c[0], &e);
         }
-        let all: Vec<u128> = a
+        // Authenticate a, b, c, â, ĉ and one uniform mask for the authentication check.
+        let mut all: Vec<u128> = a
             .iter()
             .chain(&b)
             .chain(&c)
             .chain(&ah)
-            .chain(&ch)
+            .chain(&chat)
             .copied()
             .collect();
+        all.push(r.random(&mut self.rng));
+        a.zeroize();
+        ah.zeroize();
+        c.zeroize();
+        chat.zeroize();
         let macs = self.authenticate(mesh, &all).await?;
-        let sh = |v: usize| Share {
-            v: all[v],
-            m: macs[v],
-        };
-        // sacrifice
-        let seed = self.coin_toss(mesh, "sacrifice").await?;
-        let mut xof = Xof::new(&seed, b"coterie-spdz/sacrifice-t", 0);
-        let ts: Vec<u128> = (0..t).map(|_| r.random_key(&mut xof)).collect();
-        let mut e = Engine::new(self.empty_prep());
-        let rho: Vec<Share<u128>> = (0..t)
-            .map(|i| e.sub(&e.mul_const(&sh(i), &ts[i]), &sh(3 * t + i)))
+        #[allow(unused_mut)]
+        let mut shares: Vec<Share<u128>> = all
+            .iter()
+            .zip(&macs)
+            .map(|(v, m)| Share { v: *v, m: *m })
             .collect();
-        let rho_open = e.open_unmasked(mesh, &rho).await?;
+        all.zeroize();
+        #[cfg(test)]
+        if let Some(e) = self.cheat.triple_share_err_after_auth.take() {
+            shares[2 * t].v = r.add(&shares[2 * t].v, &e);
+        }
+        // One coin toss for the authentication check's χ and the sacrifice's t.
+        let seed = self.coin_toss(mesh, "check").await?;
+        let mut xof = Xof::new(&seed, b"coterie-spdz/check-chi-t", 0);
+        let mut e = Engine::new(self.empty_prep()).with_check_name("authentication-mac-check");
+        let sh = |v: usize| &shares[v];
+        // Authentication check (SPDZ_2k/MASCOT Π_[[·]]): open mask + Σ χ_v x_v, χ_v ∈ Z_{2^s}.
+        let mut acc = shares[5 * t].clone();
+        for s in &shares[..5 * t] {
+            acc = e.add(&acc, &e.mul_const(s, &r.random_key(&mut xof)));
+        }
+        // Sacrifice (SPDZ_2k): t_i ∈ Z_{2^s}; ρ = t·a − â; z = t·c − ĉ − ρ·b must be 0.
+        let ts: Vec<u128> = (0..t).map(|_| r.random_key(&mut xof)).collect();
+        let mut first: Vec<Share<u128>> = (0..t)
+            .map(|i| e.sub(&e.mul_const(sh(i), &ts[i]), sh(3 * t + i)))
+            .collect();
+        first.push(acc);
+        let rho_open = e.open_unmasked(mesh, &first).await?;
         let z: Vec<Share<u128>> = (0..t)
             .map(|i| {
-                let tc = e.mul_const(&sh(2 * t + i), &ts[i]);
-                let x = e.sub(&tc, &sh(4 * t + i));
-                e.sub(&x, &e.mul_const(&sh(t + i), &rho_open[i]))
+                let tc = e.mul_const(sh(2 * t + i), &ts[i]);
+                let x = e.sub(&tc, sh(4 * t + i));
+                e.sub(&x, &e.mul_const(sh(t + i), &rho_open[i]))
             })
             .collect();
         let z_open = e.open_unmasked(mesh, &z).await?;
@@ -714,13 +845,15 @@ impl InsecureOtPrep {
             return Err(err);
         }
         e.check(mesh).await?;
-        Ok((0..t)
+        let out = (0..t)
             .map(|i| Triple {
-                a: sh(i),
-                b: sh(t + i),
-                c: sh(2 * t + i),
+                a: shares[i].clone(),
+                b: shares[t + i].clone(),
+                c: shares[2 * t + i].clone(),
             })
-            .collect())
+            .collect();
+        shares.zeroize();
+        Ok(out)
     }
 
     /// Authenticated values: `randoms` uniformly random values (every party contributes a random
@@ -757,13 +890,14 @@ impl InsecureOtPrep {
         // authentication check: open Σ χ_j x_j + extra (uniform), then the MAC check
         let seed = self.coin_toss(mesh, "auth-check").await?;
         let mut xof = Xof::new(&seed, b"coterie-spdz/auth-check-chi", 0);
-        let mut e = Engine::new(self.empty_prep());
+        let mut e = Engine::new(self.empty_prep()).with_check_name("authentication-mac-check");
         let mut acc = shares[total - 1].clone();
         for s in &shares[..total - 1] {
             acc = e.add(&acc, &e.mul_const(s, &r.random_key(&mut xof)));
         }
         e.open_unmasked(mesh, &[acc]).await?;
         e.check(mesh).await?;
+        self.progress((randoms + masks * self.n) as u64);
         let rnd = shares[..randoms].to_vec();
         let mut ms = Vec::with_capacity(self.n);
         for owner in 0..self.n {

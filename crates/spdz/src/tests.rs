@@ -631,7 +631,7 @@ async fn engine_on_disk_store() {
 
 mod ot_producer {
     use super::*;
-    use crate::ot_prep::{InsecureOtPrep, PrepCheat};
+    use crate::ot_prep::{OtPrep, PrepCheat};
 
     async fn produce(
         n: usize,
@@ -644,7 +644,7 @@ mod ot_producer {
         for mut mesh in meshes {
             let cheat = cheat.clone();
             tasks.push(tokio::spawn(async move {
-                let mut p = InsecureOtPrep::setup(&mut mesh, ring).await?;
+                let mut p = OtPrep::setup(&mut mesh, ring).await?;
                 if let Some((who, c)) = cheat
                     && who == mesh.id()
                 {
@@ -777,6 +777,95 @@ mod ot_producer {
             if i != 1 {
                 assert!(
                     e.check() == Some("triple-sacrifice") || e.to_string().contains("sacrifice"),
+                    "party {i}: {e}"
+                );
+            }
+        }
+    }
+
+    /// Every honest party's error names `check`; the cheater fails too (it gets the abort).
+    fn assert_prep_abort(res: &[Result<VecPrep<Z2k>>], cheater: usize, check: &str) {
+        for (i, r) in res.iter().enumerate() {
+            let e = r.as_ref().expect_err("a cheat must abort");
+            if i != cheater {
+                assert!(
+                    e.check() == Some(check) || e.to_string().contains(check),
+                    "party {i}: {e} (wanted {check})"
+                );
+            }
+        }
+    }
+
+    /// A selective-failure probe: a cheating OT sender adds an error to every Gilboa correction
+    /// of one triple toward every peer; the combined triple is wrong, so the sacrifice aborts.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn gilboa_probe_is_caught_by_the_sacrifice() {
+        let counts = Counts {
+            triples: 4,
+            ..Counts::default()
+        };
+        for (n, err) in [(2, 1u128), (3, 1u128 << 100)] {
+            let cheat = PrepCheat {
+                gilboa_err: Some(err),
+                ..PrepCheat::default()
+            };
+            let res = produce(n, Z2k::spdz2k_64(), counts, Some((0, cheat))).await;
+            assert_prep_abort(&res, 0, "sacrifice");
+        }
+    }
+
+    /// A party that deviates in COPE (different inputs `x` in different `u_l`) gets a wrong MAC
+    /// on the authenticated value; the authentication check catches it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn inconsistent_cope_input_is_caught() {
+        let counts = Counts {
+            triples: 3,
+            ..Counts::default()
+        };
+        for (n, cheater) in [(2, 1), (3, 2)] {
+            let cheat = PrepCheat {
+                cope_err: Some(5),
+                ..PrepCheat::default()
+            };
+            let res = produce(n, Z2k::spdz2k_64(), counts, Some((cheater, cheat))).await;
+            assert_prep_abort(&res, cheater, "authentication-mac-check");
+        }
+        // also when only authenticated values are made (masks and randoms)
+        let counts = Counts {
+            randoms: 3,
+            masks_per_party: 2,
+            ..Counts::default()
+        };
+        let cheat = PrepCheat {
+            cope_err: Some(1 << 70),
+            ..PrepCheat::default()
+        };
+        let res = produce(2, Z2k::spdz2k_32(), counts, Some((0, cheat))).await;
+        assert_prep_abort(&res, 0, "authentication-mac-check");
+    }
+
+    /// An additive error on a triple share after authentication (value changed, MAC not) is
+    /// caught by the MAC check on the preprocessing openings.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn triple_share_error_after_authentication_is_caught() {
+        let counts = Counts {
+            triples: 3,
+            ..Counts::default()
+        };
+        let cheat = PrepCheat {
+            triple_share_err_after_auth: Some(1 << 20),
+            ..PrepCheat::default()
+        };
+        let res = produce(3, Z2k::spdz2k_64(), counts, Some((1, cheat))).await;
+        for (i, r) in res.iter().enumerate() {
+            let e = r.as_ref().expect_err("a cheat must abort");
+            if i != 1 {
+                let c = e.check();
+                assert!(
+                    c == Some("triple-sacrifice")
+                        || c == Some("authentication-mac-check")
+                        || e.to_string().contains("sacrifice")
+                        || e.to_string().contains("authentication-mac-check"),
                     "party {i}: {e}"
                 );
             }

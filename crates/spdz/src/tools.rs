@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use coterie_net::Mesh;
 
 use crate::Result;
-use crate::ot_prep::InsecureOtPrep;
+use crate::ot_prep::OtPrep;
 use crate::prep::{Counts, InsecureDealer, Preprocessing};
 use crate::ring::{Ring, Z2k};
 use crate::store::PrepStore;
@@ -69,7 +69,7 @@ pub fn deal_insecure_to_stores<R: Ring>(
 /// One party's side of OT-based SPDZ_2k preprocessing into a new store at `dir` (each producer
 /// session samples a fresh MAC key, so it cannot extend a store made under another key: that is
 /// refused). Runs the producer's set-up, then produces `counts` in chunks of at most `chunk`
-/// items per kind, appending (fsynced) after each chunk. See [`InsecureOtPrep`] for its
+/// items per kind, appending (fsynced) after each chunk. See [`OtPrep`] for its
 /// security status.
 pub async fn produce_ot_to_store<M: Mesh>(
     mesh: &mut M,
@@ -78,8 +78,9 @@ pub async fn produce_ot_to_store<M: Mesh>(
     counts: Counts,
     chunk: usize,
 ) -> Result<PrepStore<Z2k>> {
-    let mut producer = InsecureOtPrep::setup(mesh, ring).await?;
+    let mut producer = OtPrep::setup(mesh, ring).await?;
     let (me, n) = (mesh.id(), mesh.n());
+    producer.set_progress(progress_bar(ot_work_units(counts, n), me));
     let store = PrepStore::create(dir, ring, me, n, producer.mac_key_share())?;
     let chunk = chunk.max(1);
     let mut left = counts;
@@ -98,7 +99,38 @@ pub async fn produce_ot_to_store<M: Mesh>(
         left.randoms -= step.randoms;
         left.masks_per_party -= step.masks_per_party;
     }
+    if let Some(pb) = &producer.progress_bar() {
+        pb.finish();
+    }
     Ok(store)
+}
+
+/// The units of work [`OtPrep`] reports to its progress bar for `counts` with `n` parties:
+/// one per triple made (including the `2n − 1` per random bit) and one per authenticated
+/// random value or input mask (including the `2n` per random bit).
+pub fn ot_work_units(counts: Counts, n: usize) -> u64 {
+    let n = n as u64;
+    counts.triples as u64
+        + counts.bits as u64 * (2 * n - 1)
+        + counts.bits as u64 * 2 * n
+        + counts.randoms as u64
+        + counts.masks_per_party as u64 * n
+}
+
+/// A progress bar of `total` units on stderr, or `None` when stderr is not a terminal.
+pub fn progress_bar(total: u64, party: usize) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let pb = indicatif::ProgressBar::new(total);
+    let style = indicatif::ProgressStyle::with_template(
+        "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} ({per_sec}, eta {eta})",
+    )
+    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
+    pb.set_style(style);
+    pb.set_prefix(format!("party {party} OT preprocessing"));
+    Some(pb)
 }
 
 /// One party's side of a small online demonstration on material from its store at `dir`
