@@ -16,12 +16,16 @@ use coterie_spdz::{Counts, Engine, Fp64, FpBig, InsecureDealer, Ring, Z2k};
 use rand::SeedableRng;
 
 async fn tls_pair(netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Relay>) {
+    tls_n(2, netem).await
+}
+
+async fn tls_n(n: usize, netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Relay>) {
     let opts = MeshOptions {
-        timeout: Duration::from_secs(300),
+        timeout: Duration::from_secs(600),
         max_frame: 64 << 20,
         ..MeshOptions::default()
     };
-    coterie_net::local::tls_group(2, opts, netem).await.unwrap()
+    coterie_net::local::tls_group(n, opts, netem).await.unwrap()
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -105,14 +109,15 @@ async fn run_ring<R: Ring>(ring: R, batch: usize, reps: usize, netem: Option<Lin
     }
 }
 
-/// OT-based SPDZ_2k preprocessing over Z_2^64 (s = 64), 2 parties: set-up time, triples/s,
-/// bits/s and bytes sent per triple and per bit by party 0.
+/// OT-based SPDZ_2k preprocessing over Z_2^64 (s = 64), `n` parties: set-up time, triples/s,
+/// bits/s and bytes sent per triple and per bit by party 0 (from the mesh's byte counter).
 async fn run_ot(
+    n: usize,
     triples: usize,
     bits: usize,
     netem: Option<LinkParams>,
 ) -> (f64, f64, f64, f64, f64) {
-    let (meshes, relays) = tls_pair(netem).await;
+    let (meshes, relays) = tls_n(n, netem).await;
     let mut tasks = Vec::new();
     for mut mesh in meshes {
         tasks.push(tokio::spawn(async move {
@@ -126,6 +131,7 @@ async fn run_ot(
             let bs = p.bits(&mut mesh, bits).await.unwrap();
             let t3 = Instant::now();
             let b2 = mesh.stats().total_sent();
+            let bits = bits.max(1);
             assert_eq!((tr.len(), bs.len()), (triples, bits));
             mesh.close().await.unwrap();
             (
@@ -161,11 +167,18 @@ async fn main() {
     let json = get("--json");
     let link = netem.then(|| LinkParams::new(Duration::from_millis(1), 1000.0));
     let mut rows = Vec::new();
-    let mut cases: Vec<(&str, usize, usize)> =
-        vec![("Z2^64 (s=64)", 10_000, 11), ("Z2^64 (s=64)", big, 3)];
-    cases.push(("Z2^32 (s=64)", 10_000, 11));
-    cases.push(("F_p 61-bit", 10_000, 11));
-    cases.push(("F_p 128-bit (GMP)", 10_000, 5));
+    let ot_only = args.iter().any(|a| a == "--ot-only");
+    let parties: Vec<usize> = get("--ot-parties")
+        .map(|s| s.split(',').filter_map(|x| x.parse().ok()).collect())
+        .unwrap_or_else(|| vec![2]);
+    let mut cases: Vec<(&str, usize, usize)> = Vec::new();
+    if !ot_only {
+        cases.push(("Z2^64 (s=64)", 10_000, 11));
+        cases.push(("Z2^64 (s=64)", big, 3));
+        cases.push(("Z2^32 (s=64)", 10_000, 11));
+        cases.push(("F_p 61-bit", 10_000, 11));
+        cases.push(("F_p 128-bit (GMP)", 10_000, 5));
+    }
     for (name, batch, reps) in cases {
         let t = match name {
             "Z2^64 (s=64)" => run_ring(Z2k::spdz2k_64(), batch, reps, link).await,
@@ -210,15 +223,15 @@ async fn main() {
     let ot_bits: usize = get("--ot-bits")
         .and_then(|s| s.parse().ok())
         .unwrap_or(1024);
-    if ot_triples > 0 {
-        let (setup, tps, bpt, bps, bpb) = run_ot(ot_triples, ot_bits, link).await;
+    for &n in parties.iter().filter(|_| ot_triples > 0) {
+        let (setup, tps, bpt, bps, bpb) = run_ot(n, ot_triples, ot_bits, link).await;
         println!(
-            "OT SPDZ2k Z2^64 s=64: setup {setup:.3} s | {ot_triples} triples: {tps:.0} triples/s, {bpt:.0} B sent/triple/party ({:.1} kbit; Multipars 14.9 kbit: {:.2}x) | {ot_bits} bits: {bps:.0} bits/s, {bpb:.0} B/bit/party",
+            "OT SPDZ2k Z2^64 s=64, {n} parties: setup {setup:.3} s | {ot_triples} triples: {tps:.0} triples/s, {bpt:.0} B sent/triple/party ({:.1} kbit; Multipars 14.9 kbit: {:.2}x) | {ot_bits} bits: {bps:.0} bits/s, {bpb:.0} B/bit/party",
             bpt * 8.0 / 1000.0,
             bpt * 8.0 / 1000.0 / 14.9
         );
         rows.push(format!(
-            "{{\"ot_prep\":\"Z2^64 s=64\",\"netem\":{netem},\"setup_s\":{setup:.4},\"triples\":{ot_triples},\"triples_per_s\":{tps:.1},\"bytes_sent_per_triple_per_party\":{bpt:.1},\"bits\":{ot_bits},\"bits_per_s\":{bps:.1},\"bytes_sent_per_bit_per_party\":{bpb:.1}}}"
+            "{{\"ot_prep\":\"Z2^64 s=64\",\"parties\":{n},\"netem\":{netem},\"setup_s\":{setup:.4},\"triples\":{ot_triples},\"triples_per_s\":{tps:.1},\"bytes_sent_per_triple_per_party\":{bpt:.1},\"bits\":{ot_bits},\"bits_per_s\":{bps:.1},\"bytes_sent_per_bit_per_party\":{bpb:.1}}}"
         ));
     }
     if let Some(p) = json {

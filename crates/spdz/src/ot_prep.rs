@@ -574,15 +574,18 @@ impl OtPrep {
                 mesh.abort(&e.to_string()).await;
                 return Err(e);
             }
+            let me = self.me;
+            let tw = |i: usize| ot::ot_tweak(batch, i, me, j);
+            let mut p0 = ot::tccr_hash(&q[..m], tw);
+            let mut q1: Vec<u128> = q[..m].iter().map(|x| x ^ p.kos_delta).collect();
+            let mut p1 = ot::tccr_hash(&q1, tw);
+            q1.zeroize();
             let mut d = BitWriter::default();
             for ti in 0..t {
                 for h in 0..tau {
                     let idx = ti * tau + h;
-                    let hidx = (batch << 40) | idx as u64;
-                    let p0 = ot::hash_row(hidx, q[idx]).0;
-                    let p1 = ot::hash_row(hidx, q[idx] ^ p.kos_delta).0;
                     #[allow(unused_mut)]
-                    let mut dv = p0.wrapping_sub(p1).wrapping_add(b[ti]);
+                    let mut dv = p0[idx].wrapping_sub(p1[idx]).wrapping_add(b[ti]);
                     #[cfg(test)]
                     if ti == 0
                         && let Some(e) = self.cheat.gilboa_err
@@ -590,9 +593,11 @@ impl OtPrep {
                         dv = dv.wrapping_add(e);
                     }
                     d.put(dv, kk);
-                    shares[idx] = shares[idx].wrapping_sub(p0);
+                    shares[idx] = shares[idx].wrapping_sub(p0[idx]);
                 }
             }
+            p0.zeroize();
+            p1.zeroize();
             out[j] = Some(d.finish());
         }
         rows.iter_mut().flatten().for_each(|q| q.zeroize());
@@ -608,13 +613,14 @@ impl OtPrep {
             let rc = receivers[j]
                 .as_ref()
                 .ok_or_else(|| Error::Invalid("missing receiver".into()))?;
+            let me = self.me;
+            let mut pads = ot::tccr_hash(&rc.t[..m], |i| ot::ot_tweak(batch, i, j, me));
             for (idx, sh) in shares.iter_mut().enumerate() {
                 let d = rd.get(kk);
-                let hidx = (batch << 40) | idx as u64;
-                let pa = ot::hash_row(hidx, rc.t[idx]).0;
                 let bm = 0u128.wrapping_sub(rc.choice(idx) as u128);
-                *sh = sh.wrapping_add(pa.wrapping_add(d & bm));
+                *sh = sh.wrapping_add(pads[idx].wrapping_add(d & bm));
             }
+            pads.zeroize();
         }
         // own products x_h·b_i
         for ti in 0..t {
