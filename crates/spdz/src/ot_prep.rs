@@ -23,21 +23,25 @@
 //!   coin-tossed `r, r̂ ∈ Z_{2^{k+s}}^τ` gives `a = Σ r_h x_h`, `â = Σ r̂_h x_h`,
 //!   `c = Σ r_h c_h = a·b`, `ĉ = Σ r̂_h c_h = â·b` (local linear maps on the shares).
 //!   A cheating OT sender `j` that adds `e_h` to correction `h` toward an honest receiver `i`
-//!   changes `c` by `Σ r_h e_h x_{i,h}` and `ĉ` by `Σ r̂_h e_h x_{i,h}`; the sacrifice below then
-//!   passes (except with probability about `2^{-s}`) only if `x_{i,h} = 0` on every probed `h`,
-//!   so a run that does not abort leaks at most `s − 1` bits of the honest party's bit vector
-//!   (one more bit halves the chance of not aborting). A sender that uses a wrong `b_j + e`
-//!   consistently changes `z` below by `e·(t a_i − â_i)`, which for two parties is known from
-//!   the public `ρ` and in general is independent of `a` (masked by `â_i`): no leak. The map
-//!   `x ↦ (Σ r_h x_h, Σ r̂_h x_h)` from `{0,1}^τ` to `Z_{2^{k+s}}^2` is a universal hash family
-//!   (a nonzero difference of bit vectors has a unit entry `±1`, so the difference of outputs
-//!   is uniform), and the leftover hash lemma with min-entropy `τ − s` and output length
-//!   `2(k+s)` gives a statistical distance from uniform of at most
-//!   `2^{-(τ − s − 2(k+s))/2}`, i.e. `2^{-σ}` for `τ = 2(k+s) + s + 2σ`
-//!   ([`COMBINE_SIGMA`] `= 40`). Both `a` and `â` must be uniform over all of `Z_{2^{k+s}}`
-//!   (the online Beaver step opens `x − a` in full, and `ρ = t·a − â` is opened below), hence
-//!   the `2(k+s)` output bits. (SPDZ_2k states `τ` with its own constants; this is the bound we
-//!   can prove from the lemma as stated here.)
+//!   changes `c` by `Σ r_h e_h x_{i,h}` and `ĉ` by `Σ r̂_h e_h x_{i,h}`, so the sacrifice's `z`
+//!   by `Σ (t r_h − r̂_h) e_h x_{i,h}` with coefficients unknown to `j` when it chose the `e_h`;
+//!   the sacrifice passes (except with probability about `2^{-s}`) only if `x_{i,h} = 0` on the
+//!   probed set `S`, which happens with probability `2^{-|S|}` and then tells `j` those bits.
+//!   A sender that uses a wrong `b_j + e` consistently changes `z` by `e·(t a_i − â_i)`, which
+//!   for two parties is known from the public `ρ` and in general is independent of `a` (masked
+//!   by `â_i`): no leak. The map `x ↦ (Σ r_h x_h, Σ r̂_h x_h)` from `{0,1}^τ` to
+//!   `Z_{2^{k+s}}^2` is a universal hash family (a nonzero difference of bit vectors has a unit
+//!   entry `±1`, so the difference of the outputs is uniform). Given a probe set of size `L`,
+//!   the run survives with probability `2^{-L}` and the remaining `τ − L` bits are uniform, so
+//!   by the leftover hash lemma `(a, â)` is within `½·2^{-(τ − L − 2(k+s))/2}` of uniform; the
+//!   distinguishing advantage is at most `2^{-L}` times that, i.e. at most
+//!   `½·2^{-(τ − 2(k+s))/2}` whatever `L` (a larger probe costs more abort probability than it
+//!   gains). With `τ = 2(k+s) + 2σ` ([`COMBINE_SIGMA`] `= 64`) this is `2^{-σ-1}`. This is the
+//!   parametrization MASCOT uses over a 128-bit field (`τ = 3`: `3·128 = 2·128 + 2·64`); both
+//!   `a` and `â` must be uniform over all of `Z_{2^{k+s}}` (the online Beaver step opens
+//!   `x − a` in full, and `ρ = t·a − â` is opened below), hence the `2(k+s)` output bits.
+//!   SPDZ_2k states its own `τ`; we could not check its constant without the paper, this is the
+//!   bound we can prove from the lemma as stated here.
 //! * **Authenticate (COPE, as in MASCOT/SPDZ_2k):** to authenticate `x_i` under `α_j`, the
 //!   base-OT keys are expanded by a PRG to `Z_{2^{k+s}}` elements `r_{l,0}, r_{l,1}` (`l < s`);
 //!   party `i` sends `u_l = r_{l,0} − r_{l,1} + x_i`, party `j` keeps
@@ -76,7 +80,7 @@
 //! `H` (keyed BLAKE3 as a correlation-robust hash) and the base OTs (Chou–Orlandi over
 //! Ristretto255 with hashed keys), with computational security 128 bits (base OTs, KOS with
 //! `κ = 128`) and statistical security about `s − log s` for the sacrifice and MAC checks
-//! and `σ = 40` for the combine. Each abort names its check: `kos-consistency` (a receiver used
+//! and `σ = 64` for the combine. Each abort names its check: `kos-consistency` (a receiver used
 //! inconsistent choice bits; names that party), `triple-sacrifice`, `authentication-mac-check`,
 //! `random-bit-input`. It is not an ideal functionality proof: no UC proof was written here; the
 //! arguments are the ones stated above. The former name `InsecureOtPrep` (before the combine
@@ -115,14 +119,14 @@ const TAG_COPE: u32 = 0x5D21_0007;
 /// 6 KB per triple per peer).
 pub const MAX_TRIPLE_BATCH: usize = 1024;
 
-/// Statistical security `σ` of the combine step (the leftover-hash-lemma distance of the
-/// combined `(a, â)` from uniform is at most `2^{-σ}`).
-pub const COMBINE_SIGMA: u32 = 40;
+/// Statistical security `σ` of the combine step (an adversary's advantage from selective
+/// failure on the Gilboa OTs is at most `2^{-σ-1}` per triple; see the module docs).
+pub const COMBINE_SIGMA: u32 = 64;
 
 /// The number `τ` of random bits (one OT each) combined into one triple's `(a, â)`:
-/// `τ = 2(k+s) + s + 2σ` (see the module docs for the argument).
+/// `τ = 2(k+s) + 2σ` (384 for `k = s = 64`; see the module docs for the argument).
 pub fn combine_width(ring: &Z2k) -> usize {
-    (2 * (ring.k() + ring.s()) + ring.s() + 2 * COMBINE_SIGMA) as usize
+    (2 * (ring.k() + ring.s()) + 2 * COMBINE_SIGMA) as usize
 }
 
 /// Test-only cheating hooks.
