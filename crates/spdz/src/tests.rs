@@ -720,6 +720,51 @@ mod ot_producer {
             let preps: Vec<_> = res.into_iter().map(|r| r.unwrap()).collect();
             verify_material(ring, &preps, counts);
         }
+        let small = Counts {
+            triples: 5,
+            bits: 3,
+            randoms: 2,
+            masks_per_party: 2,
+        };
+        let res = produce(4, Z2k::spdz2k_64(), small, None).await;
+        let preps: Vec<_> = res.into_iter().map(|r| r.unwrap()).collect();
+        verify_material(Z2k::spdz2k_64(), &preps, small);
+    }
+
+    /// Random bits from the OT producer are bits and uniform (2 parties, 512 bits: the count of
+    /// ones and of the four patterns of consecutive pairs).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ot_random_bits_are_uniform() {
+        let counts = Counts {
+            bits: 512,
+            ..Counts::default()
+        };
+        let ring = Z2k::spdz2k_32();
+        let preps: Vec<_> = produce(2, ring, counts, None)
+            .await
+            .into_iter()
+            .map(|r| r.unwrap())
+            .collect();
+        let bits: Vec<u128> = (0..counts.bits)
+            .map(|i| {
+                let v = ring.add(&preps[0].bits[i].v, &preps[1].bits[i].v);
+                ring.to_value(&v)
+            })
+            .collect();
+        assert!(bits.iter().all(|b| *b <= 1));
+        let ones = bits.iter().filter(|b| **b == 1).count() as f64;
+        // binomial(512, 1/2): sd 11.3; 5 sd
+        assert!((ones - 256.0).abs() < 57.0, "ones = {ones}");
+        let mut pairs = [0usize; 4];
+        for w in bits.chunks_exact(2) {
+            pairs[(w[0] * 2 + w[1]) as usize] += 1;
+        }
+        let chi2: f64 = pairs
+            .iter()
+            .map(|&h| (h as f64 - 64.0).powi(2) / 64.0)
+            .sum();
+        // 3 degrees of freedom: 25 is far beyond the 0.9999 quantile (21.1)
+        assert!(chi2 < 25.0, "chi2 = {chi2}, pairs {pairs:?}");
     }
 
     /// The material drives the online engine: inputs, a product, an opening, the MAC check.
@@ -1208,6 +1253,103 @@ async fn equivocating_input_owner_is_caught() {
         let e = r.as_ref().expect_err("equivocation must abort");
         if i != 1 {
             assert!(e.to_string().contains("input-broadcast"), "party {i}: {e}");
+        }
+    }
+}
+
+/// The F_p truncated opening: correct low bits for 2 and 3 parties, the opened masked values'
+/// bits above `l` look uniform (statistical test), and a field too small for the mask is
+/// refused with `Unsupported`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fp_truncated_open_low_bits_and_refusal() {
+    use crate::engine::FP_TRUNC_SIGMA;
+    let (l, bound) = (16u32, 64u32);
+    let trials = 1024usize;
+    let rbits = (bound - l + FP_TRUNC_SIGMA) as usize;
+    let ring = FpBig::new(big_prime(192)).unwrap();
+    let xs: Vec<u64> = vec![0, u64::MAX, 0x8000_0000_1234_5678];
+    for n in [2usize, 3] {
+        let mut rng = ChaCha20Rng::seed_from_u64(40 + n as u64);
+        let dealer = InsecureDealer::new_insecure(ring.clone(), n, &mut rng).unwrap();
+        let t = if n == 2 { trials } else { 4 };
+        let preps = dealer.deal(
+            Counts {
+                bits: 3 * t * rbits,
+                masks_per_party: 3,
+                ..Counts::default()
+            },
+            &mut rng,
+        );
+        let res = run_mem(preps, {
+            let xs = xs.clone();
+            let ring = ring.clone();
+            move |mut e, mut mesh| {
+                let xs: Vec<_> = xs.iter().map(|x| ring.embed_u64(*x)).collect();
+                async move {
+                    let me = mesh.id();
+                    let x = e
+                        .input(&mut mesh, 0, (me == 0).then_some(&xs[..]), 3)
+                        .await?;
+                    e.check(&mut mesh).await?;
+                    let mut lows = Vec::new();
+                    let mut raw = Vec::new();
+                    for _ in 0..t {
+                        lows.push(e.open_truncated_fp(&mut mesh, &x, l, bound).await?);
+                        raw.extend_from_slice(e.pending_opened());
+                        e.check(&mut mesh).await?;
+                    }
+                    mesh.close().await?;
+                    Ok((lows, raw))
+                }
+            }
+        })
+        .await;
+        for r in res {
+            let (lows, raw) = r.unwrap();
+            for o in &lows {
+                for (v, x) in o.iter().zip(&xs) {
+                    assert_eq!(*v, ring.embed_u64(x & ((1 << l) - 1)), "n = {n}");
+                }
+            }
+            if n == 2 {
+                // bits l..l+8 and 60..68 of the opened values are uniform for every x
+                for j in 0..3 {
+                    for shift in [l, 60] {
+                        let mut hist = [0usize; 256];
+                        for tr in 0..t {
+                            let v: BigInt = raw[tr * 3 + j].0.clone() >> shift;
+                            hist[(v.to_u32_wrapping() & 0xff) as usize] += 1;
+                        }
+                        let exp = t as f64 / 256.0;
+                        let chi2: f64 = hist.iter().map(|&h| (h as f64 - exp).powi(2) / exp).sum();
+                        assert!(chi2 < 380.0, "x_{j} bits {shift}..: chi2 = {chi2}");
+                    }
+                }
+            }
+        }
+    }
+    // a 61-bit field cannot hold the statistical mask: refused, before any communication
+    let mut rng = ChaCha20Rng::seed_from_u64(49);
+    let f61 = Fp64::mersenne61();
+    let dealer = InsecureDealer::new_insecure(f61, 2, &mut rng).unwrap();
+    let preps = dealer.deal(
+        Counts {
+            bits: 200,
+            ..Counts::default()
+        },
+        &mut rng,
+    );
+    let res = run_mem(preps, move |mut e, mut mesh| async move {
+        let x = vec![e.constant(&5)];
+        let r = e.open_truncated_fp(&mut mesh, &x, 4, 16).await;
+        mesh.close().await?;
+        Ok(r)
+    })
+    .await;
+    for r in res {
+        match r.unwrap() {
+            Err(Error::Unsupported(why)) => assert!(why.contains("F_p"), "{why}"),
+            other => panic!("expected Unsupported, got {other:?}"),
         }
     }
 }
