@@ -11,7 +11,13 @@
 //!   coterie-net `Mesh`.
 //! * [`prep`]: the [`Preprocessing`] trait the engine consumes, in-memory material, the
 //!   **insecure** trusted dealer for tests and online benchmarks, and down-casting.
+//! * [`ot`], [`ot_prep`]: SPDZ_2k preprocessing by oblivious transfer for any number of parties
+//!   ([`OtPrep`]: Chou–Orlandi base OTs, KOS extension, Gilboa products with the combine step
+//!   against selective failure, COPE authentication with its check, the sacrifice, random bits),
+//!   secure with abort against a malicious dishonest majority as documented in [`ot_prep`].
 //! * [`store`]: the per-party on-disk preprocessing store with a durable consumption cursor.
+//! * [`tools`]: drivers for the command line (stores from the insecure dealer or from
+//!   [`OtPrep`], with a progress bar on a terminal; an online demo).
 //!
 //! ```
 //! use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
