@@ -115,8 +115,9 @@ const TAG_KOS_RESP: u32 = 0x5D21_0005;
 const TAG_GILBOA: u32 = 0x5D21_0006;
 const TAG_COPE: u32 = 0x5D21_0007;
 
-/// Largest number of triples produced in one extension (bounds message sizes: about
-/// 6 KB per triple per peer).
+/// Largest number of triples produced in one extension (bounds message sizes: the KOS matrix
+/// and the Gilboa corrections are each about 6 KB per triple per peer for `k = s = 64`, so a
+/// batch sends two messages of about 6.3 MB to each peer, well below the default frame limit).
 pub const MAX_TRIPLE_BATCH: usize = 1024;
 
 /// Statistical security `σ` of the combine step (an adversary's advantage from selective

@@ -731,6 +731,34 @@ mod ot_producer {
         verify_material(Z2k::spdz2k_64(), &preps, small);
     }
 
+    /// The producer's progress bar ends at `tools::ot_work_units` of the counts.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn progress_counts_all_work() {
+        let counts = Counts {
+            triples: 3,
+            bits: 2,
+            randoms: 4,
+            masks_per_party: 1,
+        };
+        let n = 3;
+        let meshes = InMemoryMesh::group(n, opts());
+        let mut tasks = Vec::new();
+        for mut mesh in meshes {
+            tasks.push(tokio::spawn(async move {
+                let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_32()).await?;
+                let bar = indicatif::ProgressBar::hidden();
+                p.set_progress(Some(bar.clone()));
+                p.produce(&mut mesh, counts).await?;
+                mesh.close().await?;
+                Ok::<u64, Error>(bar.position())
+            }));
+        }
+        for t in tasks {
+            let pos = t.await.unwrap().unwrap();
+            assert_eq!(pos, crate::tools::ot_work_units(counts, n));
+        }
+    }
+
     /// Random bits from the OT producer are bits and uniform (2 parties, 512 bits: the count of
     /// ones and of the four patterns of consecutive pairs).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
