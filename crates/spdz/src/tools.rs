@@ -19,6 +19,7 @@ pub fn party_dir(base: &Path, party: usize) -> PathBuf {
 /// **Insecure** (trusted dealer: this process sees every secret): creates one store per party
 /// under `base` (see [`party_dir`]) and fills it with `counts`, dealing in chunks of at most
 /// `chunk` items per kind so memory stays bounded. For tests and online-phase benchmarks only.
+/// Shows a progress bar on stderr when stderr is a terminal.
 ///
 /// ```
 /// use coterie_spdz::tools::{deal_insecure_to_stores, party_dir};
@@ -46,6 +47,8 @@ pub fn deal_insecure_to_stores<R: Ring>(
         .map(|(i, d)| PrepStore::create(d, ring.clone(), i, n, dealer.key_shares()[i].clone()))
         .collect::<Result<Vec<_>>>()?;
     let chunk = chunk.max(1);
+    let units = |c: &Counts| (c.triples + c.bits + c.randoms + c.masks_per_party * n) as u64;
+    let bar = progress_bar(units(&counts), 0).inspect(|pb| pb.set_prefix("insecure dealer"));
     let mut left = counts;
     while left != Counts::default() {
         let step = Counts {
@@ -58,10 +61,16 @@ pub fn deal_insecure_to_stores<R: Ring>(
         for (s, p) in stores.iter().zip(preps.iter_mut()) {
             s.append(p)?;
         }
+        if let Some(pb) = &bar {
+            pb.inc(units(&step));
+        }
         left.triples -= step.triples;
         left.bits -= step.bits;
         left.randoms -= step.randoms;
         left.masks_per_party -= step.masks_per_party;
+    }
+    if let Some(pb) = bar {
+        pb.finish();
     }
     Ok(dirs)
 }
@@ -70,7 +79,7 @@ pub fn deal_insecure_to_stores<R: Ring>(
 /// session samples a fresh MAC key, so it cannot extend a store made under another key: that is
 /// refused). Runs the producer's set-up, then produces `counts` in chunks of at most `chunk`
 /// items per kind, appending (fsynced) after each chunk. See [`OtPrep`] for its
-/// security status.
+/// security. Shows a progress bar on stderr (in [`ot_work_units`]) when stderr is a terminal.
 pub async fn produce_ot_to_store<M: Mesh>(
     mesh: &mut M,
     dir: &Path,
