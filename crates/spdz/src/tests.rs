@@ -731,6 +731,33 @@ mod ot_producer {
         verify_material(Z2k::spdz2k_64(), &preps, small);
     }
 
+    /// The producer over TLS (3 parties): the material is correct and authentic.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn ot_producer_over_tls() {
+        let counts = Counts {
+            triples: 6,
+            bits: 2,
+            randoms: 2,
+            masks_per_party: 1,
+        };
+        let ring = Z2k::spdz2k_64();
+        let meshes = super::tls::tls_group(3).await;
+        let mut tasks = Vec::new();
+        for mut mesh in meshes {
+            tasks.push(tokio::spawn(async move {
+                let mut p = OtPrep::setup(&mut mesh, ring).await?;
+                let out = p.produce(&mut mesh, counts).await?;
+                mesh.close().await?;
+                Ok::<_, Error>(out)
+            }));
+        }
+        let mut preps = Vec::new();
+        for t in tasks {
+            preps.push(t.await.unwrap().unwrap());
+        }
+        verify_material(ring, &preps, counts);
+    }
+
     /// The producer's progress bar ends at `tools::ot_work_units` of the counts.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn progress_counts_all_work() {
