@@ -29,7 +29,10 @@
 //!   probed set `S`, which happens with probability `2^{-|S|}` and then tells `j` those bits.
 //!   A sender that uses a wrong `b_j + e` consistently changes `z` by `e·(t a_i − â_i)`, which
 //!   for two parties is known from the public `ρ` and in general is independent of `a` (masked
-//!   by `â_i`): no leak. The map `x ↦ (Σ r_h x_h, Σ r̂_h x_h)` from `{0,1}^τ` to
+//!   by `â_i`): no leak. A receiver that uses different bits toward different peers (the KOS
+//!   check only binds them per pair) makes `z` wrong by `(t D − D̂)·b_j` for coefficients
+//!   `D, D̂` that are uniform once `r, r̂` are tossed, so the sacrifice passes only with
+//!   probability about `(k+s)·2^{-(k+s)}`. The map `x ↦ (Σ r_h x_h, Σ r̂_h x_h)` from `{0,1}^τ` to
 //!   `Z_{2^{k+s}}^2` is a universal hash family (a nonzero difference of bit vectors has a unit
 //!   entry `±1`, so the difference of the outputs is uniform). Given a probe set of size `L`,
 //!   the run survives with probability `2^{-L}` and the remaining `τ − L` bits are uniform, so
