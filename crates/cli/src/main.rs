@@ -140,8 +140,7 @@ enum Protocol {
         crash_after: Option<u32>,
     },
     /// OT-based SPDZ_2k preprocessing (Z_2^64, s = 64) into this party's new store
-    /// DIR/party-<id>. Secure against passive adversaries only so far (see coterie-spdz's
-    /// `InsecureOtPrep`).
+    /// DIR/party-<id>, by coterie-spdz's `OtPrep` (maliciously secure with abort).
     SpdzPrepOt {
         /// Base directory of the stores.
         #[arg(long)]
