@@ -36,6 +36,7 @@ pub mod fourier;
 pub mod ggsw;
 pub mod glwe;
 pub mod lwe;
+pub mod mk;
 pub mod noise;
 pub mod params;
 pub mod public_key;
