@@ -216,13 +216,12 @@ impl MkEvaluator<'_> {
         Ok(())
     }
 
-    /// Blind rotation of the sign test vector `1/8·Σ X^j` by the phase of `ct`, then sample
-    /// extraction: an LWE sample of dimension `N` under `Z` on the 64-bit torus (before key
-    /// switching), encrypting `+1/8` for a phase in `[0, 1/2)`, `−1/8` otherwise.
+    /// Blind rotation of the sign test vector `1/8·Σ X^j` by the phase of `ct`: the
+    /// accumulator, a two-part RLWE sample under `Z` of `X^{−φ̃}·tv`.
     ///
     /// # Errors
     /// If the dimension is not `k·n`.
-    pub fn blind_rotate_extract(&mut self, ct: &LweCiphertext<u32>) -> Result<&LweCiphertext<u64>> {
+    pub fn blind_rotate(&mut self, ct: &LweCiphertext<u32>) -> Result<&GlweCiphertext<u64>> {
         self.check(ct)?;
         for (d, s) in self.lifted.data.iter_mut().zip(&ct.data) {
             *d = u64::from(*s) << 32;
@@ -230,6 +229,17 @@ impl MkEvaluator<'_> {
         self.acc.data.fill(0);
         self.acc.body_mut().copy_from_slice(&self.tv);
         blind_rotate_assign(&mut self.acc, &self.lifted, &self.key.fbsk, &mut self.bufs);
+        Ok(&self.acc)
+    }
+
+    /// [`Self::blind_rotate`] then sample extraction: an LWE sample of dimension `N` under `Z`
+    /// on the 64-bit torus (before key switching), encrypting `+1/8` for a phase in `[0, 1/2)`,
+    /// `−1/8` otherwise.
+    ///
+    /// # Errors
+    /// If the dimension is not `k·n`.
+    pub fn blind_rotate_extract(&mut self, ct: &LweCiphertext<u32>) -> Result<&LweCiphertext<u64>> {
+        self.blind_rotate(ct)?;
         extract_lwe_sample_from_glwe_ciphertext(&self.acc, &mut self.extracted, 0);
         Ok(&self.extracted)
     }

@@ -736,3 +736,36 @@ pub fn dynamic_evaluation_key(
         ksk,
     })
 }
+
+/// Runs the whole static key generation of parties `0..k` **in one process** (every party's
+/// secret in one place): **insecure**, for tests, benchmarks and the noise experiments only.
+/// Returns the secret keys (slot order) and the evaluation key.
+///
+/// # Errors
+/// If the parameters are invalid.
+pub fn insecure_simulate_all_parties<R: CryptoRng + ?Sized>(
+    params: &MkParams,
+    k: usize,
+    crs: &Crs,
+    method: ProductMethod,
+    rng: &mut R,
+) -> Result<(Vec<MkSecretKey>, MkEvaluationKey)> {
+    let sks = (0..k)
+        .map(|q| MkSecretKey::generate(params, q, rng))
+        .collect::<Result<Vec<_>>>()?;
+    let pks = sks
+        .iter()
+        .map(|sk| public_key_share(params, crs, sk, rng))
+        .collect::<Result<Vec<_>>>()?;
+    let pk = combine_public_key(params, crs, &pks)?;
+    let bsk = sks
+        .iter()
+        .map(|sk| bootstrap_key_share_with_method(params, &pk, sk, method, rng, |_| {}))
+        .collect::<Result<Vec<_>>>()?;
+    let ksk = sks
+        .iter()
+        .map(|sk| keyswitch_key_share(params, sk, rng))
+        .collect::<Result<Vec<_>>>()?;
+    let ek = combine_evaluation_key(params, &bsk, &ksk)?;
+    Ok((sks, ek))
+}

@@ -34,6 +34,10 @@
 //! assert!(!decrypt_bool_with_all_keys(&[&sks[0], &sks[1]], &c));
 //! ```
 
+pub mod decrypt;
 pub mod eval;
 pub mod keygen;
 pub mod params;
+
+#[cfg(test)]
+mod tests;

@@ -1,4 +1,4 @@
-//! Shared helpers of the multi-key tests: full key generation among `k` local parties.
+//! Shared helpers of the multi-key tests.
 #![allow(dead_code)]
 
 use coterie_math::prg::Csprng;
@@ -30,32 +30,13 @@ impl Setup {
     }
 }
 
-/// Runs the static key generation of `k` parties locally (exact products unless `method` says
-/// otherwise), recording the seed in the RNG.
+/// Static key generation of `k` parties in one process (seeded: the seed is the test's record).
 pub fn setup(params: &MkParams, k: usize, seed: u8, method: ProductMethod) -> Setup {
     let mut rng = Csprng::from_seed_insecure_for_tests([seed; 32]);
     let crs = Crs {
         seed: [seed ^ 0x5a; 32],
     };
-    let sks: Vec<_> = (0..k)
-        .map(|q| MkSecretKey::generate(params, q, &mut rng).unwrap())
-        .collect();
-    let pks: Vec<_> = sks
-        .iter()
-        .map(|sk| public_key_share(params, &crs, sk, &mut rng).unwrap())
-        .collect();
-    let pk = combine_public_key(params, &crs, &pks).unwrap();
-    let bsk: Vec<_> = sks
-        .iter()
-        .map(|sk| {
-            bootstrap_key_share_with_method(params, &pk, sk, method, &mut rng, |_| {}).unwrap()
-        })
-        .collect();
-    let ksk: Vec<_> = sks
-        .iter()
-        .map(|sk| keyswitch_key_share(params, sk, &mut rng).unwrap())
-        .collect();
-    let ek = combine_evaluation_key(params, &bsk, &ksk).unwrap();
+    let (sks, ek) = insecure_simulate_all_parties(params, k, &crs, method, &mut rng).unwrap();
     let server = MkServerKey::new(&ek).unwrap();
     Setup {
         params: params.clone(),
