@@ -38,6 +38,8 @@ pub mod decrypt;
 pub mod eval;
 pub mod keygen;
 pub mod params;
+pub mod protocol;
+pub mod wire;
 
 #[cfg(test)]
 mod tests;
