@@ -109,3 +109,31 @@ fn all_gates_toy_3_parties() {
     let t = ev.trivial(true);
     assert!(decrypt_bool_with_all_keys(&keys, &t));
 }
+
+/// The 8-bit comparison of the CLI demo, on the toy set (2 parties).
+#[test]
+fn greater_than_8_bits_toy() {
+    let params = MkParams::insecure_toy(2);
+    let s = setup(&params, 2, 26, ProductMethod::Exact);
+    let mut rng = Csprng::from_seed_insecure_for_tests([27; 32]);
+    let mut ev = s.server.evaluator().unwrap();
+    let keys = s.keys();
+    for (x, y) in [
+        (200u8, 13u8),
+        (13, 200),
+        (77, 77),
+        (0, 255),
+        (255, 254),
+        (128, 127),
+    ] {
+        let xs: Vec<_> = (0..8)
+            .map(|i| s.encrypt(0, (x >> i) & 1 == 1, &mut rng))
+            .collect();
+        let ys: Vec<_> = (0..8)
+            .map(|i| s.encrypt(1, (y >> i) & 1 == 1, &mut rng))
+            .collect();
+        let gt = ev.greater_than(&xs, &ys).unwrap();
+        assert_eq!(decrypt_bool_with_all_keys(&keys, &gt), x > y, "{x} > {y}");
+    }
+    assert!(ev.greater_than(&[], &[]).is_err());
+}

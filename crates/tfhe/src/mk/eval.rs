@@ -322,6 +322,33 @@ impl MkEvaluator<'_> {
         t
     }
 
+    /// Unsigned comparison `x > y` of two little-endian bit vectors of equal length `w ≥ 1`:
+    /// `gt ← (x_i ∧ ¬y_i) ∨ ((x_i ∨ ¬y_i) ∧ gt)` from the least significant bit up
+    /// (`4w − 3` bootstraps).
+    ///
+    /// # Errors
+    /// If the lengths differ or are zero, or a dimension is not `k·n`.
+    pub fn greater_than(
+        &mut self,
+        x: &[LweCiphertext<u32>],
+        y: &[LweCiphertext<u32>],
+    ) -> Result<LweCiphertext<u32>> {
+        if x.len() != y.len() || x.is_empty() {
+            return Err(Error::InvalidParameter(
+                "operands of different or zero width".into(),
+            ));
+        }
+        let mut gt = self.and(&x[0], &self.not(&y[0]))?;
+        for (xi, yi) in x.iter().zip(y).skip(1) {
+            let ny = self.not(yi);
+            let strict = self.and(xi, &ny)?;
+            let ge = self.or(xi, &ny)?;
+            let keep = self.and(&ge, &gt)?;
+            gt = self.or(&strict, &keep)?;
+        }
+        Ok(gt)
+    }
+
     /// A trivial (noiseless, keyless) encryption of a constant bit.
     pub fn trivial(&self, bit: bool) -> LweCiphertext<u32> {
         LweCiphertext::trivial(
