@@ -51,6 +51,36 @@ pub fn embed(ct: &LweCiphertext<u32>, slot: usize, k: usize) -> Result<LweCipher
     Ok(out)
 }
 
+/// Sums party-local ciphertexts, one per slot (`parts[slot]` under `s^(slot)`, dimension `n`):
+/// the result is an LWE sample under the concatenated key of the sum of their phases, with a
+/// random mask in **every** slot. Used for "joint" encryptions: the owner encrypts its bit and
+/// every other party an encryption of zero.
+///
+/// Why it matters: an input embedded from one party ([`embed`]) has zero masks in the other
+/// slots, so its blind rotation skips those parties' CMuxes (rounded mask 0) — faster and less
+/// noisy than a general ciphertext (e.g. any gate output, whose masks are random everywhere).
+/// Benchmarks and noise measurements use inputs from this function.
+///
+/// # Errors
+/// If `parts` is empty or the dimensions differ.
+pub fn sum_local_encryptions(parts: &[LweCiphertext<u32>]) -> Result<LweCiphertext<u32>> {
+    let k = parts.len();
+    let n = parts.first().map_or(0, |c| c.dimension());
+    if k == 0 || parts.iter().any(|c| c.dimension() != n) {
+        return Err(Error::InvalidParameter(
+            "parts of different dimensions".into(),
+        ));
+    }
+    let mut out = LweCiphertext::zero(k * n);
+    let mut body = 0u32;
+    for (slot, c) in parts.iter().enumerate() {
+        out.data[slot * n..(slot + 1) * n].copy_from_slice(c.mask());
+        body = body.wrapping_add(c.body());
+    }
+    out.data[k * n] = body;
+    Ok(out)
+}
+
 /// Phase of a multi-key ciphertext with **all** parties' secret keys in slot order — a
 /// test/oracle function only (no party ever holds them all); see [`crate::mk::decrypt`] for
 /// distributed decryption.

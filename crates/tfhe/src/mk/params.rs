@@ -27,7 +27,10 @@
 //!
 //! with the paper's BK factor `(3 + 6pkN) = 3(1 + 2pkN)` (the spec's erratum 4 says the proof
 //! drops a factor `Z`, giving `(2 + 8pkN)`; the difference is < 0.3% of `V0`, and the paper's form
-//! reproduces the tables, so it is used; [`NoiseBreakdown::bk_term_corrected`] gives the other).
+//! reproduces the tables, so it is used for V0, κ and the tables; [`NoiseBreakdown::bk_term_corrected`]
+//! gives the corrected one. Measured (test `t9c_blind_rotation_noise`): the blind-rotation noise
+//! alone matches the **corrected** factor (ratio ≈ 1.0 at `k = 2, 4`; the paper's factor is
+//! exceeded by 22% at `k = 4`), so the spec's reading of the proof is right.
 //! The dynamic variant replaces `(3 + 6pkN)` by `(1 + 2k + 6pkN)`. The rounding term uses
 //! `(1 + kn)/(48N²)` (spec O12, erratum 3: the tables use it; Eq. (15)'s `(1 + kn/2)` is also
 //! returned), and `κ = 0.125/√(2·V0 + V_round)`.

@@ -76,6 +76,25 @@ impl Local {
             .unwrap();
         embed(&c, slot, self.sks.len()).unwrap()
     }
+    /// A "joint" fresh encryption: random masks in every slot (owner: the bit, others: 0).
+    fn encrypt_joint(&self, owner: usize, bit: bool, rng: &mut Csprng) -> LweCiphertext<u32> {
+        let noise = NoiseSampler::new(self.params.lwe_noise_std(), 32).unwrap();
+        let parts: Vec<_> = self
+            .sks
+            .iter()
+            .enumerate()
+            .map(|(slot, sk)| {
+                if slot == owner {
+                    sk.encrypt_bool_local(&self.params, bit, rng).unwrap()
+                } else {
+                    let mut c = LweCiphertext::zero(self.params.lwe_dimension);
+                    encrypt_lwe_ciphertext(sk.lwe_key(), &mut c, 0, &noise, rng);
+                    c
+                }
+            })
+            .collect();
+        sum_local_encryptions(&parts).unwrap()
+    }
 }
 
 fn variance(xs: &[f64]) -> f64 {
@@ -294,7 +313,7 @@ fn measured_v0(l: &Local, count: usize, seed: u8) -> (f64, f64) {
     let mut errs = Vec::with_capacity(count);
     for i in 0..count {
         let bit = u32::random(&mut rng) & 1 == 1;
-        let c = l.encrypt(i % k, bit, &mut rng);
+        let c = l.encrypt_joint(i % k, bit, &mut rng);
         let out = ev.bootstrap(&c).unwrap();
         let want = if bit { 0.125 } else { -0.125 };
         errs.push(phase_with_all_keys(&keys, &out).decode() - want);
@@ -433,27 +452,34 @@ fn blind_rotation_variance(l: &Local, rotations: usize, seed: u8) -> f64 {
     let mut ev = l.server.evaluator().unwrap();
     let mut errs = Vec::new();
     for i in 0..rotations {
-        let c = l.encrypt(i % l.sks.len(), i % 3 == 0, &mut rng);
+        let c = l.encrypt_joint(i % l.sks.len(), i % 3 == 0, &mut rng);
         let acc = ev.blind_rotate(&c).unwrap().clone();
         accumulator_errors(&z, &acc, &mut errs);
     }
     variance(&errs)
 }
 
+/// T9c. Prediction: Eq. (12) with the spec's corrected BK factor `(2 + 8pkN)` (erratum 4):
+/// the paper's `(3 + 6pkN)` underestimates the BK term by up to 4/3, which this measurement
+/// shows at `k = 4` (where the BK term is 60% of the blind-rotation noise: measured/paper ≈ 1.22,
+/// measured/corrected ≈ 1.0). Eq. (14)'s V0 is dominated by key switching, so the tables are not
+/// affected (< 0.3%).
 #[test]
 fn t9c_blind_rotation_noise() {
     for k in [2, 4] {
         let p = MkParams::ako(k).unwrap();
         let l = local(&p, k, 92, ProductMethod::Exact);
         let m = blind_rotation_variance(&l, 6, 93);
-        let c = p.noise_for(k, false).blind_rotation;
+        let nb = p.noise_for(k, false);
+        let c = nb.bk_term_corrected + nb.br_decomp;
         eprintln!(
-            "T9c k={k}: BR variance {m:.3e}, Eq. 12 {c:.3e}, ratio {:.3}",
-            m / c
+            "T9c k={k}: BR variance {m:.3e}, Eq. 12 corrected {c:.3e} (ratio {:.3}), paper's \
+             Eq. 12 {:.3e} (ratio {:.3})",
+            m / c,
+            nb.blind_rotation,
+            m / nb.blind_rotation
         );
-        // Measured noise lies below the model, as the paper's V0(m) does (its ratios go down
-        // to 0.2): the model's independence assumptions are pessimistic. Upper bound as T8.
-        assert!(m <= 1.15 * c && m >= 0.15 * c, "k={k}: BR ratio {}", m / c);
+        assert!(m <= 1.15 * c && m >= 0.8 * c, "k={k}: BR ratio {}", m / c);
     }
 }
 
