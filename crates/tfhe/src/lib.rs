@@ -15,6 +15,9 @@
 //! * [`params`]: named parameter sets with their source and security estimate.
 //! * [`noise`]: Gaussian noise and the standard TFHE variance formulas.
 //! * [`serialization`]: versioned, size-bounded encoding of keys and ciphertexts.
+//! * [`mk`]: AKÖ multi-key TFHE (seed 003): parameters, per-party key generation, multi-key
+//!   bootstrapping with cost linear in the number of parties, distributed decryption, and the
+//!   key-generation and decryption protocols over a `coterie_net::Mesh`.
 //!
 //! ```
 //! use coterie_math::prg::Csprng;
@@ -36,6 +39,7 @@ pub mod fourier;
 pub mod ggsw;
 pub mod glwe;
 pub mod lwe;
+pub mod mk;
 pub mod noise;
 pub mod params;
 pub mod public_key;
@@ -54,6 +58,16 @@ pub enum Error {
     /// An error from coterie-math.
     #[error(transparent)]
     Math(#[from] coterie_math::Error),
+    /// A party-runtime (network) error, including detected misbehaviour of a peer (a failed
+    /// commitment opening, an inconsistent broadcast) and aborts.
+    #[error(transparent)]
+    Net(#[from] coterie_net::Error),
+    /// A protocol check failed (e.g. the key-generation self-test decrypted wrongly).
+    #[error("protocol check failed: {0}")]
+    Protocol(String),
+    /// File input/output.
+    #[error("i/o: {0}")]
+    Io(String),
     /// An internal invariant failed.
     #[error("internal error: {0}")]
     Internal(String),

@@ -20,7 +20,10 @@ use serde::{Deserialize, Serialize};
 use zeroize::Zeroize;
 
 use coterie_math::gadget::SignedDecomposer;
-use coterie_math::intpoly::ExactMul64;
+use coterie_math::intpoly::{ExactMul64, ExactScratch, PreparedPoly};
+use tfhe_fft::c64;
+
+use crate::fourier::{FourierEngine, FourierScratch};
 
 use crate::ggsw::GgswCiphertext;
 use crate::glwe::{GlweCiphertext, PreparedGlweKey, encrypt_glwe_ciphertext};
@@ -98,10 +101,227 @@ impl<T: Torus> GlwePublicKey<T> {
     }
 }
 
+/// How the products `r·A_j`, `r·B` of public-key encryption are computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProductMethod {
+    /// Exact negacyclic products (coterie-math's NTT/CRT [`ExactMul64`]): what key material
+    /// must use (seed 003 §5.2, O7).
+    Exact,
+    /// Double-precision FFT products (the engine of [`crate::fourier`]): each coefficient of the
+    /// public key is rounded to 53 bits and the product carries the FFT rounding error. Only
+    /// for the seed 003 Experiment #2 / T10 ablation, which shows that this **breaks**
+    /// multi-key bootstrapping; never use it for real keys.
+    F64FftInexact,
+}
+
+/// A public key prepared for many encryptions: its polynomials transformed once (exactly, or
+/// by the f64 FFT for the ablation, see [`ProductMethod`]). Each encryption then costs one
+/// forward transform of the fresh temporary key and `k+1` products.
+pub struct PreparedPublicKey<T: Torus> {
+    k: usize,
+    n: usize,
+    method: ProductMethod,
+    exact: Option<(ExactMul64, Vec<PreparedPoly>, ExactScratch)>,
+    fft: Option<FftPrepared>,
+    tmp_in: Vec<u64>,
+    tmp_out: Vec<u64>,
+    _t: core::marker::PhantomData<T>,
+}
+
+struct FftPrepared {
+    engine: std::sync::Arc<FourierEngine>,
+    polys: Vec<Vec<c64>>,
+    scratch: FourierScratch,
+    r_hat: Vec<c64>,
+    prod: Vec<c64>,
+}
+
+impl<T: Torus> core::fmt::Debug for PreparedPublicKey<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "PreparedPublicKey(k {}, N {}, {:?})",
+            self.k, self.n, self.method
+        )
+    }
+}
+
+impl<T: Torus> PreparedPublicKey<T> {
+    /// Prepares `pk` for encryptions with products computed by `method`.
+    ///
+    /// # Errors
+    /// If the ring degree is unsupported by the chosen product.
+    pub fn new(pk: &GlwePublicKey<T>, method: ProductMethod) -> Result<Self> {
+        let (k, n) = (pk.ct.k, pk.ct.n);
+        let mut tmp_in = vec![0u64; n];
+        let (exact, fft) = match method {
+            ProductMethod::Exact => {
+                let mul = ExactMul64::new(n)?;
+                let polys = pk
+                    .ct
+                    .data
+                    .chunks_exact(n)
+                    .map(|src| {
+                        for (t, x) in tmp_in.iter_mut().zip(src) {
+                            *t = x.to_u64();
+                        }
+                        mul.prepare(&tmp_in)
+                    })
+                    .collect();
+                let scratch = mul.new_scratch();
+                (Some((mul, polys, scratch)), None)
+            }
+            ProductMethod::F64FftInexact => {
+                let engine = FourierEngine::get(n)?;
+                let mut scratch = engine.new_scratch();
+                let polys = pk
+                    .ct
+                    .data
+                    .chunks_exact(n)
+                    .map(|src| {
+                        let mut out = vec![c64::new(0.0, 0.0); n / 2];
+                        engine.forward_torus(src, &mut out, &mut scratch);
+                        out
+                    })
+                    .collect();
+                let fft = FftPrepared {
+                    engine,
+                    polys,
+                    scratch,
+                    r_hat: vec![c64::new(0.0, 0.0); n / 2],
+                    prod: vec![c64::new(0.0, 0.0); n / 2],
+                };
+                (None, Some(fft))
+            }
+        };
+        Ok(Self {
+            k,
+            n,
+            method,
+            exact,
+            fft,
+            tmp_in,
+            tmp_out: vec![0u64; n],
+            _t: core::marker::PhantomData,
+        })
+    }
+
+    /// GLWE dimension `k`.
+    pub fn glwe_dimension(&self) -> usize {
+        self.k
+    }
+
+    /// Ring degree `N`.
+    pub fn poly_size(&self) -> usize {
+        self.n
+    }
+
+    /// `out_j = r·P_j` for every component `P_j` of the public key (`(k+1)·N` words), with the
+    /// given temporary key `r` (small signed coefficients, secret).
+    ///
+    /// # Panics
+    /// If the lengths do not match.
+    pub fn mul_temporary_key(&mut self, r: &[i64], out: &mut [T]) {
+        let n = self.n;
+        assert!(
+            r.len() == n && out.len() == (self.k + 1) * n,
+            "shape mismatch"
+        );
+        if let Some((mul, polys, scratch)) = &mut self.exact {
+            for (t, x) in self.tmp_in.iter_mut().zip(r) {
+                *t = *x as u64;
+            }
+            for (p, dst) in polys.iter().zip(out.chunks_exact_mut(n)) {
+                mul.mul_prepared(&mut self.tmp_out, &self.tmp_in, p, scratch);
+                for (d, x) in dst.iter_mut().zip(&self.tmp_out) {
+                    *d = T::from_u64(*x);
+                }
+            }
+            self.tmp_in.as_mut_slice().zeroize();
+            self.tmp_out.as_mut_slice().zeroize();
+        } else if let Some(f) = &mut self.fft {
+            f.engine.forward_i64(r, &mut f.r_hat, &mut f.scratch);
+            for (p, dst) in f.polys.iter().zip(out.chunks_exact_mut(n)) {
+                for ((o, a), b) in f.prod.iter_mut().zip(&f.r_hat).zip(p) {
+                    *o = *a * *b;
+                }
+                dst.fill(T::ZERO);
+                f.engine
+                    .backward_add_torus(&mut f.prod, dst, &mut f.scratch);
+            }
+            clear_c64(&mut f.r_hat);
+            clear_c64(&mut f.prod);
+        }
+    }
+
+    /// Public-key encryption of `msg` with the given temporary key `r` (the caller draws it,
+    /// e.g. to keep it for AKÖ's dynamic variant): `(r·A_0 + e_0, …, r·B + e_k)` with `msg`
+    /// added to the body (`into_mask = None`) or to mask component `j` (`Some(j)`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a bad component index or message length.
+    pub fn encrypt_with_temporary_key<R: CryptoRng + ?Sized>(
+        &mut self,
+        r: &[i64],
+        msg: &[T],
+        into_mask: Option<usize>,
+        noise: &NoiseSampler,
+        rng: &mut R,
+    ) -> Result<GlweCiphertext<T>> {
+        let (k, n) = (self.k, self.n);
+        if msg.len() != n || r.len() != n {
+            return Err(Error::InvalidParameter(
+                "message or temporary key length is not N".into(),
+            ));
+        }
+        if into_mask.is_some_and(|j| j >= k) {
+            return Err(Error::InvalidParameter(
+                "mask component index out of range".into(),
+            ));
+        }
+        let mut out = GlweCiphertext::zero(k, n);
+        self.mul_temporary_key(r, &mut out.data);
+        noise.add_noise(rng, &mut out.data);
+        let target = into_mask.unwrap_or(k);
+        for (d, m) in out.data[target * n..(target + 1) * n].iter_mut().zip(msg) {
+            *d = d.wrapping_add(*m);
+        }
+        Ok(out)
+    }
+
+    /// Public-key encryption of `msg` with a fresh ternary temporary key (`P(±1) = p`), see
+    /// [`encrypt_glwe_with_public_key`].
+    ///
+    /// # Errors
+    /// As [`encrypt_glwe_with_public_key`].
+    pub fn encrypt<R: CryptoRng + ?Sized>(
+        &mut self,
+        msg: &[T],
+        into_mask: Option<usize>,
+        p: f64,
+        noise: &NoiseSampler,
+        rng: &mut R,
+    ) -> Result<GlweCiphertext<T>> {
+        let mut r = vec![0i64; self.n];
+        coterie_math::sample::ternary(rng, p, &mut r)?;
+        let out = self.encrypt_with_temporary_key(&r, msg, into_mask, noise, rng);
+        r.zeroize();
+        out
+    }
+}
+
+/// Clears a buffer that held a transform of a secret.
+fn clear_c64(buf: &mut [c64]) {
+    for z in buf.iter_mut() {
+        *z = c64::new(0.0, 0.0);
+    }
+}
+
 /// Public-key encryption of the polynomial `msg`: added to the body (`into_mask = None`,
 /// `RLwePubEncr`) or to mask component `j` (`Some(j)`, `RLweRevPubEncr`: phase `−msg·S_j`).
 /// The temporary key `r` is ternary with `P(±1) = p` (seed 003: `p = 0.113546`; `p = 0.5`
-/// gives uniform ternary), and each component gets fresh noise from `noise`.
+/// gives uniform ternary), and each component gets fresh noise from `noise`. For many
+/// encryptions under one key use [`PreparedPublicKey`] (transforms the key once).
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] for a bad `p`, a component index `j ≥ k`, or a message length
@@ -114,43 +334,10 @@ pub fn encrypt_glwe_with_public_key<T: Torus, R: CryptoRng + ?Sized>(
     noise: &NoiseSampler,
     rng: &mut R,
 ) -> Result<GlweCiphertext<T>> {
-    let (k, n) = (pk.ct.k, pk.ct.n);
-    if msg.len() != n {
+    if msg.len() != pk.ct.n {
         return Err(Error::InvalidParameter("message length is not N".into()));
     }
-    if into_mask.is_some_and(|j| j >= k) {
-        return Err(Error::InvalidParameter(
-            "mask component index out of range".into(),
-        ));
-    }
-    let mul = ExactMul64::new(n)?;
-    let mut r = vec![0i64; n];
-    coterie_math::sample::ternary(rng, p, &mut r)?;
-    let r_u: Vec<u64> = r.iter().map(|&x| x as u64).collect();
-    r.zeroize();
-    let r_prep = mul.prepare(&r_u);
-    let mut scratch = mul.new_scratch();
-    let mut out = GlweCiphertext::zero(k, n);
-    let mut tmp_in = vec![0u64; n];
-    let mut tmp_out = vec![0u64; n];
-    for (src, dst) in pk.ct.data.chunks_exact(n).zip(out.data.chunks_exact_mut(n)) {
-        for (t, x) in tmp_in.iter_mut().zip(src) {
-            *t = x.to_u64();
-        }
-        mul.mul_prepared(&mut tmp_out, &tmp_in, &r_prep, &mut scratch);
-        for (d, x) in dst.iter_mut().zip(&tmp_out) {
-            *d = T::from_u64(*x);
-        }
-        noise.add_noise(rng, dst);
-    }
-    let target = into_mask.unwrap_or(k);
-    for (d, m) in out.data[target * n..(target + 1) * n].iter_mut().zip(msg) {
-        *d = d.wrapping_add(*m);
-    }
-    let mut r_u = r_u;
-    r_u.zeroize();
-    tmp_out.zeroize();
-    Ok(out)
+    PreparedPublicKey::new(pk, ProductMethod::Exact)?.encrypt(msg, into_mask, p, noise, rng)
 }
 
 /// A GGSW encryption of the integer `m` under the public key (AKÖ's blind-rotate key rows,
@@ -168,18 +355,37 @@ pub fn encrypt_constant_ggsw_with_public_key<T: Torus, R: CryptoRng + ?Sized>(
     noise: &NoiseSampler,
     rng: &mut R,
 ) -> Result<GgswCiphertext<T>> {
+    let mut prep = PreparedPublicKey::new(pk, ProductMethod::Exact)?;
+    encrypt_constant_ggsw_with_prepared_public_key(&mut prep, m, base_log, levels, p, noise, rng)
+}
+
+/// [`encrypt_constant_ggsw_with_public_key`] with a prepared key (no per-call transform of the
+/// public key).
+///
+/// # Errors
+/// If the decomposition does not fit the torus or `p` is invalid.
+pub fn encrypt_constant_ggsw_with_prepared_public_key<T: Torus, R: CryptoRng + ?Sized>(
+    pk: &mut PreparedPublicKey<T>,
+    m: i64,
+    base_log: u32,
+    levels: u32,
+    p: f64,
+    noise: &NoiseSampler,
+    rng: &mut R,
+) -> Result<GgswCiphertext<T>> {
     SignedDecomposer::new(T::BITS, base_log, levels)?;
-    let (k, n) = (pk.ct.k, pk.ct.n);
+    let (k, n) = (pk.k, pk.n);
     let mut data = Vec::with_capacity((k + 1) * levels as usize * (k + 1) * n);
     let mut msg = vec![T::ZERO; n];
     for j in 0..=k {
         for l in 1..=levels {
             msg[0] = T::from_i64(m).wrapping_mul(T::from_u64(1u64 << (T::BITS - l * base_log)));
             let into = if j < k { Some(j) } else { None };
-            let row = encrypt_glwe_with_public_key(pk, &msg, into, p, noise, rng)?;
+            let row = pk.encrypt(&msg, into, p, noise, rng)?;
             data.extend_from_slice(&row.data);
         }
     }
+    msg.zeroize();
     Ok(GgswCiphertext {
         k,
         n,

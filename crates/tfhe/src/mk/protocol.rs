@@ -1,0 +1,596 @@
+//! AKÖ key generation and distributed decryption as protocols over a [`Mesh`] (party `i` of the
+//! mesh is slot `i` of the multi-key ciphertexts), and key material on disk.
+//!
+//! # Key generation ([`keygen`]), `k = mesh.n()` parties
+//! 1. **CRS**: every party commits to 32 random bytes, then all open; the seed is their XOR
+//!    (uniform if one party is honest; commit-then-open stops a last party from choosing it).
+//! 2. **Public-key shares** `b^(q)`, again commit-then-open (the paper's countermeasure against
+//!    a last party choosing `b^(q) = 1/4 − Σ_{p≠q} b^(p)`, seed 003 §2.3 step 4); everyone sums
+//!    them into the common public key `(a, B)`.
+//! 3. **Blind-rotate-key rows and key-switching-key shares** (the long step, with a progress bar
+//!    on a terminal): every party sends its shares to every other party; everyone checks their
+//!    shapes, then an **echo round** compares digests of what each party received from each
+//!    sender; everyone combines the evaluation key.
+//! 4. **Self-test** (the paper's "dummy bootstraps" countermeasure): every party encrypts
+//!    [`TESTS_PER_PARTY`] random bits (more for small `k`: at least [`MIN_SELF_TESTS`] in all), and every other party adds an encryption of zero under
+//!    its own key to each (so the test ciphertexts have random masks in *every* slot and their
+//!    blind rotations use every party's rows — a test bit under one key alone would skip the
+//!    other parties' rows); everyone bootstraps all tests with the new key, the outputs are
+//!    decrypted jointly (partial decryptions), and each party reveals its test bits; any
+//!    mismatch aborts.
+//!
+//! # What is detected, and what is not
+//! Detected (the protocol returns an error naming the party, and aborts the mesh):
+//! * an opening that does not match its commitment (CRS contribution, public-key share);
+//! * a malformed, oversized or wrong-shape message (bounded, validating decoders);
+//! * **equivocation**: different shares sent to different parties, or a share changed in
+//!   transit (echo round);
+//! * a blind-rotate or key-switching share that does not encrypt the key the party uses, or is
+//!   garbage: the self-test fails, with probability about `1 − 2^-(tests that touch it)`.
+//!
+//! **Not** detected (no zero-knowledge proofs in the paper or here; seed 003 §2.5 is a
+//! semi-honest model): a share that encrypts the right key with more noise than specified
+//! (it raises the error rate without failing the self-test); a share whose effect the self-test
+//! misses by chance (probability about `2^-32` for garbage, higher for subtle errors that only
+//! shift phases a little); a party that makes the protocol abort (no fairness or guaranteed
+//! output) — any party can also make the self-test fail on purpose; and, at decryption time,
+//! wrong partial decryptions, which are caught only if the result is checked.
+//!
+//! # On disk
+//! [`save_key_material`] writes the party's secret key ([`StoredSecretKey`], kind 25) and the
+//! evaluation key (kind 24) in the crate's versioned envelope; the loaders bound the input size
+//! before decoding and validate the structure.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use coterie_net::Mesh;
+use coterie_net::commit::{Commitment, Opening, commit, verify};
+use rand_core::CryptoRng;
+
+use crate::lwe::LweCiphertext;
+use crate::mk::decrypt::{
+    PartialDecryption, combine_partial_decryptions, default_smudging_std, partial_decrypt,
+};
+use crate::mk::eval::{MkServerKey, embed};
+use crate::mk::keygen::*;
+use crate::mk::params::MkParams;
+use crate::mk::wire::{StoredSecretKey, max_message_bytes};
+use crate::public_key::ProductMethod;
+use crate::serialization::{from_bytes, to_bytes};
+use crate::torus::Torus;
+use crate::{Error, Result};
+
+const TAG_BASE: u32 = 0x4D4B_0000;
+const TAG_CRS_C: u32 = TAG_BASE + 1;
+const TAG_CRS_O: u32 = TAG_BASE + 2;
+const TAG_PK_C: u32 = TAG_BASE + 3;
+const TAG_PK_O: u32 = TAG_BASE + 4;
+const TAG_BSK: u32 = TAG_BASE + 5;
+const TAG_KSK: u32 = TAG_BASE + 6;
+const TAG_ECHO: u32 = TAG_BASE + 7;
+const TAG_TEST_CT: u32 = TAG_BASE + 8;
+const TAG_TEST_BITS: u32 = TAG_BASE + 9;
+const TAG_DEC: u32 = TAG_BASE + 10;
+const TAG_DEC_CT: u32 = TAG_BASE + 11;
+
+/// Chunk size of large messages (below the mesh's default 64 MiB frame limit).
+const CHUNK: usize = 16 << 20;
+
+/// Test bits each party contributes to the key-generation self-test (at least; the total is
+/// raised to [`MIN_SELF_TESTS`]).
+pub const TESTS_PER_PARTY: usize = 2;
+
+/// Least number of self-test bootstraps: a garbage share passes all of them with probability
+/// about `2^-32`.
+pub const MIN_SELF_TESTS: usize = 32;
+
+/// Deliberate misbehaviour of one party, for the tamper tests only (**insecure**: never set it
+/// outside tests).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InsecureMisbehaviour {
+    /// Open the public-key-share commitment to a different share.
+    OpenDifferentPublicKeyShare,
+    /// Send a blind-rotate share with one word changed to the last other party only.
+    EquivocateBootstrapShare,
+    /// Send the same shape-valid random blind-rotate share to everybody.
+    GarbageBootstrapShare,
+}
+
+/// Options of [`keygen`].
+#[derive(Clone, Debug, Default)]
+pub struct KeygenOptions {
+    /// Show a progress bar (only when stderr is a terminal).
+    pub progress: bool,
+    /// Tamper tests only (**insecure**): make this party misbehave.
+    pub insecure_misbehaviour: Option<InsecureMisbehaviour>,
+}
+
+/// What a party holds after key generation.
+#[derive(Debug)]
+pub struct KeygenOutput {
+    /// The parameters.
+    pub params: MkParams,
+    /// The jointly drawn CRS.
+    pub crs: Crs,
+    /// This party's secret key (slot = mesh id).
+    pub key: MkSecretKey,
+    /// The evaluation key (the same at every party).
+    pub evaluation_key: MkEvaluationKey,
+    /// Wall-clock time of each phase.
+    pub timings: Vec<(&'static str, Duration)>,
+}
+
+fn progress_bar(enabled: bool, len: u64, msg: &str) -> indicatif::ProgressBar {
+    if enabled && std::io::stderr().is_terminal() {
+        let pb = indicatif::ProgressBar::new(len);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{msg} [{bar:40}] {pos}/{len} ({elapsed}, eta {eta})",
+        ) {
+            pb.set_style(style);
+        }
+        pb.set_message(msg.to_string());
+        pb
+    } else {
+        indicatif::ProgressBar::hidden()
+    }
+}
+
+async fn send_big<M: Mesh>(mesh: &mut M, to: usize, tag: u32, bytes: &[u8]) -> Result<()> {
+    mesh.send_tagged(to, tag, &(bytes.len() as u64)).await?;
+    for c in bytes.chunks(CHUNK) {
+        mesh.send_bytes(to, tag, c).await?;
+    }
+    Ok(())
+}
+
+async fn recv_big<M: Mesh>(mesh: &mut M, from: usize, tag: u32, max: usize) -> Result<Vec<u8>> {
+    let len: u64 = mesh.recv_tagged(from, tag).await?;
+    if len > max as u64 {
+        let e = coterie_net::Error::Protocol(format!(
+            "party {from} announced a {len}-byte message (limit {max})"
+        ));
+        mesh.abort(&e.to_string()).await;
+        return Err(e.into());
+    }
+    let len = len as usize;
+    let mut out = Vec::with_capacity(len);
+    while out.len() < len {
+        let c = mesh.recv_bytes(from, tag).await?;
+        if c.is_empty() || c.len() > CHUNK || out.len() + c.len() > len {
+            let e = coterie_net::Error::Protocol(format!("party {from} sent a bad chunk"));
+            mesh.abort(&e.to_string()).await;
+            return Err(e.into());
+        }
+        out.extend_from_slice(&c);
+    }
+    Ok(out)
+}
+
+/// Aborts the mesh with `reason` naming `party` and returns the error.
+async fn fail<M: Mesh>(mesh: &mut M, party: usize, reason: String) -> Error {
+    let msg = format!("party {party}: {reason}");
+    mesh.abort(&msg).await;
+    Error::Protocol(msg)
+}
+
+/// Commit-then-open of `bytes`; `open_instead` replaces what is opened (tamper tests).
+async fn commit_open<M: Mesh>(
+    mesh: &mut M,
+    domain: &str,
+    tags: (u32, u32),
+    bytes: &[u8],
+    open_instead: Option<Vec<u8>>,
+    max: usize,
+) -> Result<Vec<Vec<u8>>> {
+    let me = mesh.id();
+    let (c, r) = commit(domain, me, bytes);
+    let cs: Vec<Commitment> = mesh.exchange_all_tagged(tags.0, &c).await?;
+    let opened = open_instead.unwrap_or_else(|| bytes.to_vec());
+    let mut out = vec![Vec::new(); mesh.n()];
+    for to in 0..mesh.n() {
+        if to != me {
+            mesh.send_tagged(to, tags.1, &r).await?;
+            send_big(mesh, to, tags.1, &opened).await?;
+        }
+    }
+    for from in 0..mesh.n() {
+        if from == me {
+            out[me] = bytes.to_vec();
+            continue;
+        }
+        let r: Opening = mesh.recv_tagged(from, tags.1).await?;
+        let m = recv_big(mesh, from, tags.1, max).await?;
+        if !verify(domain, from, &m, &cs[from], &r) {
+            let e = coterie_net::Error::CommitmentMismatch {
+                party: from,
+                domain: domain.to_string(),
+            };
+            mesh.abort(&e.to_string()).await;
+            return Err(e.into());
+        }
+        out[from] = m;
+    }
+    Ok(out)
+}
+
+/// Joint key generation among the mesh's parties (see the module doc).
+///
+/// # Errors
+/// On a network error, detected misbehaviour (naming the party) or a failed self-test; the
+/// mesh is aborted so the other parties stop too.
+pub async fn keygen<M: Mesh, R: CryptoRng + ?Sized>(
+    mesh: &mut M,
+    params: &MkParams,
+    opts: &KeygenOptions,
+    rng: &mut R,
+) -> Result<KeygenOutput> {
+    params.validate()?;
+    let (me, k) = (mesh.id(), mesh.n());
+    if k > params.parties {
+        return Err(Error::InvalidParameter(format!(
+            "{k} parties exceed the set's {}",
+            params.parties
+        )));
+    }
+    let mis = opts.insecure_misbehaviour;
+    let mut timings = Vec::new();
+    let t = Instant::now();
+    // 1. CRS.
+    let mut contrib = [0u8; 32];
+    rng.fill_bytes(&mut contrib);
+    let all = commit_open(
+        mesh,
+        "coterie-tfhe/mk/crs",
+        (TAG_CRS_C, TAG_CRS_O),
+        &contrib,
+        None,
+        32,
+    )
+    .await?;
+    let mut seed = [0u8; 32];
+    for (from, c) in all.iter().enumerate() {
+        if c.len() != 32 {
+            return Err(fail(mesh, from, "CRS contribution is not 32 bytes".into()).await);
+        }
+        for (s, x) in seed.iter_mut().zip(c) {
+            *s ^= x;
+        }
+    }
+    let crs = Crs { seed };
+    // 2. Keys and public-key shares.
+    let key = MkSecretKey::generate(params, me, rng)?;
+    let share = public_key_share(params, &crs, &key, rng)?;
+    let share_bytes = to_bytes(&share)?;
+    let instead = if mis == Some(InsecureMisbehaviour::OpenDifferentPublicKeyShare) {
+        let mut other = share.clone();
+        other.body[0] = other.body[0].wrapping_add(1 << 62);
+        Some(to_bytes(&other)?)
+    } else {
+        None
+    };
+    let max_pk = params.polynomial_size * 10 + 1024;
+    let raw = commit_open(
+        mesh,
+        "coterie-tfhe/mk/pk-share",
+        (TAG_PK_C, TAG_PK_O),
+        &share_bytes,
+        instead,
+        max_pk,
+    )
+    .await?;
+    let mut shares = Vec::with_capacity(k);
+    for (from, b) in raw.iter().enumerate() {
+        match from_bytes::<PublicKeyShare>(b, max_pk) {
+            Ok(s) if s.party == from && s.body.len() == params.polynomial_size => shares.push(s),
+            Ok(_) => return Err(fail(mesh, from, "public-key share of wrong shape".into()).await),
+            Err(e) => return Err(fail(mesh, from, format!("public-key share: {e}")).await),
+        }
+    }
+    let pk = combine_public_key(params, &crs, &shares)?;
+    timings.push(("crs and public key", t.elapsed()));
+    // 3. Blind-rotate and key-switching shares.
+    let t = Instant::now();
+    let pb = progress_bar(
+        opts.progress,
+        params.lwe_dimension as u64,
+        &format!("party {me}: blind-rotate key"),
+    );
+    let bsk = bootstrap_key_share_with_method(params, &pk, &key, ProductMethod::Exact, rng, |j| {
+        pb.set_position(j as u64)
+    })?;
+    pb.finish_and_clear();
+    let ksk = keyswitch_key_share(params, &key, rng)?;
+    timings.push(("own shares", t.elapsed()));
+    let t = Instant::now();
+    let mut bsk_bytes = to_bytes(&bsk)?;
+    if mis == Some(InsecureMisbehaviour::GarbageBootstrapShare) {
+        let mut g = bsk.clone();
+        for c in &mut g.ggsw {
+            for x in &mut c.data {
+                *x = u64::random(rng);
+            }
+        }
+        bsk_bytes = to_bytes(&g)?;
+    }
+    let ksk_bytes = to_bytes(&ksk)?;
+    let max_bsk = max_message_bytes(params, 1);
+    for to in 0..k {
+        if to == me {
+            continue;
+        }
+        if mis == Some(InsecureMisbehaviour::EquivocateBootstrapShare) && to == k - 1 {
+            let mut g = bsk.clone();
+            g.ggsw[0].data[0] = g.ggsw[0].data[0].wrapping_add(1);
+            send_big(mesh, to, TAG_BSK, &to_bytes(&g)?).await?;
+        } else {
+            send_big(mesh, to, TAG_BSK, &bsk_bytes).await?;
+        }
+        send_big(mesh, to, TAG_KSK, &ksk_bytes).await?;
+    }
+    let mut bsks = Vec::with_capacity(k);
+    let mut ksks = Vec::with_capacity(k);
+    let mut digests = Vec::with_capacity(k);
+    for from in 0..k {
+        let (bb, kb) = if from == me {
+            (bsk_bytes.clone(), ksk_bytes.clone())
+        } else {
+            let bb = recv_big(mesh, from, TAG_BSK, max_bsk).await?;
+            let kb = recv_big(mesh, from, TAG_KSK, max_bsk).await?;
+            (bb, kb)
+        };
+        let mut h = blake3::Hasher::new_derive_key("coterie-tfhe mk keygen echo v1");
+        h.update(&(bb.len() as u64).to_le_bytes());
+        h.update(&bb);
+        h.update(&kb);
+        digests.push(*h.finalize().as_bytes());
+        let b = match from_bytes::<BootstrapKeyShare>(&bb, max_bsk) {
+            Ok(b) if b.party == from => b,
+            Ok(_) => return Err(fail(mesh, from, "share names another party".into()).await),
+            Err(e) => return Err(fail(mesh, from, format!("blind-rotate share: {e}")).await),
+        };
+        let s = match from_bytes::<KeySwitchKeyShare>(&kb, max_bsk) {
+            Ok(s) if s.party == from => s,
+            Ok(_) => return Err(fail(mesh, from, "share names another party".into()).await),
+            Err(e) => return Err(fail(mesh, from, format!("key-switching share: {e}")).await),
+        };
+        bsks.push(b);
+        ksks.push(s);
+    }
+    drop(bsk_bytes);
+    // Echo: all parties must have received the same shares from every sender.
+    let all: Vec<Vec<[u8; 32]>> = mesh.exchange_all_tagged(TAG_ECHO, &digests).await?;
+    for (who, d) in all.iter().enumerate() {
+        if d.len() != k {
+            return Err(fail(mesh, who, "echo of wrong length".into()).await);
+        }
+        for sender in 0..k {
+            if d[sender] != digests[sender] {
+                let reason = format!(
+                    "parties {me} and {who} received different key shares from party {sender} \
+                     (equivocation or tampering in transit)"
+                );
+                return Err(fail(mesh, sender, reason).await);
+            }
+        }
+    }
+    let ek = match combine_evaluation_key(params, &bsks, &ksks) {
+        Ok(ek) => ek,
+        Err(e) => return Err(fail(mesh, me, format!("combining shares: {e}")).await),
+    };
+    drop((bsks, ksks));
+    timings.push(("exchange and combine", t.elapsed()));
+    // 4. Self-test.
+    let t = Instant::now();
+    let server = MkServerKey::new(&ek)?;
+    // Test j belongs to party j / per_party, who encrypts a random bit; every other party
+    // encrypts 0 (phase 0) for it, so the summed test ciphertext has random masks in every slot
+    // and its bootstrap goes through every party's blind-rotate rows.
+    let per_party = TESTS_PER_PARTY.max(MIN_SELF_TESTS.div_ceil(k));
+    let total = k * per_party;
+    let mut my_bits = vec![false; per_party];
+    let noise = crate::noise::NoiseSampler::new(params.lwe_noise_std(), 32)?;
+    let mut my_cts = Vec::with_capacity(total);
+    for j in 0..total {
+        let mut c = LweCiphertext::zero(params.lwe_dimension);
+        let mu = if j / per_party == me {
+            let b = u32::random(rng) & 1 == 1;
+            my_bits[j % per_party] = b;
+            if b {
+                1u32 << 29
+            } else {
+                (1u32 << 29).wrapping_neg()
+            }
+        } else {
+            0
+        };
+        crate::lwe::encrypt_lwe_ciphertext(key.lwe_key(), &mut c, mu, &noise, rng);
+        my_cts.push(c);
+    }
+    let cts: Vec<Vec<LweCiphertext<u32>>> = mesh.exchange_all_tagged(TAG_TEST_CT, &my_cts).await?;
+    for (from, v) in cts.iter().enumerate() {
+        if v.len() != total || v.iter().any(|c| c.dimension() != params.lwe_dimension) {
+            return Err(fail(mesh, from, "self-test ciphertexts of wrong shape".into()).await);
+        }
+    }
+    let mut ev = server.evaluator()?;
+    let mut outs = Vec::with_capacity(total);
+    for j in 0..total {
+        let mut sum = LweCiphertext::zero(k * params.lwe_dimension);
+        for (from, v) in cts.iter().enumerate() {
+            sum.add_assign(&embed(&v[j], from, k)?);
+        }
+        outs.push(ev.bootstrap(&sum)?);
+    }
+    let sigma = default_smudging_std(params, k);
+    let got = decrypt_bits(mesh, &key, &outs, sigma, rng).await?;
+    let bits: Vec<Vec<bool>> = mesh.exchange_all_tagged(TAG_TEST_BITS, &my_bits).await?;
+    for (from, b) in bits.iter().enumerate() {
+        let start = from * per_party;
+        if b.len() != per_party || got[start..start + per_party] != b[..] {
+            let msg = format!(
+                "key-generation self-test failed on party {from}'s test bits: some party's key \
+                 shares are wrong"
+            );
+            mesh.abort(&msg).await;
+            return Err(Error::Protocol(msg));
+        }
+    }
+    timings.push(("self-test", t.elapsed()));
+    Ok(KeygenOutput {
+        params: params.clone(),
+        crs,
+        key,
+        evaluation_key: ek,
+        timings,
+    })
+}
+
+/// Joint decryption of `cts` (multi-key ciphertexts of the mesh's parties, slot = mesh id) by
+/// partial decryptions with smudging std `sigma` (see [`crate::mk::decrypt`] for what it does and
+/// does not hide). Every party learns the bits.
+///
+/// # Errors
+/// On a network error or a malformed partial decryption (naming the party).
+pub async fn decrypt_bits<M: Mesh, R: CryptoRng + ?Sized>(
+    mesh: &mut M,
+    key: &MkSecretKey,
+    cts: &[LweCiphertext<u32>],
+    sigma: f64,
+    rng: &mut R,
+) -> Result<Vec<bool>> {
+    let (me, k) = (mesh.id(), mesh.n());
+    let mine = cts
+        .iter()
+        .map(|c| partial_decrypt(key, me, c, sigma, rng))
+        .collect::<Result<Vec<_>>>()?;
+    let all: Vec<Vec<PartialDecryption>> = mesh.exchange_all_tagged(TAG_DEC, &mine).await?;
+    for (from, v) in all.iter().enumerate() {
+        if v.len() != cts.len() || v.iter().any(|p| p.slot != from) {
+            return Err(fail(mesh, from, "partial decryptions of wrong shape".into()).await);
+        }
+    }
+    let mut out = Vec::with_capacity(cts.len());
+    for (i, c) in cts.iter().enumerate() {
+        let parts: Vec<_> = all.iter().map(|v| v[i]).collect();
+        out.push(combine_partial_decryptions(c, k, &parts)?.0);
+    }
+    Ok(out)
+}
+
+/// [`decrypt_bits`] where only party `holder` has the ciphertexts (e.g. the evaluator): it
+/// sends them to the others first (bounded by `max_cts`).
+///
+/// # Errors
+/// As [`decrypt_bits`], or if the received ciphertexts are too many or of the wrong dimension.
+pub async fn decrypt_bits_from<M: Mesh, R: CryptoRng + ?Sized>(
+    mesh: &mut M,
+    key: &MkSecretKey,
+    holder: usize,
+    cts: Option<&[LweCiphertext<u32>]>,
+    max_cts: usize,
+    sigma: f64,
+    rng: &mut R,
+) -> Result<Vec<bool>> {
+    let (me, k) = (mesh.id(), mesh.n());
+    let dim = k * key.lwe_key().dimension();
+    let cts: Vec<LweCiphertext<u32>> = if me == holder {
+        let c = cts
+            .ok_or_else(|| Error::InvalidParameter("the holder must pass ciphertexts".into()))?
+            .to_vec();
+        for to in 0..k {
+            if to != me {
+                mesh.send_tagged(to, TAG_DEC_CT, &c).await?;
+            }
+        }
+        c
+    } else {
+        let c: Vec<LweCiphertext<u32>> = mesh.recv_tagged(holder, TAG_DEC_CT).await?;
+        if c.len() > max_cts || c.iter().any(|x| x.dimension() != dim) {
+            return Err(fail(mesh, holder, "ciphertexts to decrypt of wrong shape".into()).await);
+        }
+        c
+    };
+    decrypt_bits(mesh, key, &cts, sigma, rng).await
+}
+
+/// File names used by [`save_key_material`].
+pub fn key_file_names(dir: &Path, party: usize) -> (PathBuf, PathBuf) {
+    (
+        dir.join(format!("mktfhe-party{party}.secret")),
+        dir.join("mktfhe-evaluation.key"),
+    )
+}
+
+/// Writes the party's secret key and the evaluation key under `dir` (versioned envelopes;
+/// the secret key file is created with mode 0600 on Unix). Returns the two paths.
+///
+/// # Errors
+/// [`Error::Io`] on a file-system error.
+pub fn save_key_material(dir: &Path, out: &KeygenOutput) -> Result<(PathBuf, PathBuf)> {
+    let (sk_path, ek_path) = key_file_names(dir, out.key.party());
+    std::fs::create_dir_all(dir).map_err(|e| Error::Io(e.to_string()))?;
+    let stored = StoredSecretKey {
+        params: out.params.clone(),
+        key: out.key.clone(),
+    };
+    let mut sk_bytes = to_bytes(&stored)?;
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+    let res = o
+        .open(&sk_path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, &sk_bytes));
+    zeroize::Zeroize::zeroize(&mut sk_bytes);
+    res.map_err(|e| Error::Io(e.to_string()))?;
+    std::fs::write(&ek_path, to_bytes(&out.evaluation_key)?)
+        .map_err(|e| Error::Io(e.to_string()))?;
+    Ok((sk_path, ek_path))
+}
+
+fn read_bounded(path: &Path, max: usize) -> Result<Vec<u8>> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| Error::Io(e.to_string()))?
+        .len();
+    if len > max as u64 {
+        return Err(Error::Malformed(format!(
+            "{} is {len} bytes, above the limit {max}",
+            path.display()
+        )));
+    }
+    std::fs::read(path).map_err(|e| Error::Io(e.to_string()))
+}
+
+/// Loads a secret key written by [`save_key_material`] (at most 1 MiB).
+///
+/// # Errors
+/// [`Error::Io`] or [`Error::Malformed`].
+pub fn load_secret_key(path: &Path) -> Result<StoredSecretKey> {
+    let mut b = read_bounded(path, 1 << 20)?;
+    let r = from_bytes(&b, 1 << 20);
+    zeroize::Zeroize::zeroize(&mut b);
+    r
+}
+
+/// Loads an evaluation key written by [`save_key_material`] for at most `max_parties` parties
+/// of `params` (the size bound).
+///
+/// # Errors
+/// [`Error::Io`] or [`Error::Malformed`] (also if the key's parameters differ from `params`).
+pub fn load_evaluation_key(
+    path: &Path,
+    params: &MkParams,
+    max_parties: usize,
+) -> Result<MkEvaluationKey> {
+    let max = max_message_bytes(params, max_parties);
+    let b = read_bounded(path, max)?;
+    let ek: MkEvaluationKey = from_bytes(&b, max)?;
+    if &ek.params != params {
+        return Err(Error::Malformed(
+            "evaluation key of other parameters".into(),
+        ));
+    }
+    Ok(ek)
+}
