@@ -159,6 +159,23 @@ enum Protocol {
         #[arg(long, default_value_t = 8)]
         count: usize,
     },
+    /// Multi-key TFHE (AKÖ, seed 003): joint key generation among all parties, `x > y` on 8-bit
+    /// inputs of parties 0 and 1 evaluated by party 0, joint decryption with smudged partial
+    /// decryptions, checked against the plaintext.
+    Mktfhe {
+        /// Party 0's input (every party gets it only to check the result).
+        #[arg(long, default_value_t = 200)]
+        x: u8,
+        /// Party 1's input (every party gets it only to check the result).
+        #[arg(long, default_value_t = 77)]
+        y: u8,
+        /// Write this party's key material (versioned) under this directory.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Use the INSECURE toy parameter set (n = 32, N = 512; no security) for a fast run.
+        #[arg(long)]
+        insecure_toy: bool,
+    },
     /// Every party inputs a value; the product is computed with Beaver triples from the store
     /// DIR/party-<id>, opened and MAC-checked.
     SpdzDemo {
@@ -201,6 +218,23 @@ enum Demo {
         /// Number of parties.
         #[arg(long, default_value_t = 3)]
         parties: usize,
+    },
+    /// Multi-key TFHE (AKÖ, seed 003) among K party processes over TLS: joint key generation
+    /// (the smallest Table 3 set for K parties), an 8-bit comparison on inputs of parties 0 and
+    /// 1, joint decryption.
+    Mktfhe {
+        /// Number of parties.
+        #[arg(long, default_value_t = 2)]
+        parties: usize,
+        /// Party 0's input.
+        #[arg(long, default_value_t = 200)]
+        x: u8,
+        /// Party 1's input.
+        #[arg(long, default_value_t = 77)]
+        y: u8,
+        /// Use the INSECURE toy parameter set (n = 32, N = 512; no security) for a fast run.
+        #[arg(long)]
+        insecure_toy: bool,
     },
     /// `sum` with N party processes over TLS on loopback.
     Sum {
@@ -336,6 +370,20 @@ fn run(cli: Cli) -> Result<(), String> {
             }
             Demo::Spdz { parties } => demo_spdz(parties),
             Demo::Threshold { parties, count } => demo_threshold(parties, count),
+            Demo::Mktfhe {
+                parties,
+                x,
+                y,
+                insecure_toy,
+            } => {
+                let (xs, ys) = (x.to_string(), y.to_string());
+                let mut args = vec!["mktfhe", "--x", &xs, "--y", &ys];
+                if insecure_toy {
+                    println!("INSECURE toy parameters (no security): a fast protocol run only");
+                    args.push("--insecure-toy");
+                }
+                demo(parties, &args)
+            }
         },
         Cmd::Netem { cmd } => netem(cmd),
         Cmd::Spdz {
@@ -387,6 +435,18 @@ async fn run_party(
                 .await
                 .map_err(|e| Error::Protocol(format!("threshold decryption: {e}")))?;
             "threshold decryption demo done".to_string()
+        }
+        Protocol::Mktfhe {
+            x,
+            y,
+            dir,
+            insecure_toy,
+        } => {
+            let dir = dir.map(|d| party_dir(&d));
+            mktfhe::party_demo(&mut mesh, x, y, dir.as_deref(), insecure_toy)
+                .await
+                .map_err(|e| Error::Protocol(format!("multi-key TFHE: {e}")))?;
+            "multi-key TFHE demo done".to_string()
         }
         Protocol::SpdzDemo { dir, value } => {
             spdz::online_demo(&mut mesh, &party_dir(&dir), value.unwrap_or(id as u64 + 2))

@@ -13,7 +13,6 @@
 //! `coterie_tfhe::mk::decrypt`) and check it against the plaintext (every party is given `x` and
 //! `y` on the command line for this check; in a real computation only their owners would know
 //! them). Timings are printed per phase.
-#![allow(dead_code)]
 
 use std::path::Path;
 use std::time::Instant;

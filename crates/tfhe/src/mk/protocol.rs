@@ -414,21 +414,36 @@ pub async fn keygen<M: Mesh, R: CryptoRng + ?Sized>(
             return Err(fail(mesh, from, "self-test ciphertexts of wrong shape".into()).await);
         }
     }
+    // Party j bootstraps the tests of block j and shares the results; all decrypt them jointly.
+    // Bootstrapping is not bit-reproducible across processes or machines (the FFT plan is chosen
+    // by measurement, and one unit of difference in an extracted coefficient changes the
+    // key-switching digits), so a joint decryption must be of one party's output, never of each
+    // party's own re-evaluation. Splitting the blocks also spreads the work over the parties.
     let mut ev = server.evaluator()?;
-    let mut outs = Vec::with_capacity(total);
-    for j in 0..total {
-        let mut sum = LweCiphertext::zero(k * params.lwe_dimension);
-        for (from, v) in cts.iter().enumerate() {
-            sum.add_assign(&embed(&v[j], from, k)?);
-        }
-        outs.push(ev.bootstrap(&sum)?);
+    let mut got = Vec::with_capacity(total);
+    for holder in 0..k {
+        let block = if holder == me {
+            let mut outs = Vec::with_capacity(per_party);
+            for j in holder * per_party..(holder + 1) * per_party {
+                let mut sum = LweCiphertext::zero(k * params.lwe_dimension);
+                for (from, v) in cts.iter().enumerate() {
+                    sum.add_assign(&embed(&v[j], from, k)?);
+                }
+                outs.push(ev.bootstrap(&sum)?);
+            }
+            Some(outs)
+        } else {
+            None
+        };
+        let sigma = default_smudging_std(params, k);
+        got.extend(
+            decrypt_bits_from(mesh, &key, holder, block.as_deref(), per_party, sigma, rng).await?,
+        );
     }
-    let sigma = default_smudging_std(params, k);
-    let got = decrypt_bits(mesh, &key, &outs, sigma, rng).await?;
     let bits: Vec<Vec<bool>> = mesh.exchange_all_tagged(TAG_TEST_BITS, &my_bits).await?;
     for (from, b) in bits.iter().enumerate() {
         let start = from * per_party;
-        if b.len() != per_party || got[start..start + per_party] != b[..] {
+        if b.len() != per_party || got.get(start..start + per_party) != Some(&b[..]) {
             let msg = format!(
                 "key-generation self-test failed on party {from}'s test bits: some party's key \
                  shares are wrong"
@@ -451,8 +466,14 @@ pub async fn keygen<M: Mesh, R: CryptoRng + ?Sized>(
 /// partial decryptions with smudging std `sigma` (see [`crate::mk::decrypt`] for what it does and
 /// does not hide). Every party learns the bits.
 ///
+/// Every party must pass bit-identical ciphertexts: bootstrapping is not bit-reproducible across
+/// processes (the FFT plan is chosen by measurement), so the output of one evaluator is shared
+/// (see [`decrypt_bits_from`]) rather than re-evaluated by each party. A digest of the
+/// ciphertexts travels with the partial decryptions, and a mismatch is an error naming the party.
+///
 /// # Errors
-/// On a network error or a malformed partial decryption (naming the party).
+/// On a network error, a malformed partial decryption or a ciphertext digest that differs from
+/// ours (naming the party).
 pub async fn decrypt_bits<M: Mesh, R: CryptoRng + ?Sized>(
     mesh: &mut M,
     key: &MkSecretKey,
@@ -465,18 +486,42 @@ pub async fn decrypt_bits<M: Mesh, R: CryptoRng + ?Sized>(
         .iter()
         .map(|c| partial_decrypt(key, me, c, sigma, rng))
         .collect::<Result<Vec<_>>>()?;
-    let all: Vec<Vec<PartialDecryption>> = mesh.exchange_all_tagged(TAG_DEC, &mine).await?;
-    for (from, v) in all.iter().enumerate() {
+    let digest = ciphertexts_digest(cts)?;
+    let all: Vec<([u8; 32], Vec<PartialDecryption>)> =
+        mesh.exchange_all_tagged(TAG_DEC, &(digest, mine)).await?;
+    for (from, (d, v)) in all.iter().enumerate() {
+        if *d != digest {
+            return Err(fail(
+                mesh,
+                from,
+                "partial decryptions of different ciphertexts (digest mismatch)".into(),
+            )
+            .await);
+        }
         if v.len() != cts.len() || v.iter().any(|p| p.slot != from) {
             return Err(fail(mesh, from, "partial decryptions of wrong shape".into()).await);
         }
     }
+    let all: Vec<Vec<PartialDecryption>> = all.into_iter().map(|(_, v)| v).collect();
     let mut out = Vec::with_capacity(cts.len());
     for (i, c) in cts.iter().enumerate() {
         let parts: Vec<_> = all.iter().map(|v| v[i]).collect();
         out.push(combine_partial_decryptions(c, k, &parts)?.0);
     }
     Ok(out)
+}
+
+/// Domain-separated digest of the ciphertexts a joint decryption is about.
+fn ciphertexts_digest(cts: &[LweCiphertext<u32>]) -> Result<[u8; 32]> {
+    let mut h = blake3::Hasher::new_derive_key("coterie mk-tfhe joint decryption ciphertexts v1");
+    h.update(&(cts.len() as u64).to_le_bytes());
+    for c in cts {
+        h.update(&(c.data.len() as u64).to_le_bytes());
+        for w in &c.data {
+            h.update(&w.to_le_bytes());
+        }
+    }
+    Ok(*h.finalize().as_bytes())
 }
 
 /// [`decrypt_bits`] where only party `holder` has the ciphertexts (e.g. the evaluator): it
