@@ -27,17 +27,80 @@ use coterie_threshold::online::decrypt;
 use coterie_threshold::pipelined::{decrypt_pipelined, decrypt_strict_single_check};
 use coterie_threshold::{LweCiphertext, Params, round_p};
 
-async fn tls_group(n: usize, netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Relay>) {
+#[path = "support/emu.rs"]
+mod emu;
+
+/// The link model of a benchmark cell: coterie-net's spinning relay (`Net`) or this example's
+/// sleeping one (`Emu`, the default; see `support/emu.rs`).
+#[derive(Clone, Copy, Debug)]
+enum Link {
+    Net(LinkParams),
+    Emu(emu::Link),
+}
+
+/// Relays kept alive as long as a group runs.
+#[allow(dead_code)]
+enum Relays {
+    Net(Vec<Relay>),
+    Emu(Vec<emu::EmuRelay>),
+}
+
+async fn tls_group(n: usize, netem: Option<Link>) -> (Vec<TlsMesh>, Relays) {
     let opts = MeshOptions {
         timeout: Duration::from_secs(600),
         max_frame: 64 << 20,
         ..MeshOptions::default()
     };
-    coterie_net::local::tls_group(n, opts, netem).await.unwrap()
+    match netem {
+        None => {
+            let (g, r) = coterie_net::local::tls_group(n, opts, None).await.unwrap();
+            (g, Relays::Net(r))
+        }
+        Some(Link::Net(p)) => {
+            let (g, r) = coterie_net::local::tls_group(n, opts, Some(p))
+                .await
+                .unwrap();
+            (g, Relays::Net(r))
+        }
+        Some(Link::Emu(p)) => {
+            use coterie_net::certs::{free_loopback_addresses, generate_pki};
+            use coterie_net::{Identity, Roster};
+            let pki = generate_pki(n).unwrap();
+            let listen = free_loopback_addresses(n).unwrap();
+            let relays: Vec<emu::EmuRelay> = listen
+                .iter()
+                .map(|l| emu::EmuRelay::start(l.parse().unwrap(), p).unwrap())
+                .collect();
+            let ca = Identity::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)
+                .unwrap()
+                .chain
+                .swap_remove(0);
+            let roster = Roster {
+                addresses: relays.iter().map(|r| r.addr.to_string()).collect(),
+                listen,
+                certs: vec![None; n],
+                ca: Some(ca),
+                keys: vec![None; n],
+            };
+            let mut hs = Vec::new();
+            for (i, party) in pki.parties.iter().enumerate() {
+                let (r, o) = (roster.clone(), opts.clone());
+                let id = Identity::from_pem(&party.cert_pem, &party.key_pem).unwrap();
+                hs.push(tokio::spawn(
+                    async move { TlsMesh::connect(&r, i, id, o).await },
+                ));
+            }
+            let mut out = Vec::new();
+            for h in hs {
+                out.push(h.await.unwrap().unwrap());
+            }
+            (out, Relays::Emu(relays))
+        }
+    }
 }
 
 /// (gates/s, kB sent per gate by party 0)
-async fn bench_prep(a: u32, gates: usize, netem: Option<LinkParams>) -> (f64, f64) {
+async fn bench_prep(a: u32, gates: usize, netem: Option<Link>) -> (f64, f64) {
     let ring = Z2k::spdz2k_64();
     let mut rng = rand::rng();
     let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
@@ -89,7 +152,7 @@ async fn bench_prep(a: u32, gates: usize, netem: Option<LinkParams>) -> (f64, f6
 
 /// Full gate bundles for the paper's parameters (8 Sign gates + 1 ModLTZ gate per decryption):
 /// (seconds per 1000 decryptions, MB sent per party per 1000 decryptions).
-async fn bench_bundles(count: usize, netem: Option<LinkParams>) -> (f64, f64) {
+async fn bench_bundles(count: usize, netem: Option<Link>) -> (f64, f64) {
     let lt = Params::paper().lt().unwrap();
     let ring = Z2k::spdz2k_64();
     let mut rng = rand::rng();
@@ -138,7 +201,7 @@ async fn bench_online(
     parties: usize,
     batch: usize,
     reps: usize,
-    netem: Option<LinkParams>,
+    netem: Option<Link>,
     mode: u8,
 ) -> (Vec<f64>, f64) {
     let p = Params::paper();
@@ -172,10 +235,12 @@ async fn bench_online(
         want.push(mu);
     }
     let (meshes, _relays) = tls_group(parties, netem).await;
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(parties));
     let mut hs = Vec::new();
     for (((mut mesh, prep), key), b) in meshes.into_iter().zip(preps).zip(keys).zip(bundles) {
         let cts = cts.clone();
         let want = want.clone();
+        let barrier = barrier.clone();
         hs.push(tokio::spawn(async move {
             let mut eng = Engine::new(prep);
             let mut pool = GatePool::new(lt);
@@ -184,6 +249,9 @@ async fn bench_online(
             let mut times = Vec::new();
             for (sid, chunk) in cts.chunks(batch).zip(want.chunks(batch)).enumerate() {
                 let sid = sid as u64;
+                // every iteration starts at all parties together (a request reaching every node
+                // at once); the latency is from the earliest start to the latest end
+                barrier.wait().await;
                 let t = Instant::now();
                 let out = match mode {
                     1 => decrypt_pipelined(&mut eng, &mut mesh, &p, &key, chunk.0, &mut pool, sid)
@@ -198,7 +266,7 @@ async fn bench_online(
                         .await
                         .unwrap(),
                 };
-                times.push(t.elapsed().as_secs_f64());
+                times.push((t, Instant::now()));
                 assert_eq!(out, chunk.1);
             }
             let sent = mesh.stats().total_sent() - sent0;
@@ -206,19 +274,21 @@ async fn bench_online(
             (times, sent)
         }));
     }
-    let mut times = Vec::new();
+    let mut spans: Vec<(Instant, Instant)> = Vec::new();
     let mut sent = 0;
     for (i, h) in hs.into_iter().enumerate() {
         let (t, s) = h.await.unwrap();
         if i == 0 {
-            times = t;
+            spans = t;
             sent = s;
         } else {
-            for (a, b) in times.iter_mut().zip(t) {
-                *a = a.max(b);
+            for (a, b) in spans.iter_mut().zip(t) {
+                a.0 = a.0.min(b.0);
+                a.1 = a.1.max(b.1);
             }
         }
     }
+    let times: Vec<f64> = spans.iter().map(|(a, b)| (*b - *a).as_secs_f64()).collect();
     assert_eq!(round_p(0, 64, 1), 0);
     (times, sent as f64 / total as f64)
 }
@@ -241,7 +311,26 @@ async fn main() {
     let one_ms = LinkParams::new(Duration::from_millis(1), 1000.0)
         .calibrated(51)
         .ok();
-    let nets: Vec<(&str, Option<LinkParams>)> = vec![("loopback", None), ("1ms-1Gbit", one_ms)];
+    if let Some(i) = args.iter().position(|a| a == "--probe") {
+        let parties: usize = args[i + 1].parse().unwrap();
+        let mode: u8 = args[i + 2].parse().unwrap();
+        let link = if args.iter().any(|a| a == "--loopback") {
+            None
+        } else if args.iter().any(|a| a == "--net-emu") {
+            one_ms.map(Link::Net)
+        } else {
+            Some(Link::Emu(
+                emu::Link::calibrated(Duration::from_millis(1), 1000.0).unwrap(),
+            ))
+        };
+        eprintln!("{link:?}");
+        let (mut t, _) = bench_online(parties, 1, 10, link, mode).await;
+        println!("{:?}", t);
+        println!("median {:.3} ms", median(&mut t) * 1e3);
+        return;
+    }
+    let nets: Vec<(&str, Option<Link>)> =
+        vec![("loopback", None), ("1ms-1Gbit", one_ms.map(Link::Net))];
     let mut json = Vec::new();
     let mut text = String::new();
     let log = |s: String, text: &mut String| {

@@ -496,3 +496,58 @@ async fn gate_store_survives_restart_without_reuse() {
     }
     let _ = std::fs::remove_dir_all(&base);
 }
+
+/// The attack on the paper's unchecked output mask: party 1 commits to (and opens) its share of
+/// `w` shifted by `L` (which would flip the output and pass the multiple-of-L test) while it
+/// computes `Y = w + χ·w'` honestly. The pipelined schedule's `W + χ·W' = Y` test must make every
+/// honest party abort; without the shift the same run decrypts.
+#[tokio::test]
+async fn pipelined_shifted_w_commitment_is_caught() {
+    use coterie_threshold::pipelined::decrypt_pipelined_cheating_w;
+    let p = params(4, 16, 2, 3);
+    let lt = p.lt().unwrap();
+    for shift_by_l in [false, true] {
+        let c = counts(&lt, 2, 2, 4, 0, 2);
+        let res = run_mem(deal(3, 16, c), move |i, mut eng, mut mesh| async move {
+            let key = SharedKey::generate(&mut eng, 4, KeyDistribution::Binary)?;
+            let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 1, 0).await?;
+            let mut pool = GatePool::new(lt);
+            pool.push(b)?;
+            let ct = LweCiphertext {
+                k: 16,
+                m: 2,
+                a: vec![0, 0, 0, 0],
+                b: 1 << 14, // μ = 1 under any key
+            };
+            let shift = if i == 1 && shift_by_l {
+                1u128 << lt.l
+            } else {
+                0
+            };
+            let out = decrypt_pipelined_cheating_w(
+                &mut eng,
+                &mut mesh,
+                &p,
+                &key,
+                &[ct],
+                &mut pool,
+                3,
+                shift,
+            )
+            .await;
+            mesh.close().await.ok();
+            out
+        })
+        .await;
+        for (i, r) in res.iter().enumerate() {
+            if shift_by_l {
+                if i != 1 {
+                    let e = r.as_ref().unwrap_err().to_string();
+                    assert!(e.contains("w-consistency") || e.contains("abort"), "{e}");
+                }
+            } else {
+                assert_eq!(r.as_ref().unwrap(), &vec![1]);
+            }
+        }
+    }
+}
