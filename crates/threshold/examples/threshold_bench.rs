@@ -324,7 +324,16 @@ async fn main() {
             ))
         };
         eprintln!("{link:?}");
-        let (mut t, _) = bench_online(parties, 1, 10, link, mode).await;
+        let batch: usize = args
+            .iter()
+            .position(|a| a == "--batch")
+            .map_or(1, |i| args[i + 1].parse().unwrap());
+        let (mut t, bytes) =
+            bench_online(parties, batch, if batch > 1 { 3 } else { 10 }, link, mode).await;
+        println!(
+            "bytes/dec party0 {bytes:.0}; dec/s {:.0}",
+            batch as f64 / t.iter().cloned().fold(f64::MAX, f64::min)
+        );
         println!("{:?}", t);
         println!("median {:.3} ms", median(&mut t) * 1e3);
         return;

@@ -194,18 +194,54 @@ impl GateStore {
         Ok(v)
     }
 
+    /// The id the next appended bundle must have (one past the last stored bundle). Reads only
+    /// the header of the last batch file.
+    pub fn end(&self) -> Result<u64> {
+        match self.batches()?.last() {
+            Some((id, p)) => {
+                use std::io::Read;
+                let mut head = [0u8; 20];
+                fs::File::open(p)
+                    .and_then(|mut f| f.read_exact(&mut head))
+                    .map_err(io)?;
+                if head[..4] != MAGIC {
+                    return Err(Error::Gate("bundle batch: bad header".into()));
+                }
+                let count = u32::from_le_bytes([head[16], head[17], head[18], head[19]]);
+                Ok(id + u64::from(count))
+            }
+            None => self.cursor(),
+        }
+    }
+
+    /// Bundles stored and not yet handed out.
+    pub fn available(&self) -> Result<u64> {
+        Ok(self.end()?.saturating_sub(self.cursor()?))
+    }
+
+    /// Discards every stored bundle and moves the cursor to `id` (durably, never backwards): used
+    /// when the nodes' stores disagree after a crash, so that they continue from a common id and
+    /// no bundle any node may have touched is used again.
+    pub fn discard_to(&self, id: u64) -> Result<()> {
+        let cur = self.cursor()?;
+        if id < cur {
+            return Err(Error::Gate(format!(
+                "cursor {cur} cannot move back to {id}"
+            )));
+        }
+        write_synced(&self.dir.join("cursor.bin"), &id.to_le_bytes())?;
+        for (_, p) in self.batches()? {
+            fs::remove_file(p).map_err(io)?;
+        }
+        Ok(())
+    }
+
     /// Appends a batch of consecutive bundles; their ids must continue the stored ones.
     pub fn append(&self, bundles: &[GateBundle]) -> Result<()> {
         let Some(first) = bundles.first().map(|b| b.id) else {
             return Ok(());
         };
-        let next = match self.batches()?.last() {
-            Some((id, p)) => {
-                let bytes = fs::read(p).map_err(io)?;
-                id + decode_batch(&self.lt, &bytes)?.len() as u64
-            }
-            None => self.cursor()?,
-        };
+        let next = self.end()?;
         if first != next {
             return Err(Error::Gate(format!(
                 "batch starts at {first}, the store expects {next}"
