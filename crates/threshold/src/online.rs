@@ -40,6 +40,11 @@ fn check_bundles(lt: &LtParams, n: usize, gates: &[GateBundle]) -> Result<()> {
             gates.len()
         )));
     }
+    if gates.iter().any(|g| g.downcast) {
+        return Err(Error::Gate(
+            "down-cast (stored) bundles need a per-value-check schedule (crate::pipelined)".into(),
+        ));
+    }
     gates.iter().try_for_each(|g| g.check_shape(lt))
 }
 

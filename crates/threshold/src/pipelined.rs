@@ -111,7 +111,9 @@ mod byte_string {
 
 /// One batch of values being opened and checked.
 struct Opened {
-    /// Full share-ring values.
+    /// The opening's ring `Z_{2^bits}`, `bits = t + s` (the value's `t` bits plus `s`).
+    bits: u32,
+    /// Values mod `2^bits`.
     vals: Vec<u128>,
     /// This party's MAC shares of them.
     macs: Vec<u128>,
@@ -126,6 +128,38 @@ impl Drop for Opened {
     fn drop(&mut self) {
         self.macs.zeroize();
     }
+}
+
+/// Bytes per value of an opening over `Z_{2^bits}` (`bits = t + s`).
+pub fn width_bytes(bits: u32) -> usize {
+    bits.div_ceil(8) as usize
+}
+
+/// Encodes the values mod `2^bits`, little-endian, [`width_bytes`] bytes each.
+fn encode_width(xs: &[u128], bits: u32) -> Vec<u8> {
+    let w = width_bytes(bits);
+    let mut out = Vec::with_capacity(xs.len() * w);
+    for x in xs {
+        out.extend_from_slice(&Z2k::low_bits(*x, bits).to_le_bytes()[..w]);
+    }
+    out
+}
+
+/// Decodes exactly `count` values of [`width_bytes`] bytes; bits at or above `bits` refused.
+fn decode_width(bytes: &[u8], count: usize, bits: u32) -> Option<Vec<u128>> {
+    let w = width_bytes(bits);
+    if Some(bytes.len()) != count.checked_mul(w) {
+        return None;
+    }
+    bytes
+        .chunks_exact(w)
+        .map(|c| {
+            let mut b = [0u8; 16];
+            b[..w].copy_from_slice(c);
+            let x = u128::from_le_bytes(b);
+            (Z2k::low_bits(x, bits) == x).then_some(x)
+        })
+        .collect()
 }
 
 fn digest(sid: u64, what: &str, bytes: &[u8]) -> [u8; 32] {
@@ -167,7 +201,14 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
         Ok(all)
     }
 
-    /// Masks the bits from `t` up and returns this party's shares to send.
+    /// Bits of the opening of a `t`-bit value: `t + s`, at most the share ring's `k + s`.
+    fn bits_for(&self, t: u32) -> u32 {
+        let (k, s) = self.ring.power_of_two().unwrap_or((64, 64));
+        (t + s).min(k + s)
+    }
+
+    /// Masks the bits from `t` up and returns this party's shares to send (mod `2^{t+s}`: the
+    /// paper's `t + s` bits per opened `t`-bit value).
     fn mask(&mut self, xs: &[Sh], t: u32) -> Result<(Vec<Sh>, Vec<u8>)> {
         let rho = self.eng.prep_mut().randoms(xs.len())?;
         let ops = ShareOps(self.ring);
@@ -176,38 +217,40 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
             .zip(&rho)
             .map(|(x, r)| ops.add(x, &self.eng.mul_const(r, &(1u128 << t))))
             .collect();
-        let bytes = self
-            .ring
-            .encode(&masked.iter().map(|s| s.v).collect::<Vec<_>>());
+        let bytes = encode_width(
+            &masked.iter().map(|s| s.v).collect::<Vec<_>>(),
+            self.bits_for(t),
+        );
         Ok((masked, bytes))
     }
 
-    /// Sums everyone's shares into the opened values.
-    async fn sum(&mut self, all: &[RoundMsg], masked: Vec<Sh>) -> Result<Opened> {
+    /// Sums everyone's shares (mod `2^bits`) into the opened values.
+    async fn sum(&mut self, all: &[RoundMsg], masked: Vec<Sh>, bits: u32) -> Result<Opened> {
         let me = self.mesh.id();
-        let mut vals: Vec<u128> = masked.iter().map(|s| s.v).collect();
+        let mut vals: Vec<u128> = masked.iter().map(|s| Z2k::low_bits(s.v, bits)).collect();
         for (j, m) in all.iter().enumerate() {
             if j == me {
                 continue;
             }
-            let theirs = match self.ring.decode(&m.shares, vals.len()) {
-                Ok(v) => v,
-                Err(_) => return Err(self.fail("share-decoding", j).await),
+            let theirs = match decode_width(&m.shares, vals.len(), bits) {
+                Some(v) => v,
+                None => return Err(self.fail("share-decoding", j).await),
             };
             for (v, t) in vals.iter_mut().zip(theirs) {
-                *v = self.ring.add(v, &t);
+                *v = Z2k::low_bits(v.wrapping_add(t), bits);
             }
         }
         let macs: Vec<u128> = masked.iter().map(|s| s.m).collect();
         let sigma: Vec<u128> = macs
             .iter()
             .zip(&vals)
-            .map(|(m, x)| self.ring.sub(m, &self.ring.mul(&self.alpha, x)))
+            .map(|(m, x)| Z2k::low_bits(m.wrapping_sub(self.alpha.wrapping_mul(*x)), bits))
             .collect();
         Ok(Opened {
+            bits,
             vals,
             macs,
-            sigma: self.ring.encode(&sigma),
+            sigma: encode_width(&sigma, bits),
             commit: None,
             commits: Vec::new(),
         })
@@ -245,15 +288,15 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
             if !verify(&domain, j, bytes, &o.commits[j], op) {
                 return Err(self.fail("mac-commitment", j).await);
             }
-            let s = match self.ring.decode(bytes, o.vals.len()) {
-                Ok(s) => s,
-                Err(_) => return Err(self.fail("mac-decoding", j).await),
+            let s = match decode_width(bytes, o.vals.len(), o.bits) {
+                Some(s) => s,
+                None => return Err(self.fail("mac-decoding", j).await),
             };
             for (t, x) in total.iter_mut().zip(s) {
-                *t = self.ring.add(t, &x);
+                *t = Z2k::low_bits(t.wrapping_add(x), o.bits);
             }
         }
-        if total.iter().any(|t| !self.ring.is_zero(t)) {
+        if total.iter().any(|t| *t != 0) {
             let me = self.mesh.id();
             return Err(self.fail("mac-check", me).await);
         }
@@ -407,7 +450,7 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
             _ => return Err(s.fail("missing-commitment", j).await),
         }
     }
-    let mut o1 = s.sum(&all, m1).await?;
+    let mut o1 = s.sum(&all, m1, s.bits_for(l)).await?;
     let z_open: Vec<u128> = o1.vals.iter().map(|v| Z2k::low_bits(*v, l)).collect();
 
     // R2: V2 = y + rM; commit σ(V1); open the coin share
@@ -449,7 +492,7 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
         };
         chi = ring.add(&chi, &c);
     }
-    let mut o2 = s.sum(&all, m2).await?;
+    let mut o2 = s.sum(&all, m2, s.bits_for(t)).await?;
     let y_open: Vec<usize> = o2
         .vals
         .iter()
@@ -481,7 +524,8 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
     for (w, w2) in ws.iter().zip(&ws2) {
         m3.push(ops.add(w, &s.eng.mul_const(w2, &chi)));
     }
-    let b3 = ring.encode(&m3.iter().map(|x| x.v).collect::<Vec<_>>());
+    // V3 (k bits) and Y (the whole share ring) are both opened over Z_{2^{k+s}}
+    let b3 = encode_width(&m3.iter().map(|x| x.v).collect::<Vec<_>>(), s.bits_for(k));
     let c2 = s.commit_sigma(&mut o2, "v2");
     let d2 = digest(sid, "v2", &ring.encode(&o2.vals));
     let (op1, sig1) = opening_of(&o1)?;
@@ -498,7 +542,7 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
         .await?;
     s.verify_sigmas(&o1, &all, "v1").await?;
     s.take_commits(&mut o2, &all, "v2").await?;
-    let mut o3 = s.sum(&all, m3).await?;
+    let mut o3 = s.sum(&all, m3, s.bits_for(k)).await?;
 
     // R4: open σ(V2); commit σ(V3 ‖ Y)
     let c3 = s.commit_sigma(&mut o3, "v3y");
@@ -569,6 +613,7 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
     /// Returns the full share-ring values, authenticated.
     async fn open_single_check(&mut self, xs: &[Sh], t: u32, what: &str) -> Result<Vec<u128>> {
         let (m, b) = self.mask(xs, t)?;
+        let bits = self.bits_for(t);
         let all = self
             .exchange(RoundMsg {
                 version: PIPELINE_WIRE_VERSION,
@@ -576,7 +621,7 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
                 ..Default::default()
             })
             .await?;
-        let mut o = self.sum(&all, m).await?;
+        let mut o = self.sum(&all, m, bits).await?;
         let c = self.commit_sigma(&mut o, what);
         let d = digest(self.sid, what, &self.ring.encode(&o.vals));
         let all = self
