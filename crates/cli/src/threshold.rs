@@ -1,16 +1,26 @@
-//! `coterie ... threshold` (coterie-threshold, issue 5): the threshold-decryption demo at one
-//! party. Plain functions for the lead to wire into `main.rs` (needs `coterie-threshold` and
-//! `coterie-spdz` as dependencies of this crate). Suggested use for
-//! `coterie demo threshold --parties N`:
+//! `coterie ... threshold` (coterie-threshold, issue 5), wired in `main.rs`:
 //!
-//! 1. make material with `spdz::deal_insecure(out, N, threshold::demo_amounts(count)?)`
-//!    (**insecure** dealer, demo only);
-//! 2. start the N party processes, each running `coterie party --config F --id I
-//!    threshold-demo --dir out/party-<I> --count C`, which calls [`party_demo`].
+//! * `coterie demo threshold --parties N` (the README's main job): [`demo_amounts`] and
+//!   [`party_demo`] — INSECURE dealer material, key generation inside the ABB, public samples,
+//!   encryption of known messages, decryption over TLS in both schedules, checked.
+//! * The decryption service: `coterie party --config F --id I threshold --dir D` ([`run_node`])
+//!   on the SPDZ_2k store `D/party-I` (made by `coterie party ... spdz-prep-ot --dir D` for real
+//!   runs, or by the INSECURE `coterie spdz deal-insecure --out D` for tests). On first start the
+//!   nodes generate the key inside the ABB and write `D/party-I/threshold-key.bin` (the node's
+//!   key shares, mode 0600) and `D/party-I/public-key.bin`; they keep `--pool` gate bundles
+//!   ready in `D/party-I/gates` (progress and pool level on stdout). Node 0 coordinates (see
+//!   `coterie_threshold::service`) and serves clients over **mutual TLS** at `--client-listen`
+//!   with its party certificate.
+//! * Clients: `coterie certs-client --dir CERTS --name NAME` issues a client certificate with the
+//!   CA that `coterie certs` wrote; `coterie threshold-encrypt --public-key D/party-0/public-key.bin
+//!   --message 1 --out ct.bin` makes a ciphertext; `coterie decrypt --config F --node ADDR
+//!   --cert C --key K ct.bin ...` sends the files to node 0 (which checks the client's
+//!   certificate against the CA; the client checks node 0's certificate and name
+//!   `party-0.coterie`) and prints `file: message` per file. Requests that arrive together are
+//!   decrypted in one batch; a malformed ciphertext is refused by node 0 before any gate is spent.
 //!
-//! Each party generates the key inside the ABB, makes public LWE samples, encrypts `C` known
-//! messages (from a public seed), prepares the gates, decrypts in both schedules and checks the
-//! results; it prints its timings.
+//! Client protocol (version 1): length-prefixed (u32 LE) postcard frames, at most 1 MiB;
+//! request `{version, id, ct}` (CTLW bytes), response `{version, id, result}`.
 
 use std::path::Path;
 
