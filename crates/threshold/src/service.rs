@@ -345,6 +345,20 @@ impl Node {
                 }
             }
             let avail = self.gates.available()?;
+            // 5 random authenticated values per decryption (w, w' and three opening masks)
+            let randoms = self
+                .eng
+                .prep_mut()
+                .available(Kind::Randoms)
+                .map_err(Error::from)?;
+            if randoms < 5 * pending.len() as u64 {
+                let keep = (randoms / 5) as usize;
+                for (_, r) in pending.drain(keep..) {
+                    let _ = r
+                        .reply
+                        .send(Err("no random values left in the SPDZ_2k store".into()));
+                }
+            }
             let control = if !pending.is_empty() && avail >= pending.len() as u64 {
                 Control::Decrypt {
                     batch: pending.iter().map(|(ct, _)| ct.to_bytes()).collect(),
