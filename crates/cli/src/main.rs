@@ -77,6 +77,47 @@ enum Cmd {
         #[command(subcommand)]
         cmd: SpdzCmd,
     },
+    /// Client of the threshold decryption service: sends ciphertext files (CTLW format) to node 0
+    /// over mutual TLS and prints one decrypted message per file.
+    Decrypt {
+        /// Party config of the nodes (for the CA and node 0's certificate name).
+        #[arg(long)]
+        config: PathBuf,
+        /// Address of node 0's client listener.
+        #[arg(long)]
+        node: String,
+        /// Client certificate (PEM), from `coterie certs-client`.
+        #[arg(long)]
+        cert: PathBuf,
+        /// Client private key (PEM).
+        #[arg(long)]
+        key: PathBuf,
+        /// Ciphertext files.
+        files: Vec<PathBuf>,
+    },
+    /// Issue a client certificate for the threshold decryption service with the CA that
+    /// `coterie certs` wrote into DIR (writes DIR/client-<name>.crt and .key).
+    CertsClient {
+        /// Directory holding ca.crt and ca.key.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Client name.
+        #[arg(long)]
+        name: String,
+    },
+    /// Encrypt one bit under a threshold decryption service's public key (the node writes it to
+    /// DIR/party-<id>/public-key.bin) into a CTLW ciphertext file.
+    ThresholdEncrypt {
+        /// Public key file.
+        #[arg(long)]
+        public_key: PathBuf,
+        /// The bit.
+        #[arg(long)]
+        message: u64,
+        /// Output file.
+        #[arg(long)]
+        out: PathBuf,
+    },
 }
 
 /// How much SPDZ material to make per party.
@@ -175,6 +216,30 @@ enum Protocol {
         /// Use the INSECURE toy parameter set (n = 32, N = 512; no security) for a fast run.
         #[arg(long)]
         insecure_toy: bool,
+    },
+    /// Threshold decryption node (seed 000): key generation on first start, a pool of gate
+    /// bundles kept topped up from the SPDZ_2k store DIR/party-<id> (made by `spdz-prep-ot`, or by
+    /// the INSECURE `coterie spdz deal-insecure` for tests), and decryption of client requests
+    /// (node 0 serves clients over mutual TLS and batches concurrent requests).
+    Threshold {
+        /// Base directory of the stores.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Gate bundles to keep ready.
+        #[arg(long, default_value_t = 64)]
+        pool: u64,
+        /// Bundles made per preprocessing step.
+        #[arg(long, default_value_t = 8)]
+        chunk: u32,
+        /// Largest batch of ciphertexts per decryption run.
+        #[arg(long, default_value_t = 1024)]
+        max_batch: usize,
+        /// Node 0: where to serve clients (mutual TLS).
+        #[arg(long, default_value = "127.0.0.1:47900")]
+        client_listen: String,
+        /// Node 0: stop all nodes after this many seconds without a client request (0: never).
+        #[arg(long, default_value_t = 0)]
+        idle_exit_s: u64,
     },
     /// Every party inputs a value; the product is computed with Beaver triples from the store
     /// DIR/party-<id>, opened and MAC-checked.
@@ -386,6 +451,43 @@ fn run(cli: Cli) -> Result<(), String> {
             }
         },
         Cmd::Netem { cmd } => netem(cmd),
+        Cmd::Decrypt {
+            config,
+            node,
+            cert,
+            key,
+            files,
+        } => {
+            let rt = runtime()?;
+            let res = rt.block_on(threshold::client_decrypt(
+                &config, &node, &cert, &key, &files,
+            ))?;
+            let mut failed = 0;
+            for (f, r) in res {
+                match r {
+                    Ok(mu) => println!("{}: {mu}", f.display()),
+                    Err(e) => {
+                        failed += 1;
+                        println!("{}: error: {e}", f.display())
+                    }
+                }
+            }
+            if failed > 0 {
+                Err(format!("{failed} ciphertexts not decrypted"))
+            } else {
+                Ok(())
+            }
+        }
+        Cmd::CertsClient { dir, name } => {
+            let (c, k) = threshold::issue_client_cert(&dir, &name)?;
+            println!("wrote {} and {}", c.display(), k.display());
+            Ok(())
+        }
+        Cmd::ThresholdEncrypt {
+            public_key,
+            message,
+            out,
+        } => threshold::encrypt_file(&public_key, message, &out),
         Cmd::Spdz {
             cmd:
                 SpdzCmd::DealInsecure {
@@ -447,6 +549,26 @@ async fn run_party(
                 .await
                 .map_err(|e| Error::Protocol(format!("multi-key TFHE: {e}")))?;
             "multi-key TFHE demo done".to_string()
+        }
+        Protocol::Threshold {
+            dir,
+            pool,
+            chunk,
+            max_batch,
+            client_listen,
+            idle_exit_s,
+        } => {
+            let args = threshold::ServiceArgs {
+                dir,
+                pool,
+                chunk,
+                max_batch,
+                client_listen,
+                idle_exit_s,
+            };
+            threshold::run_node(&mut mesh, config, &args)
+                .await
+                .map_err(|e| Error::Protocol(format!("threshold node: {e}")))?
         }
         Protocol::SpdzDemo { dir, value } => {
             spdz::online_demo(&mut mesh, &party_dir(&dir), value.unwrap_or(id as u64 + 2))

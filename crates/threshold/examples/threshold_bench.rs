@@ -27,17 +27,105 @@ use coterie_threshold::online::decrypt;
 use coterie_threshold::pipelined::{decrypt_pipelined, decrypt_strict_single_check};
 use coterie_threshold::{LweCiphertext, Params, round_p};
 
-async fn tls_group(n: usize, netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Relay>) {
+#[path = "support/emu.rs"]
+mod emu;
+
+/// The link model of a benchmark cell: coterie-net's spinning relay (`Net`) or this example's
+/// sleeping one (`Emu`, the default; see `support/emu.rs`).
+#[derive(Clone, Copy, Debug)]
+enum Link {
+    Net(LinkParams),
+    Emu(emu::Link),
+}
+
+/// Relays kept alive as long as a group runs.
+#[allow(dead_code)]
+enum Relays {
+    Net(Vec<Relay>),
+    Emu(Vec<emu::EmuRelay>),
+}
+
+async fn tls_group(n: usize, netem: Option<Link>) -> (Vec<TlsMesh>, Relays) {
     let opts = MeshOptions {
         timeout: Duration::from_secs(600),
         max_frame: 64 << 20,
-        ..MeshOptions::default()
+        connect_deadline: Duration::from_secs(10),
     };
-    coterie_net::local::tls_group(n, opts, netem).await.unwrap()
+    match netem {
+        None => {
+            let (g, r) = coterie_net::local::tls_group(n, opts, None).await.unwrap();
+            (g, Relays::Net(r))
+        }
+        Some(Link::Net(p)) => {
+            let (g, r) = coterie_net::local::tls_group(n, opts, Some(p))
+                .await
+                .unwrap();
+            (g, Relays::Net(r))
+        }
+        Some(Link::Emu(p)) => {
+            // A free port picked for a party can be taken by another socket before the party
+            // binds it (a race of free_loopback_addresses): retry the whole group.
+            for attempt in 0..4 {
+                match emu_group(n, &opts, p).await {
+                    Ok((g, r)) => return (g, Relays::Emu(r)),
+                    Err(e) if attempt < 3 => eprintln!("group set-up failed ({e}), retrying"),
+                    Err(e) => panic!("group set-up failed: {e}"),
+                }
+            }
+            unreachable!()
+        }
+    }
+}
+
+async fn emu_group(
+    n: usize,
+    opts: &MeshOptions,
+    p: emu::Link,
+) -> Result<(Vec<TlsMesh>, Vec<emu::EmuRelay>), String> {
+    use coterie_net::certs::{free_loopback_addresses, generate_pki};
+    use coterie_net::{Identity, Roster};
+    let pki = generate_pki(n).map_err(|e| e.to_string())?;
+    let listen = free_loopback_addresses(n).map_err(|e| e.to_string())?;
+    let relays: Vec<emu::EmuRelay> = listen
+        .iter()
+        .map(|l| emu::EmuRelay::start(l.parse().unwrap(), p).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
+    let ca = Identity::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)
+        .map_err(|e| e.to_string())?
+        .chain
+        .swap_remove(0);
+    let roster = Roster {
+        addresses: relays.iter().map(|r| r.addr.to_string()).collect(),
+        listen,
+        certs: vec![None; n],
+        ca: Some(ca),
+        keys: vec![None; n],
+    };
+    let mut hs = Vec::new();
+    for (i, party) in pki.parties.iter().enumerate() {
+        let (r, o) = (roster.clone(), opts.clone());
+        let id = Identity::from_pem(&party.cert_pem, &party.key_pem).map_err(|e| e.to_string())?;
+        hs.push(tokio::spawn(
+            async move { TlsMesh::connect(&r, i, id, o).await },
+        ));
+    }
+    let mut out = Vec::new();
+    let mut err = None;
+    for h in hs {
+        match h.await {
+            Ok(Ok(m)) => out.push(m),
+            Ok(Err(e)) => err = Some(e.to_string()),
+            Err(e) => err = Some(e.to_string()),
+        }
+    }
+    match err {
+        None => Ok((out, relays)),
+        Some(e) => Err(e),
+    }
 }
 
 /// (gates/s, kB sent per gate by party 0)
-async fn bench_prep(a: u32, gates: usize, netem: Option<LinkParams>) -> (f64, f64) {
+async fn bench_prep(a: u32, gates: usize, netem: Option<Link>) -> (f64, f64) {
     let ring = Z2k::spdz2k_64();
     let mut rng = rand::rng();
     let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
@@ -89,7 +177,7 @@ async fn bench_prep(a: u32, gates: usize, netem: Option<LinkParams>) -> (f64, f6
 
 /// Full gate bundles for the paper's parameters (8 Sign gates + 1 ModLTZ gate per decryption):
 /// (seconds per 1000 decryptions, MB sent per party per 1000 decryptions).
-async fn bench_bundles(count: usize, netem: Option<LinkParams>) -> (f64, f64) {
+async fn bench_bundles(count: usize, netem: Option<Link>) -> (f64, f64) {
     let lt = Params::paper().lt().unwrap();
     let ring = Z2k::spdz2k_64();
     let mut rng = rand::rng();
@@ -138,7 +226,7 @@ async fn bench_online(
     parties: usize,
     batch: usize,
     reps: usize,
-    netem: Option<LinkParams>,
+    netem: Option<Link>,
     mode: u8,
 ) -> (Vec<f64>, f64) {
     let p = Params::paper();
@@ -172,10 +260,12 @@ async fn bench_online(
         want.push(mu);
     }
     let (meshes, _relays) = tls_group(parties, netem).await;
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(parties));
     let mut hs = Vec::new();
     for (((mut mesh, prep), key), b) in meshes.into_iter().zip(preps).zip(keys).zip(bundles) {
         let cts = cts.clone();
         let want = want.clone();
+        let barrier = barrier.clone();
         hs.push(tokio::spawn(async move {
             let mut eng = Engine::new(prep);
             let mut pool = GatePool::new(lt);
@@ -184,6 +274,9 @@ async fn bench_online(
             let mut times = Vec::new();
             for (sid, chunk) in cts.chunks(batch).zip(want.chunks(batch)).enumerate() {
                 let sid = sid as u64;
+                // every iteration starts at all parties together (a request reaching every node
+                // at once); the latency is from the earliest start to the latest end
+                barrier.wait().await;
                 let t = Instant::now();
                 let out = match mode {
                     1 => decrypt_pipelined(&mut eng, &mut mesh, &p, &key, chunk.0, &mut pool, sid)
@@ -198,7 +291,7 @@ async fn bench_online(
                         .await
                         .unwrap(),
                 };
-                times.push(t.elapsed().as_secs_f64());
+                times.push((t, Instant::now()));
                 assert_eq!(out, chunk.1);
             }
             let sent = mesh.stats().total_sent() - sent0;
@@ -206,19 +299,21 @@ async fn bench_online(
             (times, sent)
         }));
     }
-    let mut times = Vec::new();
+    let mut spans: Vec<(Instant, Instant)> = Vec::new();
     let mut sent = 0;
     for (i, h) in hs.into_iter().enumerate() {
         let (t, s) = h.await.unwrap();
         if i == 0 {
-            times = t;
+            spans = t;
             sent = s;
         } else {
-            for (a, b) in times.iter_mut().zip(t) {
-                *a = a.max(b);
+            for (a, b) in spans.iter_mut().zip(t) {
+                a.0 = a.0.min(b.0);
+                a.1 = a.1.max(b.1);
             }
         }
     }
+    let times: Vec<f64> = spans.iter().map(|(a, b)| (*b - *a).as_secs_f64()).collect();
     assert_eq!(round_p(0, 64, 1), 0);
     (times, sent as f64 / total as f64)
 }
@@ -226,6 +321,180 @@ async fn bench_online(
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     v[v.len() / 2]
+}
+
+/// OT-based triple generation (coterie-spdz `OtPrep`, 2 parties): triples per second,
+/// set-up excluded, and MB sent per party per 1000 triples.
+async fn bench_ot_triples(triples: usize, netem: Option<Link>) -> (f64, f64) {
+    use coterie_spdz::ot_prep::OtPrep;
+    let (meshes, _relays) = tls_group(2, netem).await;
+    let mut hs = Vec::new();
+    for mut mesh in meshes {
+        hs.push(tokio::spawn(async move {
+            let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_64())
+                .await
+                .unwrap();
+            let sent0 = mesh.stats().total_sent();
+            let t = Instant::now();
+            let v = p
+                .produce(
+                    &mut mesh,
+                    Counts {
+                        triples,
+                        ..Counts::default()
+                    },
+                )
+                .await
+                .unwrap();
+            let dt = t.elapsed().as_secs_f64();
+            drop(v);
+            let sent = mesh.stats().total_sent() - sent0;
+            mesh.close().await.ok();
+            (dt, sent)
+        }));
+    }
+    let mut worst = 0f64;
+    let mut sent = 0;
+    for (i, h) in hs.into_iter().enumerate() {
+        let (dt, s) = h.await.unwrap();
+        worst = worst.max(dt);
+        if i == 0 {
+            sent = s;
+        }
+    }
+    (
+        triples as f64 / worst,
+        sent as f64 / triples as f64 * 1000.0 / 1e6,
+    )
+}
+
+fn emu_link(rtt_ms: u64, mbit: f64) -> Option<Link> {
+    Some(Link::Emu(
+        emu::Link::calibrated(Duration::from_millis(rtt_ms), mbit).unwrap(),
+    ))
+}
+
+/// Paper Tables 2 and 3 on this machine: pipelined schedule, 4/8/16 parties, 1/10/100 ms RTT,
+/// 100 Mbit/s and 1 Gbit/s, every party in this process, links through the sleeping emulator.
+async fn grid(quick: bool, out_dir: &str) {
+    let mut text = String::new();
+    let mut json = Vec::new();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let head = format!(
+        "# coterie-threshold grid (pipelined, 5 rounds; insecure dealer material); load average at start: {}",
+        load.trim()
+    );
+    println!("{head}");
+    text.push_str(&head);
+    text.push('\n');
+    for parties in [4usize, 8, 16] {
+        for rtt in [1u64, 10, 100] {
+            for mbit in [100.0, 1000.0] {
+                let link = emu_link(rtt, mbit);
+                let reps = if quick || rtt == 100 { 3 } else { 5 };
+                let (mut lat, _) = bench_online(parties, 1, reps, link, 1).await;
+                let lat_ms = median(&mut lat) * 1e3;
+                // one batch in flight: larger batches at larger RTT amortize the 5 rounds (the
+                // gate bundles are dealt per cell, ~80 kB per bundle per party in memory)
+                let scale = match rtt {
+                    1 => 1,
+                    10 => 2,
+                    _ => 3,
+                };
+                let batch = scale
+                    * match (parties, quick) {
+                        (4, false) => 1000,
+                        (8, false) => 400,
+                        (_, false) => 150,
+                        (4, true) => 300,
+                        _ => 100,
+                    };
+                let (t, bytes) = bench_online(parties, batch, 2, link, 1).await;
+                let best = t.iter().cloned().fold(f64::MAX, f64::min);
+                let thr = batch as f64 / best;
+                let line = format!(
+                    "grid parties={parties} rtt_ms={rtt} mbit={mbit} latency_ms={lat_ms:.2} throughput_dec_s={thr:.0} batch={batch} bytes_per_dec_party0={bytes:.0}"
+                );
+                println!("{line}");
+                text.push_str(&line);
+                text.push('\n');
+                json.push(format!(
+                    "{{\"parties\":{parties},\"rtt_ms\":{rtt},\"mbit\":{mbit},\"latency_ms\":{lat_ms:.3},\"throughput_dec_s\":{thr:.1},\"batch\":{batch},\"bytes_per_dec_party0\":{bytes:.1}}}"
+                ));
+            }
+        }
+    }
+    std::fs::create_dir_all(out_dir).ok();
+    std::fs::write(format!("{out_dir}/threshold-grid.txt"), &text).unwrap();
+    std::fs::write(
+        format!("{out_dir}/threshold-grid.json"),
+        format!("[\n{}\n]\n", json.join(",\n")),
+    )
+    .unwrap();
+}
+
+/// Paper Tables 4 and 5: gate preprocessing (2 parties, 1 ms, 1 Gbit/s) per input length,
+/// cost per 1000 decryptions, and the same including OT-based triple generation.
+async fn prep_tables(quick: bool, out_dir: &str) {
+    let link = emu_link(1, 1000.0);
+    let lt = Params::paper().lt().unwrap();
+    let mut text = String::new();
+    let mut json = Vec::new();
+    let mut log = |s: String, j: String| {
+        println!("{s}");
+        text.push_str(&s);
+        text.push('\n');
+        json.push(j);
+    };
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    log(
+        format!(
+            "# gate preprocessing, 2 parties, 1 ms / 1 Gbit/s; load average {}",
+            load.trim()
+        ),
+        format!("{{\"load\":\"{}\"}}", load.trim()),
+    );
+    for a in 4..=9u32 {
+        let budget = if quick { 40_000 } else { 160_000 };
+        let gates = (budget >> a).max(20);
+        let (rate, kb) = bench_prep(a, gates, link).await;
+        log(
+            format!("table4 a={a} gates={gates} gates_per_s={rate:.0} kB_per_gate={kb:.2}"),
+            format!(
+                "{{\"table\":4,\"a\":{a},\"gates\":{gates},\"gates_per_s\":{rate:.1},\"kB_per_gate\":{kb:.3}}}"
+            ),
+        );
+    }
+    let count = if quick { 10 } else { 40 };
+    let (secs, mb) = bench_bundles(count, link).await;
+    log(
+        format!("table5 gates-only s_per_1000_dec={secs:.2} MB_per_1000_dec_per_party={mb:.1}"),
+        format!(
+            "{{\"table\":5,\"what\":\"gates\",\"s_per_1000_dec\":{secs:.3},\"MB_per_1000_dec\":{mb:.2}}}"
+        ),
+    );
+    let triples = if quick { 5_000 } else { 20_000 };
+    let (tps, mb_per_1000_triples) = bench_ot_triples(triples, link).await;
+    let per_dec = lt.mults_per_bundle() as f64;
+    let ot_secs = per_dec * 1000.0 / tps;
+    let ot_mb = mb_per_1000_triples * per_dec;
+    log(
+        format!(
+            "table5 ot-triples triples={triples} triples_per_s={tps:.0} MB_per_1000_triples={mb_per_1000_triples:.2} => per 1000 decryptions ({per_dec} triples each): {ot_secs:.1} s, {ot_mb:.0} MB; total with gates {:.1} s",
+            ot_secs + secs
+        ),
+        format!(
+            "{{\"table\":5,\"what\":\"ot-triples\",\"triples_per_s\":{tps:.1},\"MB_per_1000_triples\":{mb_per_1000_triples:.3},\"s_per_1000_dec_triples\":{ot_secs:.2},\"MB_per_1000_dec_triples\":{ot_mb:.1},\"s_per_1000_dec_total\":{:.2}}}",
+            ot_secs + secs
+        ),
+    );
+    std::fs::create_dir_all(out_dir).ok();
+    std::fs::write(format!("{out_dir}/threshold-prep.txt"), &text).unwrap();
+    std::fs::write(
+        format!("{out_dir}/threshold-prep.json"),
+        format!("[\n{}\n]\n", json.join(",\n")),
+    )
+    .unwrap();
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -241,7 +510,43 @@ async fn main() {
     let one_ms = LinkParams::new(Duration::from_millis(1), 1000.0)
         .calibrated(51)
         .ok();
-    let nets: Vec<(&str, Option<LinkParams>)> = vec![("loopback", None), ("1ms-1Gbit", one_ms)];
+    if args.iter().any(|a| a == "--grid") {
+        grid(quick, &out_dir).await;
+        return;
+    }
+    if args.iter().any(|a| a == "--prep") {
+        prep_tables(quick, &out_dir).await;
+        return;
+    }
+    if let Some(i) = args.iter().position(|a| a == "--probe") {
+        let parties: usize = args[i + 1].parse().unwrap();
+        let mode: u8 = args[i + 2].parse().unwrap();
+        let link = if args.iter().any(|a| a == "--loopback") {
+            None
+        } else if args.iter().any(|a| a == "--net-emu") {
+            one_ms.map(Link::Net)
+        } else {
+            Some(Link::Emu(
+                emu::Link::calibrated(Duration::from_millis(1), 1000.0).unwrap(),
+            ))
+        };
+        eprintln!("{link:?}");
+        let batch: usize = args
+            .iter()
+            .position(|a| a == "--batch")
+            .map_or(1, |i| args[i + 1].parse().unwrap());
+        let (mut t, bytes) =
+            bench_online(parties, batch, if batch > 1 { 3 } else { 10 }, link, mode).await;
+        println!(
+            "bytes/dec party0 {bytes:.0}; dec/s {:.0}",
+            batch as f64 / t.iter().cloned().fold(f64::MAX, f64::min)
+        );
+        println!("{:?}", t);
+        println!("median {:.3} ms", median(&mut t) * 1e3);
+        return;
+    }
+    let nets: Vec<(&str, Option<Link>)> =
+        vec![("loopback", None), ("1ms-1Gbit", one_ms.map(Link::Net))];
     let mut json = Vec::new();
     let mut text = String::new();
     let log = |s: String, text: &mut String| {

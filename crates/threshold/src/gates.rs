@@ -81,6 +81,12 @@ pub struct GateBundle {
     pub signs: Vec<Gate>,
     /// ModLTZ gate.
     pub modltz: Gate,
+    /// Whether the tables were read back from their **down-cast** storage form
+    /// ([`crate::store`], seed 000 §10.2): Sign-table entries are then right only modulo
+    /// `2^{d+1+s}` and ModLTZ entries modulo `2^{m+s}` (the values and MACs above are zero). That
+    /// is all the per-value-check schedules ([`crate::pipelined`]) use; the strict schedule of
+    /// [`crate::online`], whose batched MAC check runs over the whole share ring, refuses them.
+    pub downcast: bool,
 }
 
 impl GateBundle {
@@ -294,6 +300,7 @@ pub async fn prep_bundles<P: Preprocessing<Z2k>, M: Mesh>(
             lt: *lt,
             signs,
             modltz,
+            downcast: false,
         });
     }
     Ok((out, stats))
@@ -424,6 +431,7 @@ pub fn insecure_deal_bundles<G: rand::Rng + ?Sized>(
                     mask: m.remove(0),
                     table: tab,
                 },
+                downcast: false,
             });
         }
     }

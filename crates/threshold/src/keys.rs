@@ -110,6 +110,102 @@ impl SharedKey {
         let coeffs = eng.input(mesh, holder, vals.as_deref(), n).await?;
         Ok(Self { coeffs })
     }
+
+    /// Key input for multi-key TFHE (issue 7): party `i` inputs its **own** LWE secret-key
+    /// segment `s_i` (`lengths[i]` coefficients, signed, `|s_ij| < 2^{k-1}`; lengths may
+    /// differ) into the ABB, and the shared key is the concatenation `s_0 ‖ s_1 ‖ … ‖ s_{n-1}`
+    /// (dimension `Σ lengths`). An LWE ciphertext under the concatenated key (modulus `2^k`,
+    /// `k` = 32 or 64 for TFHE) is then decrypted by MPC rounding ([`crate::online::decrypt`],
+    /// [`crate::pipelined::decrypt_pipelined`]) without noise flooding, and no party learns
+    /// another's segment. Each party passes `Some(its segment)`; `lengths` is public and the same
+    /// everywhere. Uses the engine's input protocol (one input mask per coefficient of the owner).
+    pub async fn input_concatenated_segments<P: Preprocessing<Z2k>, M: Mesh>(
+        eng: &mut Engine<Z2k, P>,
+        mesh: &mut M,
+        my_segment: &[i64],
+        lengths: &[usize],
+    ) -> Result<Self> {
+        let me = mesh.id();
+        if lengths.len() != mesh.n() {
+            return Err(Error::Key(format!(
+                "{} segment lengths for {} parties",
+                lengths.len(),
+                mesh.n()
+            )));
+        }
+        if lengths.iter().sum::<usize>() > crate::params::MAX_DIMENSION {
+            return Err(Error::Key("concatenated key too long".into()));
+        }
+        if my_segment.len() != lengths[me] {
+            return Err(Error::Key(format!(
+                "segment of {} coefficients, the agreed length is {}",
+                my_segment.len(),
+                lengths[me]
+            )));
+        }
+        let ring = *eng.ring();
+        let half = 1i128 << (ring.k() - 1);
+        if my_segment
+            .iter()
+            .any(|&x| i128::from(x) >= half || i128::from(x) < -half)
+        {
+            return Err(Error::Key("coefficient out of range".into()));
+        }
+        let mut mine: Vec<u128> = my_segment
+            .iter()
+            .map(|&x| ring.sub(&(x as i128 as u128 & ((1u128 << ring.k()) - 1)), &0))
+            .collect();
+        let mut coeffs = Vec::with_capacity(lengths.iter().sum());
+        for (owner, &len) in lengths.iter().enumerate() {
+            let vals = (owner == me).then_some(mine.as_slice());
+            coeffs.extend(eng.input(mesh, owner, vals, len).await?);
+        }
+        mine.zeroize();
+        Ok(Self { coeffs })
+    }
+
+    /// Encodes this party's key shares (**secret**; write with owner-only permissions): magic
+    /// `b"CTSK"`, version 1, `n` as `u32`, then `(v, m)` per coefficient as little-endian `u128`s.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(9 + 32 * self.coeffs.len());
+        out.extend_from_slice(b"CTSK");
+        out.push(1);
+        out.extend_from_slice(&(self.coeffs.len() as u32).to_le_bytes());
+        for c in &self.coeffs {
+            out.extend_from_slice(&c.v.to_le_bytes());
+            out.extend_from_slice(&c.m.to_le_bytes());
+        }
+        out
+    }
+
+    /// Decodes [`SharedKey::to_bytes`] (length checked before allocating).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let bad = |s: &str| Error::Key(format!("key file: {s}"));
+        if bytes.len() < 9 || &bytes[..4] != b"CTSK" {
+            return Err(bad("bad header"));
+        }
+        if bytes[4] != 1 {
+            return Err(bad("unsupported version"));
+        }
+        let n = u32::from_le_bytes([bytes[5], bytes[6], bytes[7], bytes[8]]) as usize;
+        if n > crate::params::MAX_DIMENSION || bytes.len() != 9 + 32 * n {
+            return Err(bad("length does not match"));
+        }
+        let coeffs = bytes[9..]
+            .chunks_exact(32)
+            .map(|c| {
+                let mut v = [0u8; 16];
+                let mut m = [0u8; 16];
+                v.copy_from_slice(&c[..16]);
+                m.copy_from_slice(&c[16..]);
+                Sh {
+                    v: u128::from_le_bytes(v),
+                    m: u128::from_le_bytes(m),
+                }
+            })
+            .collect();
+        Ok(Self { coeffs })
+    }
 }
 
 /// Public LWE samples `(a_i, b_i = <a_i, s> + e_i)` of a shared key: the public key of a
@@ -198,6 +294,66 @@ impl PublicKey {
         eng.check(mesh).await?;
         pk.b = opened.iter().map(|&x| x as u64).collect();
         Ok(pk)
+    }
+
+    /// Encodes the public key: magic `b"CTPK"`, version 1, `k` `u8`, `n` `u32`, seed, noise
+    /// bits `u8`, count `u32`, bodies as little-endian `u64`.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(46 + 8 * self.b.len());
+        out.extend_from_slice(b"CTPK");
+        out.push(1);
+        out.push(self.k as u8);
+        out.extend_from_slice(&(self.n as u32).to_le_bytes());
+        out.extend_from_slice(&self.seed);
+        out.push(self.noise_bits as u8);
+        out.extend_from_slice(&(self.b.len() as u32).to_le_bytes());
+        for b in &self.b {
+            out.extend_from_slice(&b.to_le_bytes());
+        }
+        out
+    }
+
+    /// Decodes [`PublicKey::to_bytes`] (sizes bounded and checked before allocating).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let bad = |s: &str| Error::Key(format!("public key: {s}"));
+        if bytes.len() < 47 || &bytes[..4] != b"CTPK" {
+            return Err(bad("bad header"));
+        }
+        if bytes[4] != 1 {
+            return Err(bad("unsupported version"));
+        }
+        let k = u32::from(bytes[5]);
+        let n = u32::from_le_bytes([bytes[6], bytes[7], bytes[8], bytes[9]]) as usize;
+        let mut seed = [0u8; 32];
+        seed.copy_from_slice(&bytes[10..42]);
+        let noise_bits = u32::from(bytes[42]);
+        let count = u32::from_le_bytes([bytes[43], bytes[44], bytes[45], bytes[46]]) as usize;
+        if !(2..=64).contains(&k)
+            || n == 0
+            || n > crate::params::MAX_DIMENSION
+            || count > crate::params::MAX_DIMENSION
+            || noise_bits == 0
+            || noise_bits + 1 >= k
+            || bytes.len() != 47 + 8 * count
+        {
+            return Err(bad("fields out of range or wrong length"));
+        }
+        let b = bytes[47..]
+            .chunks_exact(8)
+            .map(|c| {
+                let mut x = [0u8; 8];
+                x.copy_from_slice(c);
+                u64::from_le_bytes(x)
+            })
+            .collect();
+        Ok(Self {
+            version: 1,
+            k,
+            n,
+            seed,
+            b,
+            noise_bits,
+        })
     }
 
     /// Encrypts `mu ∈ [2^m]`: the sum of a uniformly random subset of the samples plus

@@ -13,8 +13,11 @@
 //!   of an existing key from one holder.
 //! * [`ciphertext`]: raw LWE ciphertexts with a versioned, bounded binary format; modulus
 //!   switching from any `q` to `2^k`.
-//! * [`pipelined`]: Π_Decrypt with overlapped openings and checks (7 rounds instead of 15).
+//! * [`pipelined`]: Π_Decrypt with overlapped openings and checks (5 rounds instead of 15), and
+//!   the strict 9-round schedule with per-value checks.
 //! * [`store`]: per-party on-disk gate store with a durable consumption cursor.
+//! * [`service`]: the decryption node behind `coterie party ... threshold` (coordinator and
+//!   followers, background gate top-up, batching of concurrent requests).
 //! * [`demo`]: the self-checking end-to-end run behind `coterie demo threshold`.
 //!
 //! Two parties, **toy** parameters, **insecure** dealer material (tests only):
@@ -72,6 +75,7 @@ pub mod online;
 pub mod params;
 pub mod pipelined;
 pub mod plain;
+pub mod service;
 pub mod store;
 
 pub use ciphertext::LweCiphertext;

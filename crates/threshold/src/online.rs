@@ -7,7 +7,7 @@
 //! (only the low `j` bits are revealed; seed 000 §9.2), and the final `k`-bit opening masks the
 //! bits above `k` of the share ring. The MAC check here is coterie-spdz's batched check (4
 //! rounds), so this schedule takes 15 rounds; [`crate::pipelined`] has the 9-round strict
-//! schedule with per-value SingleChecks and the pipelined 7-round schedule.
+//! schedule with per-value SingleChecks and the pipelined 5-round schedule.
 
 use coterie_net::Mesh;
 use coterie_spdz::{Engine, Preprocessing, Ring, Z2k};
@@ -39,6 +39,11 @@ fn check_bundles(lt: &LtParams, n: usize, gates: &[GateBundle]) -> Result<()> {
             n,
             gates.len()
         )));
+    }
+    if gates.iter().any(|g| g.downcast) {
+        return Err(Error::Gate(
+            "down-cast (stored) bundles need a per-value-check schedule (crate::pipelined)".into(),
+        ));
     }
     gates.iter().try_for_each(|g| g.check_shape(lt))
 }

@@ -1,36 +1,46 @@
 //! Π_Decrypt with per-value SingleCheck openings (seed 000 §10.4), in two schedules:
 //! [`decrypt_strict_single_check`] (strict, 9 rounds: each opening followed by its own check)
-//! and [`decrypt_pipelined`] (described below).
-//!
-//! Pipelined schedule: the three openings and their
-//! MAC checks overlap, and the final value is revealed masked by a random `[w]` until the
-//! first two openings are authenticated. **7 broadcast rounds** instead of the strict
-//! schedule's 15 (3 × (1 opening + 4 check rounds) with coterie-spdz's batched check).
+//! and [`decrypt_pipelined`] (5 rounds, described below).
 //!
 //! Every opened value gets its own SingleCheck (SPDZ_2k: `σ_i = m_i − α_i·x̃` over
 //! `Z_{2^{k+s}}`, committed, then opened, `Σ σ_i = 0`), as in the paper's cost count (§10.3:
-//! share plus shifted MAC share per opened value); no coin toss is needed for per-value checks.
-//! Each value is opened in full (`k+s` bits) with its bits from `t` up masked by `2^t·[ρ]`, so
-//! only the intended `t` bits are revealed (§9.2).
+//! share plus shifted MAC share per opened value). Each value is opened in full (`k+s` bits)
+//! with its bits from `t` up masked by `2^t·[ρ]`, so only the intended `t` bits are revealed
+//! (§9.2).
+//!
+//! # Pipelined schedule: 5 rounds, with an authenticated output mask
+//!
+//! The three openings and their MAC checks overlap, and the final value `z − e` is revealed
+//! masked by a random `w` until the first two openings are authenticated:
 //!
 //! ```text
-//! R1: shares of V1 = z + r            (l bits)
-//! R2: shares of V2 = y + rM           (d+1 bits); commit σ(V1); digest of V1
-//! R3: shares of V3 = z − e + w        (k bits);   open σ(V1) → check; commit σ(V2); digest V2
-//! R4: open σ(V2) → check (V1, V2 now authenticated); commit σ(V3); digest V3
-//! R5: shares of W = w; open σ(V3) → check
-//! R6: commit σ(W); digest W
-//! R7: open σ(W) → check; output μ' = V3 − W
+//! R1: shares of V1 = z + r (l bits); commit to my shares of (w, w'); commit to a coin share
+//! R2: shares of V2 = y + rM (d+1 bits); commit σ(V1) + digest of V1; open the coin: χ = Σ coins
+//! R3: shares of V3 = z − e + w (k bits) and of Y = w + χ·w' (in full); open σ(V1) → check;
+//!     commit σ(V2) + digest of V2
+//! R4: open σ(V2) → check (V1, V2 authenticated); commit σ(V3 ‖ Y) + digest of (V3 ‖ Y)
+//! R5: open σ(V3 ‖ Y) → check; open the committed (w, w') shares: W = Σ w_i, W' = Σ w'_i;
+//!     check W + χ·W' = Y (every value); output μ = (V3 − W) / L
 //! ```
 //!
-//! **Deviation from the paper, on purpose.** The paper's 5-round sketch commits to plain shares
-//! of `w` in R1 and reveals them in R5 without a MAC check. A commitment binds a cheater to its
-//! share but not to the *correct* share: committing to `w_i + δ` shifts the output by a chosen
-//! `δ` (an integrity attack; with `δ = L·c` the final "multiple of L" test does not catch it).
-//! Here `w` is an authenticated random value whose opening is MAC-checked like every other, which
-//! costs two more rounds (a MAC check needs the value public, then a commit and an open). No
-//! value that depends on the noise is revealed before V1 and V2 are authenticated: V3 is masked
-//! by the still-secret uniform `w`, and W is revealed only after R4's check.
+//! **Why not the paper's sketch as written.** The paper commits to plain shares of `w` in R1
+//! and reveals them in R5 without any check. A commitment binds a cheater to *a* share, not to
+//! the *correct* one: committing to `w_i + δ` shifts the output by a chosen `δ` (with `δ = L·c`
+//! the final "multiple of L" test does not catch it), an integrity attack. An earlier version
+//! here MAC-checked the opened `W` instead (open in R5, commit σ in R6, open σ in R7: 7 rounds).
+//! This version keeps the paper's 5 rounds and closes the gap with a random linear combination:
+//! `Y = w + χ·w'` is opened and MAC-checked like every other value (riding along with V3), where
+//! `χ` is a coin tossed *after* every party committed to its shares of `w` and `w'`. If the
+//! opened shares are off by `(δ, δ')`, the test `W + χ·W' = Y` (in `Z_{2^{k+s}}`, `Y` authentic)
+//! passes only if `δ + χ·δ' = 0`; for `δ ≠ 0 mod 2^k` (the only shifts that change the output)
+//! this fixes `χ` modulo at least `2^{s+1}`, so a cheater passes with probability at most
+//! `2^{-(s+1)}`, the SPDZ_2k check's own bound. `Y` reveals nothing about `w` (`w'` is uniform
+//! and never used again); `W` is opened only after V1 and V2 are authenticated, so no value that
+//! depends on the noise is revealed before (V3 is masked by the still-secret uniform `w`, and its
+//! bits above `k` by `2^k·ρ`, so `V3 − W` reveals only `z − e mod 2^k` and uniform high bits).
+//! Each honest party runs every check in its own view, so a party that equivocates (different
+//! coins, commitments or shares to different peers) can only cause an abort; the digests echo
+//! the opened V1, V2 and V3 ‖ Y.
 
 use coterie_net::Mesh;
 use coterie_net::commit::{Commitment, Opening, commit, verify};
@@ -47,7 +57,7 @@ use crate::params::Params;
 use crate::{Error, Result};
 
 /// Wire format version of the pipelined schedule's messages.
-pub const PIPELINE_WIRE_VERSION: u8 = 1;
+pub const PIPELINE_WIRE_VERSION: u8 = 2;
 const TAG_BASE: u32 = 0x7D00_0000;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -60,6 +70,14 @@ struct RoundMsg {
     open: Option<Opening>,
     #[serde(with = "byte_string")]
     opened_sigma: Vec<u8>,
+    /// Pipelined schedule: commitment to this party's shares of `(w, w')` (R1).
+    commit_w: Option<Commitment>,
+    /// Pipelined schedule: commitment to this party's coin share of `χ` (R1).
+    commit_coin: Option<Commitment>,
+    /// Opening of the coin (R2) or of the `(w, w')` shares (R5).
+    open_aux: Option<Opening>,
+    #[serde(with = "byte_string")]
+    aux: Vec<u8>,
 }
 
 /// `Vec<u8>` as one serde byte string (postcard: length and raw bytes) rather than a sequence
@@ -93,7 +111,9 @@ mod byte_string {
 
 /// One batch of values being opened and checked.
 struct Opened {
-    /// Full share-ring values.
+    /// The opening's ring `Z_{2^bits}`, `bits = t + s` (the value's `t` bits plus `s`).
+    bits: u32,
+    /// Values mod `2^bits`.
     vals: Vec<u128>,
     /// This party's MAC shares of them.
     macs: Vec<u128>,
@@ -108,6 +128,38 @@ impl Drop for Opened {
     fn drop(&mut self) {
         self.macs.zeroize();
     }
+}
+
+/// Bytes per value of an opening over `Z_{2^bits}` (`bits = t + s`).
+pub fn width_bytes(bits: u32) -> usize {
+    bits.div_ceil(8) as usize
+}
+
+/// Encodes the values mod `2^bits`, little-endian, [`width_bytes`] bytes each.
+fn encode_width(xs: &[u128], bits: u32) -> Vec<u8> {
+    let w = width_bytes(bits);
+    let mut out = Vec::with_capacity(xs.len() * w);
+    for x in xs {
+        out.extend_from_slice(&Z2k::low_bits(*x, bits).to_le_bytes()[..w]);
+    }
+    out
+}
+
+/// Decodes exactly `count` values of [`width_bytes`] bytes; bits at or above `bits` refused.
+fn decode_width(bytes: &[u8], count: usize, bits: u32) -> Option<Vec<u128>> {
+    let w = width_bytes(bits);
+    if Some(bytes.len()) != count.checked_mul(w) {
+        return None;
+    }
+    bytes
+        .chunks_exact(w)
+        .map(|c| {
+            let mut b = [0u8; 16];
+            b[..w].copy_from_slice(c);
+            let x = u128::from_le_bytes(b);
+            (Z2k::low_bits(x, bits) == x).then_some(x)
+        })
+        .collect()
 }
 
 fn digest(sid: u64, what: &str, bytes: &[u8]) -> [u8; 32] {
@@ -149,7 +201,14 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
         Ok(all)
     }
 
-    /// Masks the bits from `t` up and returns this party's shares to send.
+    /// Bits of the opening of a `t`-bit value: `t + s`, at most the share ring's `k + s`.
+    fn bits_for(&self, t: u32) -> u32 {
+        let (k, s) = self.ring.power_of_two().unwrap_or((64, 64));
+        (t + s).min(k + s)
+    }
+
+    /// Masks the bits from `t` up and returns this party's shares to send (mod `2^{t+s}`: the
+    /// paper's `t + s` bits per opened `t`-bit value).
     fn mask(&mut self, xs: &[Sh], t: u32) -> Result<(Vec<Sh>, Vec<u8>)> {
         let rho = self.eng.prep_mut().randoms(xs.len())?;
         let ops = ShareOps(self.ring);
@@ -158,38 +217,40 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
             .zip(&rho)
             .map(|(x, r)| ops.add(x, &self.eng.mul_const(r, &(1u128 << t))))
             .collect();
-        let bytes = self
-            .ring
-            .encode(&masked.iter().map(|s| s.v).collect::<Vec<_>>());
+        let bytes = encode_width(
+            &masked.iter().map(|s| s.v).collect::<Vec<_>>(),
+            self.bits_for(t),
+        );
         Ok((masked, bytes))
     }
 
-    /// Sums everyone's shares into the opened values.
-    async fn sum(&mut self, all: &[RoundMsg], masked: Vec<Sh>) -> Result<Opened> {
+    /// Sums everyone's shares (mod `2^bits`) into the opened values.
+    async fn sum(&mut self, all: &[RoundMsg], masked: Vec<Sh>, bits: u32) -> Result<Opened> {
         let me = self.mesh.id();
-        let mut vals: Vec<u128> = masked.iter().map(|s| s.v).collect();
+        let mut vals: Vec<u128> = masked.iter().map(|s| Z2k::low_bits(s.v, bits)).collect();
         for (j, m) in all.iter().enumerate() {
             if j == me {
                 continue;
             }
-            let theirs = match self.ring.decode(&m.shares, vals.len()) {
-                Ok(v) => v,
-                Err(_) => return Err(self.fail("share-decoding", j).await),
+            let theirs = match decode_width(&m.shares, vals.len(), bits) {
+                Some(v) => v,
+                None => return Err(self.fail("share-decoding", j).await),
             };
             for (v, t) in vals.iter_mut().zip(theirs) {
-                *v = self.ring.add(v, &t);
+                *v = Z2k::low_bits(v.wrapping_add(t), bits);
             }
         }
         let macs: Vec<u128> = masked.iter().map(|s| s.m).collect();
         let sigma: Vec<u128> = macs
             .iter()
             .zip(&vals)
-            .map(|(m, x)| self.ring.sub(m, &self.ring.mul(&self.alpha, x)))
+            .map(|(m, x)| Z2k::low_bits(m.wrapping_sub(self.alpha.wrapping_mul(*x)), bits))
             .collect();
         Ok(Opened {
+            bits,
             vals,
             macs,
-            sigma: self.ring.encode(&sigma),
+            sigma: encode_width(&sigma, bits),
             commit: None,
             commits: Vec::new(),
         })
@@ -227,15 +288,15 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
             if !verify(&domain, j, bytes, &o.commits[j], op) {
                 return Err(self.fail("mac-commitment", j).await);
             }
-            let s = match self.ring.decode(bytes, o.vals.len()) {
-                Ok(s) => s,
-                Err(_) => return Err(self.fail("mac-decoding", j).await),
+            let s = match decode_width(bytes, o.vals.len(), o.bits) {
+                Some(s) => s,
+                None => return Err(self.fail("mac-decoding", j).await),
             };
             for (t, x) in total.iter_mut().zip(s) {
-                *t = self.ring.add(t, &x);
+                *t = Z2k::low_bits(t.wrapping_add(x), o.bits);
             }
         }
-        if total.iter().any(|t| !self.ring.is_zero(t)) {
+        if total.iter().any(|t| *t != 0) {
             let me = self.mesh.id();
             return Err(self.fail("mac-check", me).await);
         }
@@ -250,7 +311,7 @@ fn opening_of(o: &Opened) -> Result<(Option<Opening>, Vec<u8>)> {
     Ok((Some(op), o.sigma.clone()))
 }
 
-/// Π_Decrypt for a batch with the pipelined 7-round schedule (see the module docs). Same
+/// Π_Decrypt for a batch with the pipelined 5-round schedule (see the module docs). Same
 /// interface and guarantees as [`crate::online::decrypt`]; `sid` must be unique per call within
 /// a session (it separates the commitments of different calls).
 pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
@@ -261,6 +322,39 @@ pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
     cts: &[LweCiphertext],
     pool: &mut GatePool,
     sid: u64,
+) -> Result<Vec<u64>> {
+    pipelined_inner(eng, mesh, params, key, cts, pool, sid, 0).await
+}
+
+/// **Test hook, not an API**: [`decrypt_pipelined`] at a *cheating* party that commits to (and
+/// later opens) its share of `w` shifted by `w_shift`, while computing its share of `Y = w + χ·w'`
+/// honestly: the attack the paper's unchecked `w` allows (with `w_shift = L` the output flips).
+/// The other parties must abort (`w-consistency`).
+#[doc(hidden)]
+#[allow(clippy::too_many_arguments)]
+pub async fn decrypt_pipelined_cheating_w<P: Preprocessing<Z2k>, M: Mesh>(
+    eng: &mut Engine<Z2k, P>,
+    mesh: &mut M,
+    params: &Params,
+    key: &SharedKey,
+    cts: &[LweCiphertext],
+    pool: &mut GatePool,
+    sid: u64,
+    w_shift: u128,
+) -> Result<Vec<u64>> {
+    pipelined_inner(eng, mesh, params, key, cts, pool, sid, w_shift).await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
+    eng: &mut Engine<Z2k, P>,
+    mesh: &mut M,
+    params: &Params,
+    key: &SharedKey,
+    cts: &[LweCiphertext],
+    pool: &mut GatePool,
+    sid: u64,
+    w_shift: u128,
 ) -> Result<Vec<u64>> {
     params.validate()?;
     for (i, ct) in cts.iter().enumerate() {
@@ -289,6 +383,7 @@ pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
     let ops = ShareOps(ring);
     let alpha = eng.prep_mut().mac_key_share();
     let ws = eng.prep_mut().randoms(cts.len())?;
+    let ws2 = eng.prep_mut().randoms(cts.len())?;
     let zs: Vec<Sh> = cts
         .iter()
         .map(|ct| shifted_phase(eng, params, key, ct))
@@ -312,23 +407,54 @@ pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
         sid,
         round: 0,
     };
+    let me = s.mesh.id();
+    let nparties = s.mesh.n();
     let (l, t, k) = (lt.l, lt.d() + 1, params.k);
+    let count = cts.len();
+    let dom_w = format!("coterie-threshold/pipelined/{sid}/w-shares");
+    let dom_coin = format!("coterie-threshold/pipelined/{sid}/coin");
+    let mut w_bytes = ring.encode(
+        &ws.iter()
+            .map(|x| ring.add(&x.v, &w_shift))
+            .chain(ws2.iter().map(|x| x.v))
+            .collect::<Vec<_>>(),
+    );
+    let (cw, ow) = commit(&dom_w, me, &w_bytes);
+    let my_coin = {
+        let mut rng = rand::rng();
+        ring.random(&mut rng)
+    };
+    let coin_bytes = ring.encode(&[my_coin]);
+    let (cc, oc) = commit(&dom_coin, me, &coin_bytes);
 
-    // R1: V1 = z + r
+    // R1: V1 = z + r; commit to the (w, w') shares and to a coin share
     let v1: Vec<Sh> = zs.iter().zip(&rs).map(|(z, r)| ops.add(z, r)).collect();
     let (m1, b1) = s.mask(&v1, l)?;
     let all = s
         .exchange(RoundMsg {
             version: PIPELINE_WIRE_VERSION,
             shares: b1,
+            commit_w: Some(cw),
+            commit_coin: Some(cc),
             ..Default::default()
         })
         .await?;
-    let mut o1 = s.sum(&all, m1).await?;
+    let mut commits_w = Vec::with_capacity(nparties);
+    let mut commits_coin = Vec::with_capacity(nparties);
+    for (j, m) in all.iter().enumerate() {
+        match (m.commit_w, m.commit_coin) {
+            (Some(a), Some(b)) => {
+                commits_w.push(a);
+                commits_coin.push(b);
+            }
+            _ => return Err(s.fail("missing-commitment", j).await),
+        }
+    }
+    let mut o1 = s.sum(&all, m1, s.bits_for(l)).await?;
     let z_open: Vec<u128> = o1.vals.iter().map(|v| Z2k::low_bits(*v, l)).collect();
 
-    // R2: V2 = y + rM; commit σ(V1)
-    let mut v2 = Vec::with_capacity(cts.len());
+    // R2: V2 = y + rM; commit σ(V1); open the coin share
+    let mut v2 = Vec::with_capacity(count);
     for (g, &zo) in gates.iter().zip(&z_open) {
         let mut y = g.modltz.mask.clone();
         for (i, (sg, x)) in g.signs.iter().zip(lt.digits(zo)).enumerate() {
@@ -349,20 +475,33 @@ pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
             shares: b2,
             digest: Some(d1),
             commit: Some(c1),
+            open_aux: Some(oc),
+            aux: coin_bytes,
             ..Default::default()
         })
         .await?;
     s.take_commits(&mut o1, &all, "v1").await?;
-    let mut o2 = s.sum(&all, m2).await?;
+    let mut chi = 0u128;
+    for (j, m) in all.iter().enumerate() {
+        let ok = m
+            .open_aux
+            .is_some_and(|op| verify(&dom_coin, j, &m.aux, &commits_coin[j], &op));
+        let c = match (ok, ring.decode(&m.aux, 1)) {
+            (true, Ok(c)) => c[0],
+            _ => return Err(s.fail("coin-opening", j).await),
+        };
+        chi = ring.add(&chi, &c);
+    }
+    let mut o2 = s.sum(&all, m2, s.bits_for(t)).await?;
     let y_open: Vec<usize> = o2
         .vals
         .iter()
         .map(|v| Z2k::low_bits(*v, t) as usize)
         .collect();
 
-    // R3: V3 = z - e + w; open σ(V1); commit σ(V2)
+    // R3: V3 = z - e + w (masked above k) and Y = w + χ·w' (in full); open σ(V1); commit σ(V2)
     let two_l = 1u128 << l;
-    let mut v3 = Vec::with_capacity(cts.len());
+    let mut v3 = Vec::with_capacity(count);
     for ((((g, r), z), w), (&zo, &yo)) in gates
         .iter()
         .zip(&rs)
@@ -381,80 +520,83 @@ pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
         );
         v3.push(ops.add(&ops.sub(z, &e), w));
     }
-    let (m3, b3) = s.mask(&v3, k)?;
+    let (mut m3, _) = s.mask(&v3, k)?;
+    for (w, w2) in ws.iter().zip(&ws2) {
+        m3.push(ops.add(w, &s.eng.mul_const(w2, &chi)));
+    }
+    // V3 (k bits) and Y (the whole share ring) are both opened over Z_{2^{k+s}}
+    let b3 = encode_width(&m3.iter().map(|x| x.v).collect::<Vec<_>>(), s.bits_for(k));
     let c2 = s.commit_sigma(&mut o2, "v2");
     let d2 = digest(sid, "v2", &ring.encode(&o2.vals));
+    let (op1, sig1) = opening_of(&o1)?;
     let all = s
         .exchange(RoundMsg {
             version: PIPELINE_WIRE_VERSION,
             shares: b3,
             digest: Some(d2),
             commit: Some(c2),
-            open: opening_of(&o1)?.0,
-            opened_sigma: opening_of(&o1)?.1,
+            open: op1,
+            opened_sigma: sig1,
+            ..Default::default()
         })
         .await?;
     s.verify_sigmas(&o1, &all, "v1").await?;
     s.take_commits(&mut o2, &all, "v2").await?;
-    let mut o3 = s.sum(&all, m3).await?;
+    let mut o3 = s.sum(&all, m3, s.bits_for(k)).await?;
 
-    // R4: open σ(V2); commit σ(V3)
-    let c3 = s.commit_sigma(&mut o3, "v3");
-    let d3 = digest(sid, "v3", &ring.encode(&o3.vals));
+    // R4: open σ(V2); commit σ(V3 ‖ Y)
+    let c3 = s.commit_sigma(&mut o3, "v3y");
+    let d3 = digest(sid, "v3y", &ring.encode(&o3.vals));
+    let (op2, sig2) = opening_of(&o2)?;
     let all = s
         .exchange(RoundMsg {
             version: PIPELINE_WIRE_VERSION,
-            shares: Vec::new(),
             digest: Some(d3),
             commit: Some(c3),
-            open: opening_of(&o2)?.0,
-            opened_sigma: opening_of(&o2)?.1,
+            open: op2,
+            opened_sigma: sig2,
+            ..Default::default()
         })
         .await?;
     s.verify_sigmas(&o2, &all, "v2").await?;
-    s.take_commits(&mut o3, &all, "v3").await?;
+    s.take_commits(&mut o3, &all, "v3y").await?;
 
-    // R5: W (V1 and V2 are authenticated now); open σ(V3)
-    let (m4, b4) = s.mask(&ws, k)?;
+    // R5 (V1 and V2 are authenticated now): open σ(V3 ‖ Y) and the committed (w, w') shares
+    let (op3, sig3) = opening_of(&o3)?;
     let all = s
         .exchange(RoundMsg {
             version: PIPELINE_WIRE_VERSION,
-            shares: b4,
-            open: opening_of(&o3)?.0,
-            opened_sigma: opening_of(&o3)?.1,
+            open: op3,
+            opened_sigma: sig3,
+            open_aux: Some(ow),
+            aux: std::mem::take(&mut w_bytes),
             ..Default::default()
         })
         .await?;
-    s.verify_sigmas(&o3, &all, "v3").await?;
-    let mut o4 = s.sum(&all, m4).await?;
-
-    // R6: commit σ(W)
-    let c4 = s.commit_sigma(&mut o4, "w");
-    let d4 = digest(sid, "w", &ring.encode(&o4.vals));
-    let all = s
-        .exchange(RoundMsg {
-            version: PIPELINE_WIRE_VERSION,
-            digest: Some(d4),
-            commit: Some(c4),
-            ..Default::default()
-        })
-        .await?;
-    s.take_commits(&mut o4, &all, "w").await?;
-
-    // R7: open σ(W)
-    let all = s
-        .exchange(RoundMsg {
-            version: PIPELINE_WIRE_VERSION,
-            open: opening_of(&o4)?.0,
-            opened_sigma: opening_of(&o4)?.1,
-            ..Default::default()
-        })
-        .await?;
-    s.verify_sigmas(&o4, &all, "w").await?;
-
-    o3.vals
+    s.verify_sigmas(&o3, &all, "v3y").await?;
+    let mut w_sum = vec![0u128; 2 * count];
+    for (j, m) in all.iter().enumerate() {
+        let ok = m
+            .open_aux
+            .is_some_and(|op| verify(&dom_w, j, &m.aux, &commits_w[j], &op));
+        let sh = match (ok, ring.decode(&m.aux, 2 * count)) {
+            (true, Ok(sh)) => sh,
+            _ => return Err(s.fail("w-opening", j).await),
+        };
+        for (a, b) in w_sum.iter_mut().zip(sh) {
+            *a = ring.add(a, &b);
+        }
+    }
+    let (w_open, w2_open) = w_sum.split_at(count);
+    let (v3_open, y_open) = o3.vals.split_at(count);
+    for ((w, w2), y) in w_open.iter().zip(w2_open).zip(y_open) {
+        if ring.add(w, &ring.mul(&chi, w2)) != *y {
+            return Err(s.fail("w-consistency", me).await);
+        }
+    }
+    v3_open
         .iter()
-        .zip(&o4.vals)
+        .zip(w_open)
         .map(|(v, w)| {
             let mu = Z2k::low_bits(v.wrapping_sub(*w), k);
             if mu & (two_l - 1) != 0 {
@@ -471,6 +613,7 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
     /// Returns the full share-ring values, authenticated.
     async fn open_single_check(&mut self, xs: &[Sh], t: u32, what: &str) -> Result<Vec<u128>> {
         let (m, b) = self.mask(xs, t)?;
+        let bits = self.bits_for(t);
         let all = self
             .exchange(RoundMsg {
                 version: PIPELINE_WIRE_VERSION,
@@ -478,7 +621,7 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
                 ..Default::default()
             })
             .await?;
-        let mut o = self.sum(&all, m).await?;
+        let mut o = self.sum(&all, m, bits).await?;
         let c = self.commit_sigma(&mut o, what);
         let d = digest(self.sid, what, &self.ring.encode(&o.vals));
         let all = self

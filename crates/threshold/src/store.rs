@@ -12,10 +12,14 @@
 //! * `batch-<first id>.bin`: a batch of consecutive bundles (format below);
 //! * `cursor.bin`: the id of the next bundle to hand out (little-endian `u64`).
 //!
-//! Bundle batch format, version 1: magic `b"CTGB"`, version `u8`, `(k, l, b)` as `u8`s, first id
-//! `u64`, count `u32`, then per bundle and per gate (Sign gates, then the ModLTZ gate) the mask
-//! and the table entries, each a share `(v, m)` as two little-endian `u128`. Sizes are implied
-//! by `(k, l, b)`; the decoder checks the exact length before allocating.
+//! Bundle batch format, version 2 (**down-cast**, seed 000 §10.2): magic `b"CTGB"`, version `u8`,
+//! `(k, l, b, s)` as `u8`s, first id `u64`, count `u32`, then a little-endian bit stream: per
+//! bundle and per gate (Sign gates, then the ModLTZ gate) the mask as `(v, m)` of `k+s` bits
+//! each, then the table entries as `(v, m)` reduced to `d+1+s` bits (Sign) or `m+s` bits
+//! (ModLTZ), i.e. [`stored_bits_per_bundle`] bits per bundle (346,880 for the tables with the
+//! paper's parameters, plus 2,304 for the masks). Sizes are implied by the header; the decoder
+//! checks the exact length before allocating. Down-cast bundles are for the per-value-check
+//! schedules only (see [`GateBundle::downcast`]).
 
 use std::fs;
 use std::io::Write;
@@ -28,7 +32,10 @@ use crate::params::LtParams;
 use crate::{Error, Result};
 
 const MAGIC: [u8; 4] = *b"CTGB";
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
+/// The MAC parameter `s` of the stored shares (coterie-spdz's SPDZ_2k rings use `s = 64`).
+pub const STORE_S: u32 = 64;
+const HEADER: usize = 21;
 /// Largest batch file accepted (bytes).
 pub const MAX_BATCH_BYTES: usize = 1 << 31;
 
@@ -36,39 +43,153 @@ fn io(e: std::io::Error) -> Error {
     Error::Gate(format!("store i/o: {e}"))
 }
 
-fn entries(lt: &LtParams) -> usize {
-    lt.gate_widths().len() + lt.table_entries()
+/// Stored bits of one bundle in the down-cast format (seed 000 §10.2–10.3), as
+/// `(tables, masks)`: every Sign-table entry is a `(d+1)`-bit value kept as a `(d+1+s)`-bit share
+/// and a `(d+1+s)`-bit MAC share, every ModLTZ entry an `m`-bit value (`m = k − l`; the entry `u`
+/// is only used as `2^l·u`) kept as `(m+s) + (m+s)` bits; the `d+1` gate masks are kept whole
+/// (`2(k+s)` bits each; the paper's count ignores them). For the paper's parameters the tables
+/// take `2((d+1+s)((d−1)2^b + 2^{b'}) + (m+s)2^{d+1}) = 346,880` bits.
+pub fn stored_bits_per_bundle(lt: &LtParams) -> (usize, usize) {
+    let s = STORE_S as usize;
+    let t = lt.d() as usize + 1 + s;
+    let m = (lt.k - lt.l) as usize + s;
+    let signs: usize = lt.sign_widths().iter().map(|&a| 1usize << a).sum();
+    let tables = 2 * (t * signs + m * (1usize << (lt.d() + 1)));
+    let masks = 2 * (lt.k as usize + s) * lt.gate_widths().len();
+    (tables, masks)
 }
 
-/// Encodes consecutive bundles (ids `first, first + 1, ...`).
+/// Bytes of a batch file of `count` bundles: the header and the bit-packed bundles.
+pub fn batch_bytes(lt: &LtParams, count: usize) -> usize {
+    let (t, m) = stored_bits_per_bundle(lt);
+    HEADER + (count * (t + m)).div_ceil(8)
+}
+
+struct BitWriter {
+    out: Vec<u8>,
+    acc: u128,
+    n: u32,
+}
+
+impl BitWriter {
+    fn put64(&mut self, x: u64, bits: u32) {
+        let x = if bits == 64 {
+            x
+        } else {
+            x & ((1u64 << bits) - 1)
+        };
+        self.acc |= u128::from(x) << self.n;
+        self.n += bits;
+        while self.n >= 8 {
+            self.out.push(self.acc as u8);
+            self.acc >>= 8;
+            self.n -= 8;
+        }
+    }
+    fn put(&mut self, x: u128, bits: u32) {
+        if bits > 64 {
+            self.put64(x as u64, 64);
+            self.put64((x >> 64) as u64, bits - 64);
+        } else {
+            self.put64(x as u64, bits);
+        }
+    }
+    fn finish(mut self) -> Vec<u8> {
+        if self.n > 0 {
+            self.out.push(self.acc as u8);
+        }
+        self.out
+    }
+}
+
+struct BitReader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    acc: u128,
+    n: u32,
+}
+
+impl BitReader<'_> {
+    fn get64(&mut self, bits: u32) -> Option<u64> {
+        while self.n < bits {
+            let b = *self.bytes.get(self.pos)?;
+            self.pos += 1;
+            self.acc |= u128::from(b) << self.n;
+            self.n += 8;
+        }
+        let x = if bits == 64 {
+            self.acc as u64
+        } else {
+            (self.acc as u64) & ((1u64 << bits) - 1)
+        };
+        self.acc >>= bits;
+        self.n -= bits;
+        Some(x)
+    }
+    fn get(&mut self, bits: u32) -> Option<u128> {
+        if bits > 64 {
+            let lo = self.get64(64)?;
+            let hi = self.get64(bits - 64)?;
+            Some(u128::from(lo) | (u128::from(hi) << 64))
+        } else {
+            self.get64(bits).map(u128::from)
+        }
+    }
+}
+
+fn check_lt(lt: &LtParams) -> Result<()> {
+    if lt.k + STORE_S > 128 {
+        return Err(Error::Gate("k + s above 128 bits".into()));
+    }
+    Ok(())
+}
+
+/// Encodes consecutive bundles (ids `first, first + 1, ...`) in the down-cast format (module
+/// docs): shares are reduced to their small moduli and bit-packed.
 pub fn encode_batch(lt: &LtParams, bundles: &[GateBundle]) -> Result<Vec<u8>> {
+    check_lt(lt)?;
     let first = bundles.first().map_or(0, |b| b.id);
-    let mut out = Vec::with_capacity(20 + bundles.len() * entries(lt) * 32);
-    out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&[VERSION, lt.k as u8, lt.l as u8, lt.b as u8]);
-    out.extend_from_slice(&first.to_le_bytes());
-    out.extend_from_slice(&(bundles.len() as u32).to_le_bytes());
-    let put = |out: &mut Vec<u8>, s: &Sh| {
-        out.extend_from_slice(&s.v.to_le_bytes());
-        out.extend_from_slice(&s.m.to_le_bytes());
+    let mut head = Vec::with_capacity(batch_bytes(lt, bundles.len()));
+    head.extend_from_slice(&MAGIC);
+    head.extend_from_slice(&[VERSION, lt.k as u8, lt.l as u8, lt.b as u8, STORE_S as u8]);
+    head.extend_from_slice(&first.to_le_bytes());
+    head.extend_from_slice(&(bundles.len() as u32).to_le_bytes());
+    let mut w = BitWriter {
+        out: head,
+        acc: 0,
+        n: 0,
     };
+    let full = lt.k + STORE_S;
+    let sign_bits = lt.d() + 1 + STORE_S;
+    let modltz_bits = lt.k - lt.l + STORE_S;
     for (j, b) in bundles.iter().enumerate() {
         b.check_shape(lt)?;
         if b.id != first + j as u64 {
             return Err(Error::Gate("a batch must hold consecutive ids".into()));
         }
-        for g in b.signs.iter().chain(std::iter::once(&b.modltz)) {
-            put(&mut out, &g.mask);
-            g.table.iter().for_each(|s| put(&mut out, s));
+        for (g, bits) in b
+            .signs
+            .iter()
+            .map(|g| (g, sign_bits))
+            .chain(std::iter::once((&b.modltz, modltz_bits)))
+        {
+            w.put(g.mask.v, full);
+            w.put(g.mask.m, full);
+            for e in &g.table {
+                w.put(e.v, bits);
+                w.put(e.m, bits);
+            }
         }
     }
-    Ok(out)
+    Ok(w.finish())
 }
 
-/// Decodes a batch written by [`encode_batch`], checking it against `lt`.
+/// Decodes a batch written by [`encode_batch`], checking it against `lt`. The bundles come back
+/// with [`GateBundle::downcast`] set (table entries lifted with zero high bits).
 pub fn decode_batch(lt: &LtParams, bytes: &[u8]) -> Result<Vec<GateBundle>> {
+    check_lt(lt)?;
     let bad = |s: &str| Error::Gate(format!("bundle batch: {s}"));
-    if bytes.len() < 20 || bytes[..4] != MAGIC {
+    if bytes.len() < HEADER || bytes[..4] != MAGIC {
         return Err(bad("bad header"));
     }
     if bytes[4] != VERSION {
@@ -78,40 +199,53 @@ pub fn decode_batch(lt: &LtParams, bytes: &[u8]) -> Result<Vec<GateBundle>> {
         u32::from(bytes[5]),
         u32::from(bytes[6]),
         u32::from(bytes[7]),
-    ) != (lt.k, lt.l, lt.b)
+        u32::from(bytes[8]),
+    ) != (lt.k, lt.l, lt.b, STORE_S)
     {
         return Err(bad("other parameters"));
     }
-    let first = u64::from_le_bytes(bytes[8..16].try_into().map_err(|_| bad("id"))?);
-    let count = u32::from_le_bytes(bytes[16..20].try_into().map_err(|_| bad("count"))?) as usize;
-    let per = entries(lt) * 32;
-    if count.checked_mul(per).and_then(|x| x.checked_add(20)) != Some(bytes.len()) {
+    let first = u64::from_le_bytes(bytes[9..17].try_into().map_err(|_| bad("id"))?);
+    let count = u32::from_le_bytes(bytes[17..21].try_into().map_err(|_| bad("count"))?) as usize;
+    if count > MAX_BATCH_BYTES || batch_bytes(lt, count) != bytes.len() {
         return Err(bad("length does not match the count"));
     }
-    let mut pos = 20;
-    let mut get = || {
-        let v = u128::from_le_bytes(bytes[pos..pos + 16].try_into().unwrap_or([0; 16]));
-        let m = u128::from_le_bytes(bytes[pos + 16..pos + 32].try_into().unwrap_or([0; 16]));
-        pos += 32;
-        Share { v, m }
+    let mut r = BitReader {
+        bytes: &bytes[HEADER..],
+        pos: 0,
+        acc: 0,
+        n: 0,
     };
+    let full = lt.k + STORE_S;
+    let sign_bits = lt.d() + 1 + STORE_S;
+    let modltz_bits = lt.k - lt.l + STORE_S;
     let widths = lt.gate_widths();
     let mut out = Vec::with_capacity(count);
     for j in 0..count {
-        let mut gates: Vec<Gate> = widths
-            .iter()
-            .map(|&a| {
-                let mask = get();
-                let table = (0..1usize << a).map(|_| get()).collect();
-                Gate { mask, table }
-            })
-            .collect();
+        let mut gates = Vec::with_capacity(widths.len());
+        for (i, &a) in widths.iter().enumerate() {
+            let bits = if i + 1 == widths.len() {
+                modltz_bits
+            } else {
+                sign_bits
+            };
+            let mut get = |bits: u32| -> Result<Sh> {
+                let v = r.get(bits).ok_or_else(|| bad("truncated"))?;
+                let m = r.get(bits).ok_or_else(|| bad("truncated"))?;
+                Ok(Share { v, m })
+            };
+            let mask = get(full)?;
+            let table = (0..1usize << a)
+                .map(|_| get(bits))
+                .collect::<Result<Vec<_>>>()?;
+            gates.push(Gate { mask, table });
+        }
         let modltz = gates.pop().ok_or_else(|| bad("no gates"))?;
         out.push(GateBundle {
             id: first + j as u64,
             lt: *lt,
             signs: gates,
             modltz,
+            downcast: true,
         });
     }
     Ok(out)
@@ -194,18 +328,54 @@ impl GateStore {
         Ok(v)
     }
 
+    /// The id the next appended bundle must have (one past the last stored bundle). Reads only
+    /// the header of the last batch file.
+    pub fn end(&self) -> Result<u64> {
+        match self.batches()?.last() {
+            Some((id, p)) => {
+                use std::io::Read;
+                let mut head = [0u8; HEADER];
+                fs::File::open(p)
+                    .and_then(|mut f| f.read_exact(&mut head))
+                    .map_err(io)?;
+                if head[..4] != MAGIC {
+                    return Err(Error::Gate("bundle batch: bad header".into()));
+                }
+                let count = u32::from_le_bytes([head[17], head[18], head[19], head[20]]);
+                Ok(id + u64::from(count))
+            }
+            None => self.cursor(),
+        }
+    }
+
+    /// Bundles stored and not yet handed out.
+    pub fn available(&self) -> Result<u64> {
+        Ok(self.end()?.saturating_sub(self.cursor()?))
+    }
+
+    /// Discards every stored bundle and moves the cursor to `id` (durably, never backwards): used
+    /// when the nodes' stores disagree after a crash, so that they continue from a common id and
+    /// no bundle any node may have touched is used again.
+    pub fn discard_to(&self, id: u64) -> Result<()> {
+        let cur = self.cursor()?;
+        if id < cur {
+            return Err(Error::Gate(format!(
+                "cursor {cur} cannot move back to {id}"
+            )));
+        }
+        write_synced(&self.dir.join("cursor.bin"), &id.to_le_bytes())?;
+        for (_, p) in self.batches()? {
+            fs::remove_file(p).map_err(io)?;
+        }
+        Ok(())
+    }
+
     /// Appends a batch of consecutive bundles; their ids must continue the stored ones.
     pub fn append(&self, bundles: &[GateBundle]) -> Result<()> {
         let Some(first) = bundles.first().map(|b| b.id) else {
             return Ok(());
         };
-        let next = match self.batches()?.last() {
-            Some((id, p)) => {
-                let bytes = fs::read(p).map_err(io)?;
-                id + decode_batch(&self.lt, &bytes)?.len() as u64
-            }
-            None => self.cursor()?,
-        };
+        let next = self.end()?;
         if first != next {
             return Err(Error::Gate(format!(
                 "batch starts at {first}, the store expects {next}"
@@ -272,18 +442,53 @@ mod tests {
         let bytes = encode_batch(&lt, &mine).unwrap();
         let back = decode_batch(&lt, &bytes).unwrap();
         assert_eq!(back.len(), 3);
+        assert_eq!(bytes.len(), batch_bytes(&lt, 3));
+        let low = |x: &Sh, bits: u32| (Z2k::low_bits(x.v, bits), Z2k::low_bits(x.m, bits));
         for (a, b) in mine.iter().zip(&back) {
             assert_eq!(a.id, b.id);
-            assert_eq!(a.modltz.table, b.modltz.table);
+            assert!(b.downcast && !a.downcast);
+            // ModLTZ entries down-cast to m + s bits, Sign entries to d + 1 + s bits
+            for (x, y) in a.modltz.table.iter().zip(&b.modltz.table) {
+                assert_eq!(low(x, 2 + 64), (y.v, y.m));
+            }
+            for (x, y) in a.signs[1].table.iter().zip(&b.signs[1].table) {
+                assert_eq!(low(x, lt.d() + 1 + 64), (y.v, y.m));
+            }
             assert_eq!(a.signs[2].mask, b.signs[2].mask);
         }
         assert!(decode_batch(&lt, &bytes[..bytes.len() - 1]).is_err());
         assert!(decode_batch(&LtParams::new(16, 14, 3).unwrap(), &bytes).is_err());
         let mut bad = bytes.clone();
-        bad[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
+        bad[17..21].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(decode_batch(&lt, &bad).is_err());
         let mut bad = bytes;
         bad[4] = 9;
         assert!(decode_batch(&lt, &bad).is_err());
+    }
+
+    /// Stored material per decryption with the paper's parameters (k = 64, l = 63, b = 8, s = 64):
+    /// the formula of seed 000 §10.3, 346,880 bits of tables (the paper's figure), plus the
+    /// masks, and the file size of a batch matches it to the byte.
+    #[test]
+    fn stored_bits_per_decryption_match_the_paper() {
+        let lt = crate::Params::paper().lt().unwrap();
+        let (d, b, bt, m, s) = (8usize, 8usize, 7usize, 1usize, 64usize);
+        let formula =
+            2 * ((d + 1 + s) * ((d - 1) * (1 << b) + (1 << bt)) + (m + s) * (1 << (d + 1)));
+        assert_eq!(formula, 346_880);
+        let (tables, masks) = stored_bits_per_bundle(&lt);
+        assert_eq!(tables, formula);
+        assert_eq!(masks, 2 * 128 * 9);
+        let ring = Z2k::spdz2k_64();
+        let mut rng = rand::rng();
+        let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+        let per = crate::gates::insecure_deal_bundles(&dealer, &ring, &lt, 2, 0, &mut rng);
+        let bytes = encode_batch(&lt, &per[0]).unwrap();
+        assert_eq!(
+            bytes.len(),
+            HEADER + (2 * (346_880usize + 2_304)).div_ceil(8)
+        );
+        let back = decode_batch(&lt, &bytes).unwrap();
+        assert_eq!(back[1].modltz.table.len(), 512);
     }
 }

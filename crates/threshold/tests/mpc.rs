@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use coterie_net::Mesh;
+use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
 use coterie_spdz::{Ring, Share};
 use coterie_threshold::ciphertext::LweCiphertext;
 use coterie_threshold::gates::{GatePool, prep_bundles, prep_subset_prods};
@@ -483,7 +483,25 @@ async fn gate_store_survives_restart_without_reuse() {
                 a: vec![1, 2, 3, 4],
                 b: 5 << 12,
             };
-            let mu = decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await?;
+            // stored bundles are down-cast: the strict batched-check schedule refuses them, the
+            // per-value-check (pipelined) schedule uses them
+            let mut pool2 = GatePool::new(lt);
+            pool2.push(store.take(1)?)?;
+            let refused = decrypt(
+                &mut eng,
+                &mut mesh,
+                &p,
+                &key,
+                std::slice::from_ref(&ct),
+                &mut pool2,
+            )
+            .await
+            .is_err();
+            assert!(
+                refused,
+                "down-cast bundles in the strict batched-check schedule"
+            );
+            let mu = decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool, 5).await?;
             let ids: Vec<u64> = first.iter().map(|b| b.id).collect();
             let exhausted = matches!(store.take(3), Err(Error::Exhausted { .. }));
             mesh.close().await.ok();
@@ -492,7 +510,203 @@ async fn gate_store_survives_restart_without_reuse() {
     })
     .await;
     for r in res {
-        assert_eq!(r.unwrap(), (true, vec![0, 1], 2, 1, true, 3));
+        assert_eq!(r.unwrap(), (true, vec![0, 1], 2, 1, true, 4));
     }
     let _ = std::fs::remove_dir_all(&base);
+}
+
+/// The attack on the paper's unchecked output mask: party 1 commits to (and opens) its share of
+/// `w` shifted by `L` (which would flip the output and pass the multiple-of-L test) while it
+/// computes `Y = w + χ·w'` honestly. The pipelined schedule's `W + χ·W' = Y` test must make every
+/// honest party abort; without the shift the same run decrypts.
+#[tokio::test]
+async fn pipelined_shifted_w_commitment_is_caught() {
+    use coterie_threshold::pipelined::decrypt_pipelined_cheating_w;
+    let p = params(4, 16, 2, 3);
+    let lt = p.lt().unwrap();
+    for shift_by_l in [false, true] {
+        let c = counts(&lt, 2, 2, 4, 0, 2);
+        let res = run_mem(deal(3, 16, c), move |i, mut eng, mut mesh| async move {
+            let key = SharedKey::generate(&mut eng, 4, KeyDistribution::Binary)?;
+            let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 1, 0).await?;
+            let mut pool = GatePool::new(lt);
+            pool.push(b)?;
+            let ct = LweCiphertext {
+                k: 16,
+                m: 2,
+                a: vec![0, 0, 0, 0],
+                b: 1 << 14, // μ = 1 under any key
+            };
+            let shift = if i == 1 && shift_by_l {
+                1u128 << lt.l
+            } else {
+                0
+            };
+            let out = decrypt_pipelined_cheating_w(
+                &mut eng,
+                &mut mesh,
+                &p,
+                &key,
+                &[ct],
+                &mut pool,
+                3,
+                shift,
+            )
+            .await;
+            mesh.close().await.ok();
+            out
+        })
+        .await;
+        for (i, r) in res.iter().enumerate() {
+            if shift_by_l {
+                if i != 1 {
+                    let e = r.as_ref().unwrap_err().to_string();
+                    assert!(e.contains("w-consistency") || e.contains("abort"), "{e}");
+                }
+            } else {
+                assert_eq!(r.as_ref().unwrap(), &vec![1]);
+            }
+        }
+    }
+}
+
+/// Multi-key TFHE key input (issue 7): three parties input their own LWE key segments of
+/// different lengths; ciphertexts under the concatenated key (q = 2^32 with one message bit,
+/// and q = 2^64 with 2 bits) decrypt by MPC rounding, in both schedules, with noise near the
+/// decryption bound; a segment of the wrong length is refused.
+#[tokio::test]
+async fn concatenated_key_segments_three_parties() {
+    let lengths = [5usize, 7, 4];
+    let segs: Vec<Vec<i64>> = vec![
+        vec![1, 0, 1, 1, 0],
+        vec![0, 1, 1, 0, 1, 0, 1],
+        vec![1, 1, 0, -1],
+    ];
+    let concat: Vec<i64> = segs.concat();
+    let n: usize = lengths.iter().sum();
+    for (k, m, b) in [(32u32, 1u32, 4u32), (64, 2, 8)] {
+        let p = params(n, k, m, b);
+        let lt = p.lt().unwrap();
+        let mut rng = rand::rng();
+        let bound = 1i64 << (k - m - 1);
+        let cases: Vec<(u64, i64)> = vec![
+            (0, 0),
+            (1, bound - 1),
+            ((1 << m) - 1, -bound),
+            (1, -(bound / 2)),
+        ];
+        let cts: Vec<LweCiphertext> = cases
+            .iter()
+            .map(|&(mu, e)| LweCiphertext::encrypt_with_secret_key(&concat, mu, e, k, m, &mut rng))
+            .collect();
+        let want: Vec<u64> = cases.iter().map(|c| c.0).collect();
+        let c = counts(&lt, 2 * cts.len(), 2 * cts.len(), 0, 8, 4 * cts.len());
+        let segs2 = segs.clone();
+        let res = run_mem(deal(3, k, c), move |i, mut eng, mut mesh| {
+            let seg = segs2[i].clone();
+            let cts = cts.clone();
+            async move {
+                let bad = SharedKey::input_concatenated_segments(
+                    &mut eng,
+                    &mut mesh,
+                    &seg[1..],
+                    &lengths,
+                )
+                .await;
+                assert!(bad.is_err(), "a segment of the wrong length is refused");
+                let key =
+                    SharedKey::input_concatenated_segments(&mut eng, &mut mesh, &seg, &lengths)
+                        .await?;
+                assert_eq!(key.coeffs.len(), n);
+                let (bundles, _) = prep_bundles(&mut eng, &mut mesh, &lt, 2 * cts.len(), 0).await?;
+                let mut pool = GatePool::new(lt);
+                pool.push(bundles)?;
+                let strict = decrypt(&mut eng, &mut mesh, &p, &key, &cts, &mut pool).await?;
+                let piped =
+                    decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &cts, &mut pool, 11).await?;
+                mesh.close().await.ok();
+                Ok((strict, piped))
+            }
+        })
+        .await;
+        for r in res {
+            let (s, pp) = r.unwrap();
+            assert_eq!(s, want, "k = {k}");
+            assert_eq!(pp, want, "k = {k}");
+        }
+    }
+}
+
+/// Online communication per decryption (paper parameters, pipelined schedule), measured as the
+/// growth of the bytes one party sends to one peer from a batch of 50 to a batch of 100 (the
+/// per-batch commitments, digests, coin and framing cancel out), against the formula: each
+/// opened `t`-bit value costs its share and its σ over `Z_{2^{t+s}}`, `2⌈(t+s)/8⌉` bytes (seed
+/// 000 §10.3 counts `2(t+s)` bits: 656 bits for V1, V2, V3), plus this schedule's output-mask
+/// check: `Y` (k+s bits, share and σ) and the opened shares of `w` and `w'` (k+s bits each).
+#[tokio::test]
+async fn communication_per_decryption_matches_the_formula() {
+    use coterie_spdz::InsecureDealer;
+    use coterie_threshold::gates::insecure_deal_bundles;
+    use coterie_threshold::pipelined::width_bytes;
+    let p = Params::paper();
+    let lt = p.lt().unwrap();
+    let (k, s, l, t) = (64u32, 64u32, lt.l, lt.d() + 1);
+    let paper_bits = 2 * ((l + s) + (t + s) + (k + s));
+    assert_eq!(paper_bits, 656);
+    let formula = 2 * (width_bytes(l + s) + width_bytes(t + s) + width_bytes(k + s))
+        + 2 * width_bytes(k + s)
+        + 2 * width_bytes(k + s);
+    assert_eq!(formula, 148);
+    let ring = coterie_spdz::Z2k::spdz2k_64();
+    let mut rng = rand::rng();
+    let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    let preps = dealer.deal(
+        coterie_spdz::Counts {
+            randoms: 5 * 150,
+            ..Default::default()
+        },
+        &mut rng,
+    );
+    let sk: Vec<i64> = (0..p.n).map(|i| (i % 3 == 0) as i64).collect();
+    let keys = SharedKey::insecure_deal(&dealer, &ring, &sk, &mut rng);
+    let bundles = insecure_deal_bundles(&dealer, &ring, &lt, 150, 0, &mut rng);
+    let cts: Vec<LweCiphertext> = (0..150)
+        .map(|j| LweCiphertext::encrypt_with_secret_key(&sk, j % 2, 12345, 64, 1, &mut rng))
+        .collect();
+    let mut kb = keys.into_iter().zip(bundles);
+    let mut per_party = Vec::new();
+    for (mut mesh, prep) in InMemoryMesh::group(2, MeshOptions::default())
+        .into_iter()
+        .zip(preps)
+    {
+        let (key, b) = kb.next().unwrap();
+        let cts = cts.clone();
+        per_party.push(tokio::spawn(async move {
+            let mut eng = coterie_spdz::Engine::new(prep);
+            let mut pool = GatePool::new(lt);
+            pool.push(b).unwrap();
+            let peer = 1 - mesh.id();
+            let s0 = mesh.stats().bytes_sent[peer];
+            let a = decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &cts[..50], &mut pool, 1)
+                .await
+                .unwrap();
+            let s1 = mesh.stats().bytes_sent[peer];
+            let b = decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &cts[50..], &mut pool, 2)
+                .await
+                .unwrap();
+            let s2 = mesh.stats().bytes_sent[peer];
+            mesh.close().await.ok();
+            (a, b, s1 - s0, s2 - s1)
+        }));
+    }
+    for h in per_party {
+        let (a, b, small, large) = h.await.unwrap();
+        assert_eq!(a, (0..50).map(|j| j % 2).collect::<Vec<u64>>());
+        assert_eq!(b, (50..150).map(|j| j % 2).collect::<Vec<u64>>());
+        assert_eq!(
+            (large - small) as usize,
+            50 * formula,
+            "bytes per decryption per peer"
+        );
+    }
 }

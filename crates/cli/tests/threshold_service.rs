@@ -1,0 +1,278 @@
+//! The threshold decryption service with real processes over loopback TLS: 4 nodes
+//! (`coterie party ... threshold`) on **insecure** dealer material, a client
+//! (`coterie decrypt`) with its own CA-issued certificate, results checked; then one node is
+//! killed mid-batch (the others must abort cleanly, naming it), all are restarted, and the
+//! restarted nodes must not reuse any gate bundle and must decrypt correctly again.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const N: usize = 4;
+
+fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_coterie"))
+}
+
+fn run(args: &[&str]) -> Output {
+    let o = Command::new(bin())
+        .args(args)
+        .output()
+        .expect("run coterie");
+    assert!(
+        o.status.success(),
+        "coterie {args:?} failed: {}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+struct Nodes(Vec<Option<Child>>);
+
+impl Drop for Nodes {
+    fn drop(&mut self) {
+        for c in self.0.iter_mut().flatten() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn start(dir: &Path, client: &str, idle_exit: u32, tag: &str) -> Nodes {
+    let cfg = dir.join("certs/party.toml");
+    let stores = dir.join("stores");
+    Nodes(
+        (0..N)
+            .map(|i| {
+                let log = std::fs::File::create(dir.join(format!("node{i}-{tag}.log"))).unwrap();
+                let err = log.try_clone().unwrap();
+                Some(
+                    Command::new(bin())
+                        .args(["party", "--config"])
+                        .arg(&cfg)
+                        .args(["--id", &i.to_string(), "--timeout-s", "10", "threshold"])
+                        .arg("--dir")
+                        .arg(&stores)
+                        .args(["--pool", "8", "--chunk", "4", "--client-listen", client])
+                        .args(["--idle-exit-s", &idle_exit.to_string()])
+                        .stdout(log)
+                        .stderr(err)
+                        .spawn()
+                        .unwrap(),
+                )
+            })
+            .collect(),
+    )
+}
+
+fn wait_exit(c: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let t = Instant::now();
+    while t.elapsed() < limit {
+        if let Ok(Some(s)) = c.try_wait() {
+            return Some(s);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    None
+}
+
+fn encrypt(dir: &Path, msgs: &[u64], prefix: &str) -> Vec<PathBuf> {
+    let pk = dir.join("stores/party-0/public-key.bin");
+    msgs.iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let f = dir.join(format!("{prefix}-{i}.ct"));
+            run(&[
+                "threshold-encrypt",
+                "--public-key",
+                pk.to_str().unwrap(),
+                "--message",
+                &m.to_string(),
+                "--out",
+                f.to_str().unwrap(),
+            ]);
+            f
+        })
+        .collect()
+}
+
+fn client_cmd(dir: &Path, client: &str, files: &[PathBuf]) -> Command {
+    let mut c = Command::new(bin());
+    c.arg("decrypt")
+        .arg("--config")
+        .arg(dir.join("certs/party.toml"))
+        .args(["--node", client, "--cert"])
+        .arg(dir.join("certs/client-t.crt"))
+        .arg("--key")
+        .arg(dir.join("certs/client-t.key"))
+        .args(files)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// Runs the client (retrying while node 0's listener is not up) and returns its stdout lines.
+fn decrypt(dir: &Path, client: &str, files: &[PathBuf]) -> Output {
+    let t = Instant::now();
+    loop {
+        let o = client_cmd(dir, client, files).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        if err.contains("node 0 at") && t.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(200));
+            continue;
+        }
+        return o;
+    }
+}
+
+fn results(o: &Output, files: &[PathBuf]) -> Vec<String> {
+    let out = String::from_utf8_lossy(&o.stdout);
+    files
+        .iter()
+        .map(|f| {
+            let p = format!("{}: ", f.display());
+            out.lines()
+                .find_map(|l| l.strip_prefix(&p).map(str::to_string))
+                .unwrap_or_else(|| format!("missing in {out}"))
+        })
+        .collect()
+}
+
+fn cursor(dir: &Path, i: usize) -> u64 {
+    let b = std::fs::read(dir.join(format!("stores/party-{i}/gates/cursor.bin"))).unwrap();
+    u64::from_le_bytes(b.try_into().unwrap())
+}
+
+fn wait_for(path: &Path, limit: Duration) {
+    let t = Instant::now();
+    while !path.exists() {
+        assert!(t.elapsed() < limit, "{} did not appear", path.display());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn four_nodes_decrypt_for_a_client_survive_a_crash_and_never_reuse_a_gate() {
+    let dir = std::env::temp_dir().join(format!("coterie-thr-service-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = 20000 + (std::process::id() % 2000) * 20;
+    let client = format!("127.0.0.1:{}", base + 10);
+    let d = |p: &str| dir.join(p).to_string_lossy().to_string();
+    run(&[
+        "certs",
+        "--parties",
+        "4",
+        "--out",
+        &d("certs"),
+        "--base-port",
+        &base.to_string(),
+    ]);
+    run(&["certs-client", "--dir", &d("certs"), "--name", "t"]);
+    // key generation: 1024 + 64·40 bits; per bundle 2351 triples and 72 bits (paper parameters)
+    run(&[
+        "spdz",
+        "deal-insecure",
+        "--parties",
+        "4",
+        "--out",
+        &d("stores"),
+        "--triples",
+        &(2351 * 100).to_string(),
+        "--bits",
+        &(3584 + 72 * 100).to_string(),
+        "--randoms",
+        "2000",
+        "--masks",
+        "0",
+    ]);
+
+    // 1. four nodes, a client, known messages
+    let mut nodes = start(&dir, &client, 0, "a");
+    wait_for(
+        &dir.join("stores/party-0/public-key.bin"),
+        Duration::from_secs(60),
+    );
+    let msgs = [1u64, 0, 1, 1, 0, 0, 1, 0];
+    let files = encrypt(&dir, &msgs, "a");
+    let mut with_bad = files.clone();
+    let bad = dir.join("bad.ct");
+    std::fs::write(&bad, b"CTLW but not really").unwrap();
+    with_bad.push(bad.clone());
+    let o = decrypt(&dir, &client, &with_bad);
+    let got = results(&o, &with_bad);
+    for (g, m) in got.iter().zip(&msgs) {
+        assert_eq!(g, &m.to_string(), "client output: {got:?}");
+    }
+    assert!(got[msgs.len()].contains("malformed"), "{got:?}");
+    assert!(
+        !o.status.success(),
+        "a refused ciphertext makes the client fail"
+    );
+
+    // 2. kill node 2 while a batch (which first needs more gates) is in flight
+    // 40 ciphertexts need 40 bundles: the coordinator tops up in steps of 4 first, so killing
+    // node 2 right after the first top-up step lands inside the batch's preparation
+    let files2 = encrypt(&dir, &[1; 40], "b");
+    let log0 = dir.join("node0-a.log");
+    let preps = || {
+        std::fs::read_to_string(&log0)
+            .unwrap_or_default()
+            .matches("prepared")
+            .count()
+    };
+    let p0 = preps();
+    let mut c = client_cmd(&dir, &client, &files2).spawn().unwrap();
+    let t = Instant::now();
+    while preps() == p0 {
+        assert!(t.elapsed() < Duration::from_secs(60), "no top-up step seen");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let mut victim = nodes.0[2].take().unwrap();
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    for i in [0usize, 1, 3] {
+        let ch = nodes.0[i].as_mut().unwrap();
+        let st = wait_exit(ch, Duration::from_secs(30)).expect("node did not stop after the crash");
+        assert!(!st.success(), "node {i} must fail after the crash");
+        let log = std::fs::read_to_string(dir.join(format!("node{i}-a.log"))).unwrap();
+        assert!(
+            log.contains("party 2") || log.contains("peer 2"),
+            "node {i} should name party 2: {log}"
+        );
+        nodes.0[i] = None;
+    }
+    let co = wait_exit(&mut c, Duration::from_secs(30)).expect("client hangs");
+    assert!(!co.success(), "the client must see the failure");
+    let before: Vec<u64> = (0..N).map(|i| cursor(&dir, i)).collect();
+    let furthest = *before.iter().max().unwrap();
+
+    // 3. restart all: no bundle handed out before is used again, and decryption works
+    let mut nodes = start(&dir, &client, 3, "b");
+    let msgs3 = [0u64, 1, 1, 0];
+    let files3 = encrypt(&dir, &msgs3, "c");
+    let o = decrypt(&dir, &client, &files3);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let got = results(&o, &files3);
+    for (g, m) in got.iter().zip(&msgs3) {
+        assert_eq!(g, &m.to_string(), "after restart: {got:?}");
+    }
+    for (i, n) in nodes.0.iter_mut().enumerate() {
+        let st = wait_exit(n.as_mut().unwrap(), Duration::from_secs(60)).expect("clean stop");
+        assert!(st.success(), "node {i} should stop cleanly");
+        *n = None;
+    }
+    let after: Vec<u64> = (0..N).map(|i| cursor(&dir, i)).collect();
+    for (i, &a) in after.iter().enumerate() {
+        assert_eq!(a, after[0], "cursors agree after a clean run");
+        assert!(
+            a - msgs3.len() as u64 >= furthest,
+            "party {i}: bundles {}..{a} used after restart, but ids up to {furthest} were handed out before",
+            a - msgs3.len() as u64
+        );
+    }
+    let log0 = std::fs::read_to_string(dir.join("node0-b.log")).unwrap();
+    assert!(log0.contains("start-up"), "{log0}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

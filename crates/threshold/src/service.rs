@@ -1,0 +1,502 @@
+//! The decryption service run by `coterie party --config F --id I threshold`: every node keeps
+//! its pool of preprocessed gate bundles (an on-disk [`GateStore`]) topped up in the background
+//! from the SPDZ_2k material in its store, and decrypts the ciphertexts clients send, batching
+//! the requests that arrive together into one shared run of the pipelined 5-round Π_Decrypt.
+//!
+//! **Coordination.** Node 0 is the coordinator: it receives client requests, validates every
+//! ciphertext (a malformed one is answered with an error at once and never reaches the other
+//! nodes or spends a gate), and before each step sends every other node one [`Control`]
+//! message: `Decrypt` (a batch of ciphertexts), `Prep` (make more gate bundles), `Idle` (a
+//! heartbeat while there is nothing to do), or `Stop`. All nodes then run the step together on
+//! the same mesh. The other nodes validate the batch again and abort on a malformed
+//! ciphertext. The batch's hash is the session id of the decryption, which is bound into every
+//! commitment of the run, so a coordinator that sends different batches to different nodes
+//! only causes an abort.
+//!
+//! **Trust.** The coordinator sees the (public) ciphertexts and returns the (public) results to
+//! the client; the decryption's integrity holds among the nodes (every node computes the same
+//! MAC-checked result or aborts), but a client that does not trust node 0 to forward the result
+//! honestly should ask several nodes (not implemented: the client talks to node 0 only).
+//!
+//! **Crash safety.** Gate bundles are taken from the store through its durable cursor *before*
+//! the run starts, and the SPDZ_2k material through the PrepStore's durable cursors, so after
+//! any crash and restart no gate bundle or triple is ever used twice (a run that fails discards
+//! what it took). A node that sees a peer crash aborts with an error naming the peer.
+
+use std::time::Duration;
+
+use coterie_net::Mesh;
+use coterie_spdz::{Engine, Kind, PrepStore, Preprocessing, Z2k};
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::gates::{GatePool, prep_bundles};
+use crate::keys::SharedKey;
+use crate::params::{LtParams, Params};
+use crate::pipelined::decrypt_pipelined;
+use crate::store::GateStore;
+use crate::{Error, LweCiphertext, Result};
+
+/// Wire format version of the control messages.
+pub const SERVICE_WIRE_VERSION: u8 = 1;
+const TAG_CONTROL: u32 = 0x7E00_0001;
+
+/// One step all nodes run together, chosen by the coordinator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Control {
+    /// Nothing to do (heartbeat).
+    Idle,
+    /// Make `count` more gate bundles.
+    Prep {
+        /// Bundles to make.
+        count: u32,
+    },
+    /// Decrypt these ciphertexts (CTLW-encoded) in one shared run.
+    Decrypt {
+        /// The batch.
+        batch: Vec<Vec<u8>>,
+    },
+    /// Shut down cleanly.
+    Stop,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct ControlMsg {
+    version: u8,
+    seq: u64,
+    control: Control,
+}
+
+/// Settings of a node.
+#[derive(Debug, Clone, Copy)]
+pub struct NodeConfig {
+    /// Gate bundles to keep ready (the coordinator tops up below this).
+    pub pool_target: u64,
+    /// Bundles made per preprocessing step (a step blocks decryptions while it runs).
+    pub prep_chunk: u32,
+    /// Largest batch of ciphertexts per decryption run.
+    pub max_batch: usize,
+    /// Heartbeat interval while idle.
+    pub idle: Duration,
+}
+
+impl Default for NodeConfig {
+    fn default() -> Self {
+        Self {
+            pool_target: 64,
+            prep_chunk: 8,
+            max_batch: 1024,
+            idle: Duration::from_millis(200),
+        }
+    }
+}
+
+/// A client request: one ciphertext and where to send its result.
+#[derive(Debug)]
+pub struct Request {
+    /// The ciphertext, CTLW-encoded ([`LweCiphertext::to_bytes`]).
+    pub ct: Vec<u8>,
+    /// The decrypted message or an error.
+    pub reply: oneshot::Sender<std::result::Result<u64, String>>,
+}
+
+/// What a node reports as it works (for logs and the terminal).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// Gate bundles were made; `available` are ready now.
+    Prepared {
+        /// Bundles made in this step.
+        made: u32,
+        /// Bundles ready.
+        available: u64,
+    },
+    /// A batch was decrypted.
+    Decrypted {
+        /// Ciphertexts in the batch.
+        batch: usize,
+        /// Bundles ready afterwards.
+        available: u64,
+        /// Wall time of the run, microseconds.
+        micros: u64,
+    },
+    /// The SPDZ_2k store cannot make another preprocessing step (top-up paused).
+    MaterialLow {
+        /// Triples left.
+        triples: u64,
+        /// Random bits left.
+        bits: u64,
+    },
+}
+
+/// One decryption node: parameters, its key shares, its engine over its SPDZ_2k store, and its
+/// gate store.
+pub struct Node {
+    params: Params,
+    lt: LtParams,
+    eng: Engine<Z2k, PrepStore<Z2k>>,
+    key: SharedKey,
+    gates: GateStore,
+    cfg: NodeConfig,
+    seq: u64,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Node {{ params: {:?}, .. }}", self.params)
+    }
+}
+
+impl Node {
+    /// A node on an engine over its SPDZ_2k store, its key shares and its gate store.
+    pub fn new(
+        params: Params,
+        eng: Engine<Z2k, PrepStore<Z2k>>,
+        key: SharedKey,
+        gates: GateStore,
+        cfg: NodeConfig,
+    ) -> Result<Self> {
+        params.validate()?;
+        key.check(&params)?;
+        let lt = params.lt()?;
+        Ok(Self {
+            params,
+            lt,
+            eng,
+            key,
+            gates,
+            cfg,
+            seq: 0,
+        })
+    }
+
+    /// Gate bundles ready.
+    pub fn available(&self) -> Result<u64> {
+        self.gates.available()
+    }
+
+    /// The gate store's cursor (bundles handed out so far, over all sessions).
+    pub fn cursor(&self) -> Result<u64> {
+        self.gates.cursor()
+    }
+
+    fn material_for(&mut self, count: u64) -> Result<bool> {
+        let st = self.eng.prep_mut();
+        let t = st.available(Kind::Triples).map_err(Error::from)?;
+        let b = st.available(Kind::Bits).map_err(Error::from)?;
+        Ok(t >= count * self.lt.mults_per_bundle() as u64
+            && b >= count * self.lt.bits_per_bundle() as u64)
+    }
+
+    fn material_left(&mut self) -> (u64, u64) {
+        let st = self.eng.prep_mut();
+        (
+            st.available(Kind::Triples).unwrap_or(0),
+            st.available(Kind::Bits).unwrap_or(0),
+        )
+    }
+
+    /// Brings every node to the same state at start-up: the same gate-bundle ids and the same
+    /// positions in the SPDZ_2k material. After a crash some nodes may have consumed (durably)
+    /// material or bundles the others did not; everyone then skips to the furthest position
+    /// (the skipped items are discarded, never used), and if the gate stores disagree, every
+    /// stored bundle is discarded and all continue from the largest id any node has seen.
+    /// Returns a line describing what was done.
+    pub async fn sync_at_start<M: Mesh>(&mut self, mesh: &mut M) -> Result<String> {
+        let kinds = [Kind::Triples, Kind::Bits, Kind::Randoms];
+        let mut mine = vec![self.gates.cursor()?, self.gates.end()?];
+        for k in kinds {
+            mine.push(self.eng.prep_mut().consumed(k).map_err(Error::from)?);
+        }
+        let all: Vec<Vec<u64>> = mesh
+            .exchange_all_tagged(TAG_CONTROL - 1, &mine)
+            .await
+            .map_err(coterie_spdz::Error::from)?;
+        if all.iter().any(|v| v.len() != mine.len()) {
+            let e = Error::Abort {
+                check: "start-up state",
+                party: 0,
+            };
+            mesh.abort(&e.to_string()).await;
+            return Err(e);
+        }
+        let mut notes = Vec::new();
+        if all.iter().any(|v| v[..2] != mine[..2]) {
+            let target = all.iter().map(|v| v[0].max(v[1])).max().unwrap_or(0);
+            self.gates.discard_to(target)?;
+            notes.push(format!(
+                "gate stores disagreed: all bundles discarded, continuing at id {target}"
+            ));
+        }
+        for (i, k) in kinds.iter().enumerate() {
+            let furthest = all.iter().map(|v| v[2 + i]).max().unwrap_or(0);
+            let skip = (furthest - mine[2 + i]) as usize;
+            if skip > 0 {
+                let p = self.eng.prep_mut();
+                match k {
+                    Kind::Triples => drop(p.triples(skip).map_err(Error::from)?),
+                    Kind::Bits => drop(p.bits(skip).map_err(Error::from)?),
+                    _ => drop(p.randoms(skip).map_err(Error::from)?),
+                }
+                notes.push(format!("skipped {skip} {k}"));
+            }
+        }
+        Ok(if notes.is_empty() {
+            "in step with every node".into()
+        } else {
+            notes.join("; ")
+        })
+    }
+
+    /// Runs one step at this node (all nodes run the same step together).
+    async fn step<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        c: &Control,
+        seq: u64,
+    ) -> Result<(Option<Vec<u64>>, Option<Event>)> {
+        match c {
+            Control::Idle | Control::Stop => Ok((None, None)),
+            Control::Prep { count } => {
+                let first = self.gates.end()?;
+                let (bundles, _) =
+                    prep_bundles(&mut self.eng, mesh, &self.lt, *count as usize, first).await?;
+                self.gates.append(&bundles)?;
+                Ok((
+                    None,
+                    Some(Event::Prepared {
+                        made: *count,
+                        available: self.gates.available()?,
+                    }),
+                ))
+            }
+            Control::Decrypt { batch } => {
+                let t = std::time::Instant::now();
+                let mut cts = Vec::with_capacity(batch.len());
+                for (i, b) in batch.iter().enumerate() {
+                    let ct = LweCiphertext::from_bytes(b)
+                        .and_then(|ct| ct.check(&self.params).map(|()| ct))
+                        .map_err(|e| {
+                            Error::Ciphertext(format!("coordinator sent ciphertext {i}: {e}"))
+                        })?;
+                    cts.push(ct);
+                }
+                let mut h = blake3::Hasher::new_derive_key("coterie-threshold 2026 service batch");
+                h.update(&seq.to_le_bytes());
+                for b in batch {
+                    h.update(&(b.len() as u64).to_le_bytes());
+                    h.update(b);
+                }
+                let sid = u64::from_le_bytes(
+                    h.finalize().as_bytes()[..8]
+                        .try_into()
+                        .map_err(|_| Error::Invariant("hash".into()))?,
+                );
+                // Durable: the cursor moves before the bundles are used.
+                let bundles = self.gates.take(cts.len())?;
+                let mut pool = GatePool::new(self.lt);
+                pool.push(bundles)?;
+                let out = decrypt_pipelined(
+                    &mut self.eng,
+                    mesh,
+                    &self.params,
+                    &self.key,
+                    &cts,
+                    &mut pool,
+                    sid,
+                )
+                .await?;
+                Ok((
+                    Some(out),
+                    Some(Event::Decrypted {
+                        batch: cts.len(),
+                        available: self.gates.available()?,
+                        micros: t.elapsed().as_micros() as u64,
+                    }),
+                ))
+            }
+        }
+    }
+
+    /// The coordinator's loop (node 0): serves `requests` until the channel closes (then tells
+    /// the other nodes to stop) or a step fails (then the mesh is aborted and the error
+    /// returned). `events` receives progress reports.
+    pub async fn run_coordinator<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        mut requests: mpsc::Receiver<Request>,
+        events: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<()> {
+        if mesh.id() != 0 {
+            return Err(Error::Params("the coordinator is node 0".into()));
+        }
+        let mut pending: Vec<(LweCiphertext, Request)> = Vec::new();
+        let mut closed = false;
+        let mut warned_low = false;
+        loop {
+            // Take what has arrived; refuse malformed ciphertexts before anything is spent.
+            while pending.len() < self.cfg.max_batch {
+                match requests.try_recv() {
+                    Ok(r) => self.admit(r, &mut pending),
+                    Err(mpsc::error::TryRecvError::Empty) => break,
+                    Err(mpsc::error::TryRecvError::Disconnected) => {
+                        closed = true;
+                        break;
+                    }
+                }
+            }
+            let avail = self.gates.available()?;
+            // 5 random authenticated values per decryption (w, w' and three opening masks)
+            let randoms = self
+                .eng
+                .prep_mut()
+                .available(Kind::Randoms)
+                .map_err(Error::from)?;
+            if randoms < 5 * pending.len() as u64 {
+                let keep = (randoms / 5) as usize;
+                for (_, r) in pending.drain(keep..) {
+                    let _ = r
+                        .reply
+                        .send(Err("no random values left in the SPDZ_2k store".into()));
+                }
+            }
+            let control = if !pending.is_empty() && avail >= pending.len() as u64 {
+                Control::Decrypt {
+                    batch: pending.iter().map(|(ct, _)| ct.to_bytes()).collect(),
+                }
+            } else if (avail < self.cfg.pool_target || avail < pending.len() as u64)
+                && self.material_for(u64::from(self.cfg.prep_chunk))?
+            {
+                warned_low = false;
+                Control::Prep {
+                    count: self.cfg.prep_chunk,
+                }
+            } else if !pending.is_empty() {
+                // Not enough gates and no material to make more: refuse what cannot be served.
+                for (_, r) in pending.drain(..) {
+                    let _ = r.reply.send(Err("no preprocessed gates left".into()));
+                }
+                continue;
+            } else if closed {
+                Control::Stop
+            } else {
+                if avail < self.cfg.pool_target && !warned_low {
+                    let (triples, bits) = self.material_left();
+                    events(Event::MaterialLow { triples, bits });
+                    warned_low = true;
+                }
+                match tokio::time::timeout(self.cfg.idle, requests.recv()).await {
+                    Ok(Some(r)) => {
+                        self.admit(r, &mut pending);
+                        continue;
+                    }
+                    Ok(None) => {
+                        closed = true;
+                        continue;
+                    }
+                    Err(_) => Control::Idle,
+                }
+            };
+            self.seq += 1;
+            let msg = ControlMsg {
+                version: SERVICE_WIRE_VERSION,
+                seq: self.seq,
+                control: control.clone(),
+            };
+            mesh.broadcast_tagged(TAG_CONTROL, &msg)
+                .await
+                .map_err(coterie_spdz::Error::from)?;
+            if control == Control::Stop {
+                return Ok(());
+            }
+            let res = self.step(mesh, &control, self.seq).await;
+            match res {
+                Ok((out, ev)) => {
+                    if let Some(out) = out {
+                        for ((_, r), mu) in pending.drain(..).zip(out) {
+                            let _ = r.reply.send(Ok(mu));
+                        }
+                    }
+                    if let Some(ev) = ev {
+                        events(ev);
+                    }
+                }
+                Err(e) => {
+                    for (_, r) in pending.drain(..) {
+                        let _ = r.reply.send(Err(format!("decryption aborted: {e}")));
+                    }
+                    mesh.abort(&e.to_string()).await;
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    fn admit(&self, r: Request, pending: &mut Vec<(LweCiphertext, Request)>) {
+        match LweCiphertext::from_bytes(&r.ct).and_then(|ct| ct.check(&self.params).map(|()| ct)) {
+            Ok(ct) => pending.push((ct, r)),
+            Err(e) => {
+                let _ = r
+                    .reply
+                    .send(Err(format!("malformed ciphertext refused: {e}")));
+            }
+        }
+    }
+
+    /// The loop of every other node: runs the coordinator's steps until `Stop` (Ok) or a
+    /// failure (the mesh is aborted and the error returned).
+    pub async fn run_follower<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        events: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<()> {
+        let step_timeout = mesh.options().timeout;
+        let mut last = 0u64;
+        loop {
+            // Waiting for the next step: the coordinator sends a heartbeat at least every
+            // `idle`, so allow that plus the step timeout.
+            mesh.set_timeout(step_timeout + self.cfg.idle * 4);
+            let msg: ControlMsg = mesh
+                .recv_tagged(0, TAG_CONTROL)
+                .await
+                .map_err(coterie_spdz::Error::from)?;
+            mesh.set_timeout(step_timeout);
+            if msg.version != SERVICE_WIRE_VERSION || msg.seq != last + 1 {
+                let e = Error::Abort {
+                    check: "control-message",
+                    party: 0,
+                };
+                mesh.abort(&e.to_string()).await;
+                return Err(e);
+            }
+            last = msg.seq;
+            if msg.control == Control::Stop {
+                return Ok(());
+            }
+            match self.step(mesh, &msg.control, msg.seq).await {
+                Ok((_, Some(ev))) => events(ev),
+                Ok(_) => {}
+                Err(e) => {
+                    mesh.abort(&e.to_string()).await;
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
+/// SPDZ_2k material one node needs to make `bundles` gate bundles and decrypt that many
+/// ciphertexts with the pipelined schedule, plus the key generation of [`Params::paper`]-size
+/// keys with `samples` public samples of `noise_bits` bits (as (triples, bits, randoms)).
+pub fn material_for(
+    params: &Params,
+    bundles: usize,
+    samples: usize,
+    noise_bits: u32,
+) -> Result<(usize, usize, usize)> {
+    let lt = params.lt()?;
+    Ok((
+        bundles * lt.mults_per_bundle(),
+        bundles * lt.bits_per_bundle() + params.n + samples * noise_bits as usize,
+        5 * bundles + samples + 16,
+    ))
+}
