@@ -216,6 +216,10 @@ enum Protocol {
         /// Use the INSECURE toy parameter set (n = 32, N = 512; no security) for a fast run.
         #[arg(long)]
         insecure_toy: bool,
+        /// Also decrypt by MPC rounding (coterie-threshold, no smudging noise), with OT-based
+        /// SPDZ_2k preprocessing made for it.
+        #[arg(long)]
+        mpc_rounding: bool,
     },
     /// Threshold decryption node (seed 000): key generation on first start, a pool of gate
     /// bundles kept topped up from the SPDZ_2k store DIR/party-<id> (made by `spdz-prep-ot`, or by
@@ -300,6 +304,10 @@ enum Demo {
         /// Use the INSECURE toy parameter set (n = 32, N = 512; no security) for a fast run.
         #[arg(long)]
         insecure_toy: bool,
+        /// Also decrypt by MPC rounding (coterie-threshold, no smudging noise), with OT-based
+        /// SPDZ_2k preprocessing made for it.
+        #[arg(long)]
+        mpc_rounding: bool,
     },
     /// `sum` with N party processes over TLS on loopback.
     Sum {
@@ -440,12 +448,16 @@ fn run(cli: Cli) -> Result<(), String> {
                 x,
                 y,
                 insecure_toy,
+                mpc_rounding,
             } => {
                 let (xs, ys) = (x.to_string(), y.to_string());
                 let mut args = vec!["mktfhe", "--x", &xs, "--y", &ys];
                 if insecure_toy {
                     println!("INSECURE toy parameters (no security): a fast protocol run only");
                     args.push("--insecure-toy");
+                }
+                if mpc_rounding {
+                    args.push("--mpc-rounding");
                 }
                 demo(parties, &args)
             }
@@ -543,9 +555,10 @@ async fn run_party(
             y,
             dir,
             insecure_toy,
+            mpc_rounding,
         } => {
             let dir = dir.map(|d| party_dir(&d));
-            mktfhe::party_demo(&mut mesh, x, y, dir.as_deref(), insecure_toy)
+            mktfhe::party_demo(&mut mesh, x, y, dir.as_deref(), insecure_toy, mpc_rounding)
                 .await
                 .map_err(|e| Error::Protocol(format!("multi-key TFHE: {e}")))?;
             "multi-key TFHE demo done".to_string()

@@ -21,11 +21,98 @@ use coterie_math::prg::Csprng;
 use coterie_net::Mesh;
 use coterie_tfhe::lwe::LweCiphertext;
 use coterie_tfhe::mk::decrypt::default_smudging_std;
+use coterie_tfhe::mk::decrypt::to_mpc_rounding_form;
 use coterie_tfhe::mk::eval::{MkServerKey, embed};
+use coterie_tfhe::mk::keygen::MkSecretKey;
 use coterie_tfhe::mk::params::MkParams;
 use coterie_tfhe::mk::protocol::{KeygenOptions, decrypt_bits_from, keygen, save_key_material};
 
 const TAG_INPUTS: u32 = 0x4D4B_1001;
+const TAG_MPC_CT: u32 = 0x4D4B_1002;
+
+/// Digit width of the threshold gates used for multi-key ciphertexts (`q = 2^32`, `p = 4`).
+const MPC_DIGIT_BITS: u32 = 6;
+
+/// Flooding-free joint decryption of one multi-key ciphertext (held by party `holder`) by
+/// coterie-threshold's MPC rounding: the ciphertext is converted to `q = 2^32`, `p = 4`
+/// ([`to_mpc_rounding_form`]), every party inputs its own LWE key segment into a SPDZ_2k
+/// (`Z_2^32`, `s = 64`) engine ([`coterie_threshold::SharedKey::input_concatenated_segments`]),
+/// the gates are prepared, and the pipelined 5-round decryption rounds the phase. The engine's
+/// triples, bits and masks come from coterie-spdz's OT producer ([`coterie_spdz::OtPrep`],
+/// maliciously secure with abort), made here for this one decryption. No smudging noise is
+/// added, so no party learns anything beyond the output bit (seed 000, Theorem 1).
+pub async fn decrypt_by_mpc_rounding<M: Mesh>(
+    mesh: &mut M,
+    key: &MkSecretKey,
+    holder: usize,
+    ct: Option<&LweCiphertext<u32>>,
+) -> Result<bool, String> {
+    use coterie_spdz::{Counts, Engine, OtPrep, Z2k};
+    use coterie_threshold::gates::prep_bundles;
+    use coterie_threshold::pipelined::decrypt_pipelined;
+    use coterie_threshold::{GatePool, Params, SharedKey};
+    let (me, k) = (mesh.id(), mesh.n());
+    let n = key.lwe_key().dimension();
+    let ct: LweCiphertext<u32> = if me == holder {
+        let c = ct.ok_or("the holder must pass the ciphertext")?.clone();
+        for to in (0..k).filter(|&j| j != me) {
+            mesh.send_tagged(to, TAG_MPC_CT, &c)
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        c
+    } else {
+        mesh.recv_tagged(holder, TAG_MPC_CT)
+            .await
+            .map_err(|e| e.to_string())?
+    };
+    if ct.dimension() != k * n {
+        return Err(format!(
+            "ciphertext of dimension {}, expected {}",
+            ct.dimension(),
+            k * n
+        ));
+    }
+    let form = to_mpc_rounding_form(&ct);
+    let params = Params::for_lwe(k * n, form.k_bits, form.m_bits, MPC_DIGIT_BITS)
+        .map_err(|e| e.to_string())?;
+    let mut data = form.a.clone();
+    data.push(form.b);
+    let tct = coterie_threshold::LweCiphertext::from_body_last(&data, form.k_bits, form.m_bits)
+        .map_err(|e| e.to_string())?;
+    let lt = params.lt().map_err(|e| e.to_string())?;
+    let counts = Counts {
+        triples: lt.mults_per_bundle(),
+        bits: lt.bits_per_bundle(),
+        randoms: 16,
+        masks_per_party: n,
+    };
+    let ring = Z2k::spdz2k_32();
+    let mut producer = OtPrep::setup(mesh, ring).await.map_err(|e| e.to_string())?;
+    let prep = producer
+        .produce(mesh, counts)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut eng = Engine::new(prep);
+    let segment: Vec<i64> = key.lwe_key_segment().iter().map(|&x| x as i64).collect();
+    let lengths = vec![n; k];
+    let shared = SharedKey::input_concatenated_segments(&mut eng, mesh, &segment, &lengths)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (bundles, _) = prep_bundles(&mut eng, mesh, &lt, 1, 0)
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut pool = GatePool::new(lt);
+    pool.push(bundles).map_err(|e| e.to_string())?;
+    let out = decrypt_pipelined(&mut eng, mesh, &params, &shared, &[tct], &mut pool, 1)
+        .await
+        .map_err(|e| e.to_string())?;
+    match out.as_slice() {
+        [1] => Ok(true),
+        [0] => Ok(false),
+        other => Err(format!("MPC rounding gave {other:?}, not a bit")),
+    }
+}
 
 /// Runs the demo at this party: key generation among the mesh's parties, `x > y` on inputs of
 /// parties 0 and 1, joint decryption, check. `insecure_toy` uses the **insecure toy** parameter
@@ -36,6 +123,7 @@ pub async fn party_demo<M: Mesh>(
     y: u8,
     dir: Option<&Path>,
     insecure_toy: bool,
+    mpc_rounding: bool,
 ) -> Result<(), String> {
     let (me, k) = (mesh.id(), mesh.n());
     if k < 2 {
@@ -142,6 +230,20 @@ pub async fn party_demo<M: Mesh>(
     if got != (x > y) {
         return Err(format!("party {me}: wrong result {got} for {x} > {y}"));
     }
+    if mpc_rounding {
+        let t = Instant::now();
+        let got =
+            decrypt_by_mpc_rounding(mesh, &out.key, 0, result.as_ref().and_then(|r| r.first()))
+                .await?;
+        println!(
+            "party {me}: decryption by MPC rounding (no smudging; OT preprocessing included) {:.0} ms: ({x} > {y}) = {got} (expected {})",
+            t.elapsed().as_secs_f64() * 1e3,
+            x > y
+        );
+        if got != (x > y) {
+            return Err(format!("party {me}: MPC rounding gave {got} for {x} > {y}"));
+        }
+    }
     if me == 0 {
         println!(
             "party 0: total {:.0} ms (keygen {keygen_ms:.0}, evaluation {eval_ms:.0}, decryption {dec_ms:.0})",
@@ -161,7 +263,7 @@ mod tests {
         let mut tasks = Vec::new();
         for mut m in meshes {
             tasks.push(tokio::spawn(async move {
-                let r = super::party_demo(&mut m, 201, 37, None, true).await;
+                let r = super::party_demo(&mut m, 201, 37, None, true, true).await;
                 m.close().await.unwrap();
                 r
             }));
@@ -179,7 +281,7 @@ mod tests {
         let mut tasks = Vec::new();
         for mut m in meshes {
             tasks.push(tokio::spawn(async move {
-                let r = super::party_demo(&mut m, 3, 250, None, false).await;
+                let r = super::party_demo(&mut m, 3, 250, None, false, false).await;
                 m.close().await.unwrap();
                 r
             }));

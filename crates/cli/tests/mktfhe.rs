@@ -18,7 +18,8 @@ fn run(args: &[&str]) -> String {
 }
 
 /// Three processes on the insecure toy set: each process picks its own FFT plan, so this also
-/// checks that joint decryption never combines different parties' re-evaluations.
+/// checks that joint decryption never combines different parties' re-evaluations; then the
+/// flooding-free decryption by MPC rounding with OT-based preprocessing.
 #[test]
 fn demo_mktfhe_three_processes_toy() {
     let text = run(&[
@@ -27,6 +28,7 @@ fn demo_mktfhe_three_processes_toy() {
         "--parties",
         "3",
         "--insecure-toy",
+        "--mpc-rounding",
         "--x",
         "5",
         "--y",
@@ -35,13 +37,27 @@ fn demo_mktfhe_three_processes_toy() {
     assert!(text.contains("INSECURE toy"), "{text}");
     assert_eq!(
         text.matches("(5 > 9) = false (expected false)").count(),
-        3,
+        6,
         "{text}"
     );
     assert_eq!(text.matches("multi-key TFHE demo done").count(), 3);
+    assert_eq!(
+        text.matches("MPC rounding (no smudging; OT preprocessing included)")
+            .count(),
+        3,
+        "{text}"
+    );
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains("MPC rounding") && l.contains("(5 > 9) = false (expected false)"))
+            .count(),
+        3,
+        "{text}"
+    );
 }
 
-/// Two processes on the paper's k = 2 set (n = 520, N = 1024).
+/// Two processes on the paper's k = 2 set (n = 520, N = 1024), decrypted both with smudged
+/// partial decryptions and by MPC rounding.
 #[test]
 fn demo_mktfhe_two_processes_paper_set() {
     let text = run(&[
@@ -53,11 +69,12 @@ fn demo_mktfhe_two_processes_paper_set() {
         "200",
         "--y",
         "77",
+        "--mpc-rounding",
     ]);
     assert!(text.contains("seed003_ako_k2"), "{text}");
     assert_eq!(
         text.matches("(200 > 77) = true (expected true)").count(),
-        2,
+        4,
         "{text}"
     );
 }

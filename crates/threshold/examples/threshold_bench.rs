@@ -331,9 +331,7 @@ async fn bench_ot_triples(triples: usize, netem: Option<Link>) -> (f64, f64) {
     let mut hs = Vec::new();
     for mut mesh in meshes {
         hs.push(tokio::spawn(async move {
-            let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_64())
-                .await
-                .unwrap();
+            let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_64()).await.unwrap();
             let sent0 = mesh.stats().total_sent();
             let t = Instant::now();
             let v = p

@@ -140,6 +140,18 @@ impl Params {
             b: 8,
         }
     }
+    /// Parameters for decrypting ciphertexts of an LWE scheme defined elsewhere, with dimension
+    /// `n`, `q = 2^k`, `p = 2^m` and digit width `b` (e.g. multi-key TFHE's `(k·n, 2^32, 4)`).
+    /// Security is that of the scheme the ciphertexts and key come from (the MPC adds no noise
+    /// and leaks nothing beyond the plaintext); `b` only trades gate size against rounds.
+    ///
+    /// # Errors
+    /// As [`Params::validate`].
+    pub fn for_lwe(n: usize, k: u32, m: u32, b: u32) -> Result<Self> {
+        let p = Self { n, k, m, b };
+        p.validate()?;
+        Ok(p)
+    }
     /// **Toy** parameters for tests only (no security): any `n`, `k`, `m`, `b` accepted by
     /// [`Params::validate`].
     pub fn toy(n: usize, k: u32, m: u32, b: u32) -> Result<Self> {
