@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # One command for a fresh machine: install what is needed, build, and run coterie's main job:
 # threshold decryption of LWE ciphertexts among 4 party processes over mutual TLS (seed 000), then
-# SPDZ_2k with OT preprocessing among 3 processes, a 4-party sum, and the math demo.
+# SPDZ_2k with OT preprocessing among 3 processes, multi-key TFHE between 2 processes, a 4-party
+# sum, and the math demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
 cargo build --release -p coterie
 ./target/release/coterie demo threshold --parties 4
 ./target/release/coterie demo spdz --parties 3
+./target/release/coterie demo mktfhe --parties 2 --mpc-rounding
 ./target/release/coterie demo sum --parties 4
 ./target/release/coterie demo math
