@@ -33,8 +33,9 @@ cat bench/results/tfhe-mk-run-k*.json > bench/results/tfhe-mk-run.json
 rm -f bench/results/tfhe-mk-run-k*.json
 if [ "${SKIP_NOISE:-0}" != 1 ]; then
   unset CARGO_PROFILE_CI_DEBUG_ASSERTIONS CARGO_PROFILE_CI_OVERFLOW_CHECKS
-  cargo test --profile ci -p coterie-tfhe --lib mk::tests -- --ignored --nocapture --test-threads 1 2>&1 \
-    | grep -E "T8|T9|T10|test result" | tee bench/results/tfhe-mk-noise.txt
+  # A failing statistical test is reported in the file, and the plot is still made.
+  (cargo test --profile ci -p coterie-tfhe --lib mk::tests -- --ignored --nocapture --test-threads 1 2>&1 || true) \
+    | grep -E "T7|T8|T9|T10|T12|test |test result" | tee bench/results/tfhe-mk-noise.txt
 fi
 # Plot (matplotlib in a private venv under bench/, ignored by its own .gitignore).
 VENV=bench/tfhe-mk-venv
