@@ -362,7 +362,7 @@ pub fn keyswitch_lwe_ciphertext<T: Torus>(
     let mut digits = [0i64; 64];
     let avx512 = crate::fourier::cpu_has_avx512();
     for (i, a) in input.mask().iter().enumerate() {
-        dec.decompose_into(a.to_u64(), &mut digits[..l]);
+        decompose_balanced(&dec, T::BITS, a.to_u64(), &mut digits[..l]);
         for (j, &d) in digits[..l].iter().enumerate() {
             let off = (i * l + j) * row;
             let key_row = &ksk.data[off..off + row];
@@ -380,6 +380,38 @@ pub fn keyswitch_lwe_ciphertext<T: Torus>(
 }
 
 /// `out -= d · row` (wrapping).
+/// Signed gadget decomposition with **zero-mean** digits: like coterie-math's
+/// `SignedDecomposer::decompose_into` (digits of `closest_representable(x)`, carry on digits
+/// above `B/2`), except that a digit equal to `B/2` becomes `−B/2` (with a carry) only when the
+/// next more significant digit's top bit is set (TFHE-rs's balanced rule). Digits lie in
+/// `[−B/2, B/2]` (for the most significant digit, whose carry is dropped, the tie is broken by
+/// the input's parity) and, for uniform inputs, are symmetric: mean 0, mean square at most
+/// `(B² + 2)/12` (the ties move to the digit that lowers it: 0.88 of it for `B = 4`, 0.7 for `B = 2`), so
+/// the standard key-switching variance formula stays an upper bound.
+///
+/// Why: with digits in `[−B/2, B/2)` (mean `−1/2`), the key-switching output carries a bias
+/// `½·Σ e_{i,l}` fixed by the key's noise — for one key it adds a `χ²₁`-distributed term worth
+/// `(1/4)/E[d²]` of the key-switching variance on average (1/6 for `B' = 4`), which made the
+/// measured `V0` of some AKÖ key sets 20–50% above Eq. (14) (seed 003 T8). Branch-free.
+#[inline(always)]
+fn decompose_balanced(dec: &SignedDecomposer, width: u32, x: u64, out: &mut [i64]) {
+    let b = dec.base_log();
+    let shift = width - b * dec.levels();
+    let mut state = dec.closest_representable(x) >> shift;
+    let digit_mask = (1u64 << b) - 1;
+    // The most significant digit's carry is dropped (mod q), so its tie can go either way: it
+    // is decided by the parity of the input's bits (uniform for uniform inputs).
+    let top_tie = (u64::from(x.count_ones()) & 1) << (b - 1);
+    for (j, o) in out.iter_mut().enumerate().rev() {
+        let d = state & digit_mask;
+        state >>= b;
+        let next = if j == 0 { top_tie } else { state };
+        let carry = (((d.wrapping_sub(1) | next) & d) >> (b - 1)) & 1;
+        *o = d as i64 - ((carry << b) as i64);
+        state += carry;
+    }
+}
+
 #[inline(always)]
 fn sub_scaled<T: Torus>(out: &mut [T], row: &[T], d: T) {
     for (o, k) in out.iter_mut().zip(row) {
@@ -397,6 +429,43 @@ unsafe fn sub_scaled_avx512<T: Torus>(out: &mut [T], row: &[T], d: T) {
 mod tests {
     use super::*;
     use coterie_math::prg::Csprng;
+
+    #[test]
+    fn balanced_decomposition_recomposes_and_is_centered() {
+        let mut rng = Csprng::from_seed_insecure_for_tests([9; 32]);
+        for (w, b, l) in [(32u32, 2u32, 5u32), (32, 3, 3), (64, 7, 2), (32, 1, 8)] {
+            let dec = SignedDecomposer::new(w, b, l).unwrap();
+            let mut d = vec![0i64; l as usize];
+            let (mut sum, mut sq, count) = (0f64, 0f64, 20000);
+            for _ in 0..count {
+                let x = if w == 32 {
+                    u64::from(u32::random(&mut rng))
+                } else {
+                    u64::random(&mut rng)
+                };
+                decompose_balanced(&dec, w, x, &mut d);
+                assert_eq!(dec.recompose(&d), dec.closest_representable(x));
+                let half = 1i64 << (b - 1);
+                assert!(d.iter().all(|v| (-half..=half).contains(v)));
+                sum += d.iter().sum::<i64>() as f64;
+                sq += d.iter().map(|v| (v * v) as f64).sum::<f64>();
+            }
+            let n = (count * l as usize) as f64;
+            let bb = 2f64.powi(b as i32);
+            let ms = sq / n;
+            // The old rule's mean −1/2 gives mean²/E[d²] = 1/6 for B = 4, 1/22 for B = 8.
+            let mean = sum / n;
+            assert!(
+                mean * mean / ms < 0.003,
+                "B = 2^{b}, {l} levels: mean {mean}"
+            );
+            let r = ms / ((bb * bb + 2.0) / 12.0);
+            assert!(
+                (0.6..1.03).contains(&r),
+                "B = 2^{b}: mean square {ms} ({r} of (B²+2)/12)"
+            );
+        }
+    }
 
     #[test]
     fn encrypt_decrypt_and_linear_ops() {

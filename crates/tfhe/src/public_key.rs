@@ -115,8 +115,12 @@ pub enum ProductMethod {
 }
 
 /// A public key prepared for many encryptions: its polynomials transformed once (exactly, or
-/// by the f64 FFT for the ablation, see [`ProductMethod`]). Each encryption then costs one
-/// forward transform of the fresh temporary key and `k+1` products.
+/// by the f64 FFT for the ablation, see [`ProductMethod`]). Each encryption then costs a
+/// transform of the fresh temporary key and `k+1` products.
+///
+/// Zeroization: the word buffers that held a temporary key are cleared after each product;
+/// the exact product's scratch (coterie-math `ExactScratch`, the NTT residues of the last
+/// temporary key) offers no zeroization and keeps them until this value is dropped.
 pub struct PreparedPublicKey<T: Torus> {
     k: usize,
     n: usize,

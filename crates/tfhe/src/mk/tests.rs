@@ -346,35 +346,64 @@ fn t8_bootstrap_noise_2000() {
     }
 }
 
-#[test]
-fn t9a_keyswitch_noise() {
-    let p = MkParams::ako_k2();
-    let l = local(&p, 2, 9, ProductMethod::Exact);
+/// Measured / predicted (Eq. 13 with the key's actual `‖Z‖²`) key-switching noise for `k`
+/// parties, over `samples` key switches of noiseless inputs with uniform masks.
+fn keyswitch_noise_ratio(k: usize, seed: u8, samples: usize) -> f64 {
+    let p = MkParams::ako(k).unwrap();
+    let l = local(&p, k, seed, ProductMethod::Exact);
     let s = l.s_concat();
     let zc: Vec<u32> = l.z_sum().iter().map(|&x| x as u32).collect();
     let zkey = LweSecretKey::from_container(zc);
-    let mut rng = Csprng::from_seed_insecure_for_tests([90; 32]);
+    let mut rng = Csprng::from_seed_insecure_for_tests([seed ^ 0xff; 32]);
     let zero = NoiseSampler::new(0.0, 32).unwrap();
     let mut errs = Vec::new();
     let mut input = LweCiphertext::zero(p.polynomial_size);
-    let mut out = LweCiphertext::zero(2 * p.lwe_dimension);
-    for _ in 0..1500 {
+    let mut out = LweCiphertext::zero(k * p.lwe_dimension);
+    for _ in 0..samples {
         let mu = u32::random(&mut rng);
         encrypt_lwe_ciphertext(&zkey, &mut input, mu, &zero, &mut rng);
         keyswitch_lwe_ciphertext(&l.ek.ksk, &input, &mut out);
         errs.push(decrypt_lwe_ciphertext(&s, &out).wrapping_sub(mu).decode());
     }
-    // Eq. (13) with this key's actual ‖Z‖² in place of its expectation 2pkN.
-    let nb = p.noise_for(2, false);
+    let nb = p.noise_for(k, false);
     let z2: f64 = l.z_sum().iter().map(|&x| (x * x) as f64).sum();
-    let expected_z2 = 2.0 * p.ternary_p * 2.0 * p.polynomial_size as f64;
+    let expected_z2 = 2.0 * p.ternary_p * k as f64 * p.polynomial_size as f64;
     let predicted = nb.ks_term + nb.ks_decomp * z2 / expected_z2;
     let ratio = variance(&errs) / predicted;
-    eprintln!("T9a: KS noise ratio {ratio:.3} (‖Z‖² {z2} vs 2pkN {expected_z2:.0})");
+    eprintln!(
+        "T9a k={k}: KS noise {:.3e}, predicted {predicted:.3e}, ratio {ratio:.3} (‖Z‖² {z2} vs 2pkN {expected_z2:.0})",
+        variance(&errs)
+    );
+    ratio
+}
+
+#[test]
+fn t9a_keyswitch_noise() {
+    let ratio = keyswitch_noise_ratio(2, 9, 1500);
     assert!(
         (0.9..1.1).contains(&ratio),
         "KS noise ratio {ratio} (Eq. 13)"
     );
+}
+
+/// T9a and T9c for the other `N = 1024` sets (slow; reported by `bench/tfhe-mk.sh`).
+#[test]
+#[ignore]
+fn t9_component_noise_k3_k5_k8() {
+    for k in [3, 5, 8] {
+        let r = keyswitch_noise_ratio(k, 94, 2000);
+        let p = MkParams::ako(k).unwrap();
+        let l = local(&p, k, 95, ProductMethod::Exact);
+        let m = blind_rotation_variance(&l, 4, 96);
+        let nb = p.noise_for(k, false);
+        let c = nb.bk_term_corrected + nb.br_decomp;
+        eprintln!(
+            "T9c k={k}: BR variance {m:.3e}, Eq. 12 corrected {c:.3e}, ratio {:.3}",
+            m / c
+        );
+        assert!((0.85..1.15).contains(&r), "k={k}: KS ratio {r}");
+        assert!(m <= 1.15 * c, "k={k}: BR ratio {}", m / c);
+    }
 }
 
 #[test]
@@ -679,4 +708,105 @@ fn distributed_decryption_with_smudging() {
     let p0 = partial_decrypt(&l.sks[0], 0, &c, sigma, &mut rng).unwrap();
     assert!(combine_partial_decryptions(&c, 2, &[p0, p0]).is_err());
     assert!(partial_decrypt(&l.sks[0], 2, &c, sigma, &mut rng).is_err());
+}
+
+/// T7 (Experiment #1 style): `trials` trials at `k` parties — two fresh joint encryptions
+/// bootstrapped (Err1: output phase off by ≥ 1/8), then the rounded blind-rotation phase `φ̃` of
+/// `1/8 − c1' − c2'` checked in the symmetric interval of half-width 1/8 (Err2). Returns
+/// `(Err1, Err2)`.
+fn experiment_1(k: usize, trials: usize, seed: u8) -> (usize, usize) {
+    let p = MkParams::ako(k).unwrap();
+    let l = local(&p, k, seed, ProductMethod::Exact);
+    let mut rng = Csprng::from_seed_insecure_for_tests([seed ^ 0x77; 32]);
+    let mut ev = l.server.evaluator().unwrap();
+    let keys = l.keys();
+    let s = l.s_concat();
+    let log2_2n = (2 * p.polynomial_size).trailing_zeros();
+    let (mut e1, mut e2) = (0, 0);
+    for i in 0..trials {
+        let mut outs = Vec::new();
+        let mut mus = Vec::new();
+        for j in 0..2 {
+            let bit = u32::random(&mut rng) & 1 == 1;
+            let out = ev
+                .bootstrap(&l.encrypt_joint((i + j) % k, bit, &mut rng))
+                .unwrap();
+            let mu = if bit { 0.125 } else { -0.125 };
+            if (phase_with_all_keys(&keys, &out).decode() - mu).abs() >= 0.125 {
+                e1 += 1;
+            }
+            outs.push(out);
+            mus.push(mu);
+        }
+        let mut c = LweCiphertext::trivial(k * p.lwe_dimension, 1u32 << 29);
+        c.sub_assign(&outs[0]);
+        c.sub_assign(&outs[1]);
+        let mut phi = c.body().mod_switch(log2_2n) as i64;
+        for (a, b) in c.mask().iter().zip(s.as_slice()) {
+            phi -= a.mod_switch(log2_2n) as i64 * i64::from(*b);
+        }
+        let two_n = 2 * p.polynomial_size as i64;
+        let phi = phi.rem_euclid(two_n) as f64 / two_n as f64;
+        let mut d = (phi - (0.125 - mus[0] - mus[1])).rem_euclid(1.0);
+        if d > 0.5 {
+            d -= 1.0;
+        }
+        if d.abs() >= 0.125 {
+            e2 += 1;
+        }
+    }
+    (e1, e2)
+}
+
+#[test]
+fn t7_error_rates_small_sample() {
+    // 50 trials at k = 2 in CI (the full 1000-trial runs are the ignored test and the bench).
+    let (e1, e2) = experiment_1(2, 50, 70);
+    assert_eq!(e1, 0);
+    assert!(e2 <= 1);
+}
+
+/// T7 at full size: 1000 trials for k = 2, 3, 4, 5, 8; acceptance Err1 = 0 and Err2 ≤ 1.
+/// Slow (~10 min; the same run is in `bench/tfhe-mk.sh`).
+#[test]
+#[ignore]
+fn t7_error_rates_1000_trials() {
+    for k in [2, 3, 4, 5, 8] {
+        let (e1, e2) = experiment_1(k, 1000, 71);
+        eprintln!("T7 k={k}: Err1 {e1}/2000, Err2 {e2}/1000");
+        assert_eq!(e1, 0, "k={k}");
+        assert!(e2 <= 1, "k={k}");
+    }
+}
+
+/// T12 (performance report; the full table is `bench/tfhe-mk.sh`): key sizes equal the §5.2
+/// formula exactly, and the bootstrapping time per party stays flat from k = 2 to k = 4 (the
+/// cost is linear in k: within 2x per party — the k = 4 set has d = 3 gadget levels against
+/// d = 2 at k = 2, so 1.5x is expected — which also allows for the load of a shared machine).
+#[test]
+#[ignore]
+fn t12_performance_linear_in_k() {
+    let mut per_party = Vec::new();
+    for k in [2, 4] {
+        let p = MkParams::ako(k).unwrap();
+        let l = local(&p, k, 120, ProductMethod::Exact);
+        assert_eq!(l.ek.size_bytes() as u64, p.key_bytes(k));
+        let mut rng = Csprng::from_seed_insecure_for_tests([121; 32]);
+        let c = l.encrypt_joint(0, true, &mut rng);
+        let mut ev = l.server.evaluator().unwrap();
+        let mut t: Vec<f64> = (0..100)
+            .map(|_| {
+                let s = std::time::Instant::now();
+                ev.bootstrap(&c).unwrap();
+                s.elapsed().as_secs_f64()
+            })
+            .collect();
+        t.sort_by(f64::total_cmp);
+        eprintln!("T12 k={k}: median tB {:.1} ms", t[50] * 1e3);
+        per_party.push(t[50] / k as f64);
+    }
+    assert!(
+        per_party[1] < 2.0 * per_party[0],
+        "per-party cost {per_party:?}"
+    );
 }
