@@ -300,7 +300,7 @@ mod tests {
         let mut tasks = Vec::new();
         for mut m in meshes {
             tasks.push(tokio::spawn(async move {
-                let r = super::party_demo(&mut m, 128, 127, None, false).await;
+                let r = super::party_demo(&mut m, 128, 127, None, false, false).await;
                 m.close().await.unwrap();
                 r
             }));

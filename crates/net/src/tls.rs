@@ -895,6 +895,17 @@ impl Mesh for TlsMesh {
         match r {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => {
+                // A failed write means the peer is gone: poison (which relays the crash to the
+                // others, naming that peer) before returning, as a failed read does.
+                if let Error::Io { cause, .. } = &e {
+                    self.shared.poison(
+                        Error::Disconnected {
+                            party: to,
+                            cause: cause.clone(),
+                        },
+                        to,
+                    );
+                }
                 self.shared.flush_relay().await;
                 Err(self.core.poisoned().unwrap_or(e))
             }
