@@ -65,18 +65,7 @@ pub async fn ltrand<P: Preprocessing<Z2k>, M: Mesh>(
         ));
     }
     let ops = ShareOps(*eng.ring());
-    // [r]_k = Σ B^i [r_i]_k
-    let rs: Vec<Sh> = gates
-        .iter()
-        .map(|g| {
-            g.signs.iter().enumerate().fold(ops.zero(), |acc, (i, s)| {
-                ops.add(
-                    &acc,
-                    &eng.mul_const(&s.mask, &(1u128 << (lt.b as usize * i))),
-                )
-            })
-        })
-        .collect();
+    let rs = composed_masks(eng, lt, &gates);
     // 1. z' = Open_l([z] + [r])
     let masked: Vec<Sh> = zs.iter().zip(&rs).map(|(z, r)| ops.add(z, r)).collect();
     let z_open = eng.open_truncated(mesh, &masked, lt.l).await?;
@@ -175,6 +164,27 @@ pub async fn modltz_t<P: Preprocessing<Z2k>, M: Mesh>(
             }
         })
         .collect())
+}
+
+/// Each bundle's composed mask `[r]_k = Σ_i B^i [r_i]_k` (`B = 2^b`) from its Sign gates' masks
+/// (seed 000 §7 LTRand step 1): local.
+pub fn composed_masks<P: Preprocessing<Z2k>>(
+    eng: &Engine<Z2k, P>,
+    lt: &LtParams,
+    gates: &[GateBundle],
+) -> Vec<Sh> {
+    let ops = ShareOps(*eng.ring());
+    gates
+        .iter()
+        .map(|g| {
+            g.signs.iter().enumerate().fold(ops.zero(), |acc, (i, s)| {
+                ops.add(
+                    &acc,
+                    &eng.mul_const(&s.mask, &(1u128 << (lt.b as usize * i))),
+                )
+            })
+        })
+        .collect()
 }
 
 /// `[z]_k = b + 2^{l-1} - Σ a_i [s_i]` for a ciphertext `(a, b)` with `b = <a, s> + Δμ + e`

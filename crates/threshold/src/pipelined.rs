@@ -388,17 +388,7 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
         .iter()
         .map(|ct| shifted_phase(eng, params, key, ct))
         .collect();
-    let rs: Vec<Sh> = gates
-        .iter()
-        .map(|g| {
-            g.signs.iter().enumerate().fold(ops.zero(), |acc, (i, s)| {
-                ops.add(
-                    &acc,
-                    &eng.mul_const(&s.mask, &(1u128 << (lt.b as usize * i))),
-                )
-            })
-        })
-        .collect();
+    let rs = crate::online::composed_masks(eng, &lt, &gates);
     let mut s = Session {
         eng,
         mesh,
@@ -684,17 +674,7 @@ pub async fn decrypt_strict_single_check<P: Preprocessing<Z2k>, M: Mesh>(
         .iter()
         .map(|ct| shifted_phase(eng, params, key, ct))
         .collect();
-    let rs: Vec<Sh> = gates
-        .iter()
-        .map(|g| {
-            g.signs.iter().enumerate().fold(ops.zero(), |acc, (i, s)| {
-                ops.add(
-                    &acc,
-                    &eng.mul_const(&s.mask, &(1u128 << (lt.b as usize * i))),
-                )
-            })
-        })
-        .collect();
+    let rs = crate::online::composed_masks(eng, &lt, &gates);
     let mut s = Session {
         eng,
         mesh,
