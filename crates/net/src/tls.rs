@@ -347,6 +347,10 @@ impl Shared {
     /// Poisons the mesh; on the first abort or crash seen, relays it to every other peer, so that
     /// they learn the root cause before any cascade of failures reaches them.
     fn poison(self: &Arc<Self>, e: Error, skip: PartyId) {
+        // The relay slot is locked before the poison is set: a receiver woken by the poison and
+        // calling `flush_relay` then waits until the relay task's handle is stored, instead of
+        // finding the slot still empty and letting its party exit before the relay is written.
+        let mut slot = self.relay.lock().unwrap_or_else(|p| p.into_inner());
         if set_poison(&self.poison_tx, e.clone()) {
             tracing::warn!(party = self.id, error = %e, "mesh poisoned");
             let relay = match e {
@@ -356,12 +360,9 @@ impl Shared {
             };
             if let Some((origin, reason, disconnected)) = relay {
                 let me = self.clone();
-                let h = tokio::spawn(async move {
+                *slot = Some(tokio::spawn(async move {
                     me.send_abort(origin, &reason, disconnected, skip).await
-                });
-                if let Ok(mut slot) = self.relay.lock() {
-                    *slot = Some(h);
-                }
+                }));
             }
         }
     }
@@ -370,7 +371,7 @@ impl Shared {
     /// party that stops on the error it returns does not exit before its peers learn the root
     /// cause. Each relay write is bounded by its own timeout.
     async fn flush_relay(&self) {
-        let h = self.relay.lock().ok().and_then(|mut slot| slot.take());
+        let h = self.relay.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(h) = h {
             let _ = h.await;
         }
