@@ -49,6 +49,14 @@ pub enum Error {
     /// bug, since every opening was MAC-checked).
     #[error("protocol invariant violated: {0}")]
     Invariant(String),
+    /// A file of a decryption node or client (key shares, public key, ciphertext) could not be
+    /// read or written.
+    #[error("file: {0}")]
+    File(#[source] coterie_base::Error),
+    /// The decryption service's client protocol failed: TLS set-up, the connection, a frame, or
+    /// an answer out of protocol.
+    #[error("client protocol: {0}")]
+    Client(String),
 }
 
 /// Result alias.

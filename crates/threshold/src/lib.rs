@@ -66,11 +66,14 @@
 #![warn(missing_docs)]
 
 pub mod ciphertext;
+pub mod client;
 pub mod demo;
 mod error;
 pub mod gates;
 pub mod keys;
 pub mod linmaps;
+pub mod mk_rounding;
+pub mod node;
 pub mod online;
 pub mod params;
 pub mod pipelined;

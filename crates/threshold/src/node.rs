@@ -1,0 +1,266 @@
+//! The threshold decryption service node and the demo flow, as run by `coterie party ...
+//! threshold` and `coterie party ... threshold-demo` (the CLI only wires them to a mesh and
+//! prints what they report).
+//!
+//! * [`run_node`]: one node of the decryption service on the SPDZ_2k store `DIR/party-<id>`
+//!   (made by OT preprocessing for real runs, or by the **insecure** dealer for tests). On first
+//!   start the nodes generate the key inside the ABB together and write
+//!   `DIR/party-<id>/threshold-key.bin` (the node's key shares, mode 0600) and
+//!   `DIR/party-<id>/public-key.bin`; they keep a pool of gate bundles ready in
+//!   `DIR/party-<id>/gates`. Node 0 coordinates (see [`crate::service`]) and serves clients over
+//!   mutual TLS ([`crate::client`]).
+//! * [`party_demo`]: the self-checking demo ([`crate::demo::run_demo_party`]) on this party's
+//!   SPDZ_2k store.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use coterie_net::Mesh;
+use coterie_spdz::{PrepStore, Z2k};
+use tokio::sync::mpsc;
+
+use crate::demo::DemoReport;
+use crate::keys::{KeyDistribution, PublicKey, SharedKey};
+use crate::service::{Event, Node, NodeConfig, Request};
+use crate::store::GateStore;
+use crate::{Error, Params, Result};
+
+/// Public samples of the service's public key, and their noise width.
+const PK_SAMPLES: usize = 64;
+const PK_NOISE_BITS: u32 = 40;
+/// Tag of the start-up exchange of the key state.
+const TAG_KEY_STATE: u32 = 0x7E00_0000;
+/// Largest key file a node reads.
+const MAX_KEY_FILE: u64 = 256 << 20;
+
+/// Settings of a decryption node (`coterie party ... threshold`).
+#[derive(Debug, Clone)]
+pub struct ServiceArgs {
+    /// Base directory of the SPDZ_2k stores (`DIR/party-<id>`); the node keeps its key shares,
+    /// public key and gate store there too.
+    pub dir: PathBuf,
+    /// Gate bundles to keep ready.
+    pub pool: u64,
+    /// Bundles per preprocessing step.
+    pub chunk: u32,
+    /// Largest batch.
+    pub max_batch: usize,
+    /// Where node 0 serves clients (mutual TLS).
+    pub client_listen: String,
+    /// Stop after this many seconds without a client request (0: run until killed).
+    pub idle_exit_s: u64,
+}
+
+/// What a node reports while it starts and runs (the CLI prints one line per event).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NodeEvent {
+    /// The key is loaded or was generated.
+    KeyReady {
+        /// LWE dimension.
+        n: usize,
+        /// Public samples in the public key.
+        samples: usize,
+        /// The first 16 hex digits of the public key file's BLAKE3 hash.
+        digest: String,
+    },
+    /// What the start-up synchronisation did ([`Node::sync_at_start`]).
+    StartUp(String),
+    /// The gate store after start-up.
+    Pool {
+        /// Bundles handed out so far.
+        cursor: u64,
+        /// Bundles ready.
+        available: u64,
+        /// Bundles to keep ready.
+        target: u64,
+    },
+    /// Node 0 serves clients at this address (mutual TLS).
+    Serving {
+        /// The bound address.
+        addr: String,
+    },
+    /// An event of the running service.
+    Service(Event),
+}
+
+fn pdir(a: &ServiceArgs, id: usize) -> PathBuf {
+    a.dir.join(format!("party-{id}"))
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>> {
+    coterie_base::fsio::read_bounded(path, MAX_KEY_FILE).map_err(Error::File)
+}
+
+/// Loads this node's key shares and public key, or, the first time (at every node together),
+/// generates the key inside the ABB and its public samples and writes them.
+async fn load_or_generate_key<M: Mesh>(
+    mesh: &mut M,
+    eng: &mut coterie_spdz::Engine<Z2k, PrepStore<Z2k>>,
+    dir: &Path,
+    params: &Params,
+) -> Result<(SharedKey, PublicKey)> {
+    let kp = dir.join("threshold-key.bin");
+    let pp = dir.join("public-key.bin");
+    let have = kp.exists() && pp.exists();
+    let digest: [u8; 32] = if have {
+        *blake3::hash(&read_file(&pp)?).as_bytes()
+    } else {
+        [0; 32]
+    };
+    let all: Vec<(bool, [u8; 32])> = mesh
+        .exchange_all_tagged(TAG_KEY_STATE, &(have, digest))
+        .await
+        .map_err(coterie_spdz::Error::from)?;
+    if let Some(j) = all.iter().position(|x| *x != (have, digest)) {
+        mesh.abort("nodes disagree on the key state (some have a key, or different public keys)")
+            .await;
+        return Err(Error::Abort {
+            check: "nodes agree on the key state (some have a key, or different public keys)",
+            party: j,
+        });
+    }
+    if have {
+        let key = SharedKey::from_bytes(&read_file(&kp)?)?;
+        let pk = PublicKey::from_bytes(&read_file(&pp)?)?;
+        return Ok((key, pk));
+    }
+    let key = SharedKey::generate(eng, params.n, KeyDistribution::Binary)?;
+    // The seed of the public samples' masks: agreed by a commit-then-open coin toss.
+    let coin: [u8; 32] = rand::random();
+    let coins: Vec<[u8; 32]> =
+        coterie_net::commit::commit_open_all(mesh, "coterie threshold public-key seed", &coin)
+            .await
+            .map_err(coterie_spdz::Error::from)?;
+    let mut h = blake3::Hasher::new();
+    coins.iter().for_each(|c| {
+        h.update(c);
+    });
+    let seed = *h.finalize().as_bytes();
+    let pk = PublicKey::generate(eng, mesh, params, &key, seed, PK_SAMPLES, PK_NOISE_BITS).await?;
+    coterie_base::fsio::write_atomic_private(&kp, &key.to_bytes()).map_err(Error::File)?;
+    coterie_base::fsio::write_atomic(&pp, &pk.to_bytes()).map_err(Error::File)?;
+    Ok((key, pk))
+}
+
+/// Runs one decryption node (see [`crate::service`]) on the SPDZ_2k store
+/// `args.dir/party-<id>` until the coordinator stops (node 0: when its client listener ends,
+/// after `args.idle_exit_s` without a request) or a failure. Node 0 also serves clients over
+/// mutual TLS at `args.client_listen` with its party certificate from the party `config`
+/// ([`crate::client::server_tls`]); clients need a certificate issued by the same CA. Reports
+/// progress through `events`.
+///
+/// # Example
+///
+/// ```no_run
+/// use coterie_net::{MeshOptions, TlsMesh};
+/// use coterie_threshold::node::{ServiceArgs, run_node};
+/// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = std::path::Path::new("certs/party.toml");
+/// let mut mesh = TlsMesh::connect_with_config(config, 0, None, None, MeshOptions::default()).await?;
+/// let args = ServiceArgs {
+///     dir: "stores".into(),
+///     pool: 64,
+///     chunk: 8,
+///     max_batch: 1024,
+///     client_listen: "127.0.0.1:47900".into(),
+///     idle_exit_s: 0,
+/// };
+/// run_node(&mut mesh, config, &args, &mut |e| println!("{e:?}")).await?;
+/// # Ok(()) }
+/// ```
+pub async fn run_node<M: Mesh>(
+    mesh: &mut M,
+    config: &Path,
+    args: &ServiceArgs,
+    events: &mut (dyn FnMut(NodeEvent) + Send),
+) -> Result<()> {
+    let id = mesh.id();
+    let params = Params::paper();
+    let dir = pdir(args, id);
+    let store = PrepStore::open(&dir, Z2k::spdz2k_64(), id, mesh.n())?;
+    let mut eng = coterie_spdz::Engine::new(store);
+    let (key, pk) = load_or_generate_key(mesh, &mut eng, &dir, &params).await?;
+    events(NodeEvent::KeyReady {
+        n: params.n,
+        samples: pk.b.len(),
+        digest: blake3::hash(&pk.to_bytes()).to_hex()[..16].to_string(),
+    });
+    let lt = params.lt()?;
+    let gdir = dir.join("gates");
+    let gates = if gdir.join("header.bin").exists() {
+        GateStore::open(&gdir, lt)
+    } else {
+        GateStore::create(&gdir, lt)
+    }?;
+    let cfg = NodeConfig {
+        pool_target: args.pool,
+        prep_chunk: args.chunk,
+        max_batch: args.max_batch,
+        idle: Duration::from_millis(200),
+    };
+    let mut node = Node::new(params, eng, key, gates, cfg)?;
+    let sync = node.sync_at_start(mesh).await?;
+    events(NodeEvent::StartUp(sync));
+    events(NodeEvent::Pool {
+        cursor: node.cursor()?,
+        available: node.available()?,
+        target: args.pool,
+    });
+    if id != 0 {
+        let mut log = |e: Event| events(NodeEvent::Service(e));
+        return node.run_follower(mesh, &mut log).await;
+    }
+    let (tx, rx) = mpsc::channel::<Request>(4096);
+    let acceptor = crate::client::server_tls(config)?;
+    let listener = tokio::net::TcpListener::bind(&args.client_listen)
+        .await
+        .map_err(|e| Error::Client(format!("client listener {}: {e}", args.client_listen)))?;
+    let addr = listener
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| args.client_listen.clone());
+    events(NodeEvent::Serving { addr });
+    let last_request = Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
+    let server = tokio::spawn(crate::client::serve_clients(
+        listener,
+        acceptor,
+        tx,
+        last_request.clone(),
+    ));
+    let abort = server.abort_handle();
+    if args.idle_exit_s > 0 {
+        // Stop serving after `idle_exit_s` without a request: the listener task (and with it
+        // the request channel) ends, and the coordinator then stops every node cleanly.
+        let idle = Duration::from_secs(args.idle_exit_s);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                let t = last_request.lock().map(|t| t.elapsed()).unwrap_or_default();
+                if t > idle {
+                    break;
+                }
+            }
+            abort.abort();
+        });
+    }
+    let mut log = |e: Event| events(NodeEvent::Service(e));
+    node.run_coordinator(mesh, rx, &mut log).await
+}
+
+/// Runs the demo ([`crate::demo::run_demo_party`], the paper's parameters, `count`
+/// ciphertexts, checked) at this party on its SPDZ_2k store at `dir` (`coterie party ...
+/// threshold-demo`); the material one party needs is [`crate::demo::demo_counts`].
+///
+/// # Example
+///
+/// ```no_run
+/// # async fn f(mesh: &mut coterie_net::TlsMesh) -> coterie_threshold::Result<()> {
+/// let r = coterie_threshold::node::party_demo(mesh, "stores/party-0".as_ref(), 8).await?;
+/// assert_eq!(r.messages, r.pipelined);
+/// # Ok(()) }
+/// ```
+pub async fn party_demo<M: Mesh>(mesh: &mut M, dir: &Path, count: usize) -> Result<DemoReport> {
+    let store = PrepStore::open(dir, Z2k::spdz2k_64(), mesh.id(), mesh.n())?;
+    crate::demo::run_demo_party(mesh, store, count).await
+}
