@@ -50,6 +50,7 @@
 
 pub mod engine;
 mod error;
+pub mod flows;
 pub mod ot;
 pub mod ot_prep;
 pub mod prep;

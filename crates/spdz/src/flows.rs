@@ -1,0 +1,176 @@
+//! The SPDZ_2k flows behind the command line (`coterie spdz deal-insecure`, `coterie party ...
+//! spdz-prep-ot`, `coterie party ... spdz-demo`), over `Z_2^64` with `s = 64`: the CLI wires
+//! them to a mesh and prints what they return.
+//!
+//! * [`insecure_deal`]: **insecure** trusted dealer (one process sees every secret) writing one
+//!   store per party to `DIR/party-<i>`; for tests and online benchmarks only, never a default.
+//! * [`prep_ot`]: OT-based preprocessing into this party's new store ([`crate::OtPrep`]:
+//!   maliciously secure with abort).
+//! * [`online_demo`]: every party inputs a value, the product is computed with Beaver triples from
+//!   the store, opened and MAC-checked.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use coterie_net::Mesh;
+
+use crate::tools::{deal_insecure_to_stores, online_product_demo, produce_ot_to_store};
+use crate::{Counts, Error, Result, Z2k};
+
+/// Items per kind the dealer makes at once (memory stays bounded).
+const DEAL_CHUNK: usize = 1 << 16;
+/// Items per kind the OT producer makes per store append.
+const OT_CHUNK: usize = 4096;
+
+/// **Insecure** trusted dealer: writes `parties` SPDZ_2k stores (`Z_2^64`, `s = 64`) under
+/// `out` (`out/party-<i>`), each holding `counts`, and returns their directories. Every secret
+/// passes through this process: for tests and online benchmarks only. Needs at least 2 parties.
+///
+/// # Example
+///
+/// ```
+/// use coterie_spdz::{Counts, Kind, PrepStore, Z2k};
+/// let out = std::env::temp_dir().join(format!("coterie-flows-doc-{}", std::process::id()));
+/// let counts = Counts { triples: 4, ..Counts::default() };
+/// let dirs = coterie_spdz::flows::insecure_deal(&out, 2, counts).unwrap();
+/// let s = PrepStore::open(&dirs[1], Z2k::spdz2k_64(), 1, 2).unwrap();
+/// assert_eq!(s.available(Kind::Triples).unwrap(), 4);
+/// assert!(coterie_spdz::flows::insecure_deal(&out, 1, counts).is_err());
+/// std::fs::remove_dir_all(&out).unwrap();
+/// ```
+pub fn insecure_deal(out: &Path, parties: usize, counts: Counts) -> Result<Vec<PathBuf>> {
+    if parties < 2 {
+        return Err(Error::Invalid("need at least 2 parties".into()));
+    }
+    deal_insecure_to_stores(out, Z2k::spdz2k_64(), parties, counts, DEAL_CHUNK)
+}
+
+/// What [`prep_ot`] did.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PrepReport {
+    /// Wall time, seconds.
+    pub secs: f64,
+    /// Bytes this party sent over the mesh so far.
+    pub bytes_sent: u64,
+}
+
+/// One party's OT-based SPDZ_2k preprocessing (`Z_2^64`, `s = 64`) of `counts` into its new
+/// store at `dir` (see [`crate::tools::produce_ot_to_store`]).
+///
+/// # Example
+///
+/// ```
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+/// use coterie_spdz::Counts;
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let base = std::env::temp_dir().join(format!("coterie-flows-ot-doc-{}", std::process::id()));
+/// let counts = Counts { triples: 2, randoms: 1, masks_per_party: 1, ..Counts::default() };
+/// let mut tasks = Vec::new();
+/// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
+///     let dir = base.join(format!("party-{}", mesh.id()));
+///     tasks.push(tokio::spawn(async move {
+///         let r = coterie_spdz::flows::prep_ot(&mut mesh, &dir, counts).await;
+///         mesh.close().await.ok();
+///         r
+///     }));
+/// }
+/// for t in tasks {
+///     assert!(t.await.unwrap().unwrap().bytes_sent > 0);
+/// }
+/// std::fs::remove_dir_all(&base).unwrap();
+/// # });
+/// ```
+pub async fn prep_ot<M: Mesh>(mesh: &mut M, dir: &Path, counts: Counts) -> Result<PrepReport> {
+    let t = Instant::now();
+    let store = produce_ot_to_store(mesh, dir, Z2k::spdz2k_64(), counts, OT_CHUNK).await?;
+    drop(store);
+    Ok(PrepReport {
+        secs: t.elapsed().as_secs_f64(),
+        bytes_sent: mesh.stats().total_sent(),
+    })
+}
+
+/// The online product demo on this party's store at `dir` (see
+/// [`crate::tools::online_product_demo`]): every party inputs `value`; returns the MAC-checked
+/// product of all inputs mod `2^64`.
+///
+/// # Example
+///
+/// ```
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+/// use coterie_spdz::Counts;
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let base = std::env::temp_dir().join(format!("coterie-flows-online-doc-{}", std::process::id()));
+/// let counts = Counts { triples: 1, randoms: 1, masks_per_party: 1, ..Counts::default() };
+/// let dirs = coterie_spdz::flows::insecure_deal(&base, 2, counts).unwrap();
+/// let mut tasks = Vec::new();
+/// for (mut mesh, dir) in InMemoryMesh::group(2, MeshOptions::default()).into_iter().zip(dirs) {
+///     tasks.push(tokio::spawn(async move {
+///         let v = mesh.id() as u64 + 2;
+///         let r = coterie_spdz::flows::online_demo(&mut mesh, &dir, v).await;
+///         mesh.close().await.ok();
+///         r
+///     }));
+/// }
+/// for t in tasks {
+///     assert_eq!(t.await.unwrap().unwrap(), 6);
+/// }
+/// std::fs::remove_dir_all(&base).unwrap();
+/// # });
+/// ```
+pub async fn online_demo<M: Mesh>(mesh: &mut M, dir: &Path, value: u64) -> Result<u64> {
+    let v = online_product_demo(mesh, dir, value).await?;
+    u64::try_from(v).map_err(|_| Error::Invalid(format!("product {v} not below 2^64")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coterie_net::{InMemoryMesh, MeshOptions};
+
+    /// OT preprocessing into stores, then the online product on them: every party gets the
+    /// product of all inputs, and the stores hold what was asked for.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn prep_ot_then_online_demo_three_parties() {
+        let base = std::env::temp_dir().join(format!(
+            "coterie-flows-test-{}-{}",
+            std::process::id(),
+            rand::random::<u32>()
+        ));
+        let counts = Counts {
+            triples: 3,
+            bits: 0,
+            randoms: 1,
+            masks_per_party: 1,
+        };
+        let run = |online: bool| {
+            let base = base.clone();
+            async move {
+                let mut tasks = Vec::new();
+                for mut mesh in InMemoryMesh::group(3, MeshOptions::default()) {
+                    let dir = base.join(format!("party-{}", mesh.id()));
+                    tasks.push(tokio::spawn(async move {
+                        let r = if online {
+                            online_demo(&mut mesh, &dir, mesh.id() as u64 + 2).await
+                        } else {
+                            prep_ot(&mut mesh, &dir, counts).await.map(|r| r.bytes_sent)
+                        };
+                        mesh.close().await.ok();
+                        r
+                    }));
+                }
+                let mut out = Vec::new();
+                for t in tasks {
+                    out.push(t.await.unwrap().unwrap());
+                }
+                out
+            }
+        };
+        assert!(run(false).await.iter().all(|&b| b > 0));
+        let s = crate::PrepStore::open(&base.join("party-2"), Z2k::spdz2k_64(), 2, 3).unwrap();
+        assert_eq!(s.available(crate::Kind::Triples).unwrap(), 3);
+        drop(s);
+        assert_eq!(run(true).await, vec![24, 24, 24]);
+        let _ = std::fs::remove_dir_all(&base);
+    }
+}
