@@ -35,6 +35,7 @@
 //! ```
 
 pub mod decrypt;
+pub mod demo;
 pub mod eval;
 pub mod keygen;
 pub mod params;
