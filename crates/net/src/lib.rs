@@ -30,6 +30,7 @@
 pub mod certs;
 pub mod commit;
 pub mod config;
+pub mod demo;
 mod error;
 pub mod frame;
 pub mod local;
