@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 pub mod bigint;
+pub mod demo;
 pub mod error;
 pub mod fft;
 pub mod gadget;
