@@ -1,0 +1,259 @@
+//! `coterie demo ...`: a protocol with all parties on this machine, as real party processes
+//! (`coterie party ...`) over mutual TLS on loopback; `demo math` runs locally.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::Subcommand;
+use coterie_net::certs;
+
+/// `coterie demo ...`.
+#[derive(Subcommand)]
+pub enum Demo {
+    /// Local math demo (no network).
+    Math {
+        /// log2 of the ring dimension.
+        #[arg(long, default_value_t = 12)]
+        n: u32,
+    },
+    /// `echo` with N party processes over TLS on loopback.
+    Echo {
+        /// Number of parties.
+        #[arg(long, default_value_t = 3)]
+        parties: usize,
+    },
+    /// Threshold decryption among N party processes over TLS (paper parameters n = 1024,
+    /// q = 2^64, p = 2); the SPDZ_2k material comes from the INSECURE dealer (demo only).
+    Threshold {
+        /// Number of parties.
+        #[arg(long, default_value_t = 4)]
+        parties: usize,
+        /// Number of ciphertexts.
+        #[arg(long, default_value_t = 8)]
+        count: usize,
+    },
+    /// SPDZ_2k among N party processes over TLS: OT-based preprocessing into per-party stores,
+    /// then a MAC-checked product of every party's input.
+    Spdz {
+        /// Number of parties.
+        #[arg(long, default_value_t = 3)]
+        parties: usize,
+    },
+    /// Multi-key TFHE (AKÖ, seed 003) among K party processes over TLS: joint key generation
+    /// (the smallest Table 3 set for K parties), an 8-bit comparison on inputs of parties 0 and
+    /// 1, joint decryption.
+    Mktfhe {
+        /// Number of parties.
+        #[arg(long, default_value_t = 2)]
+        parties: usize,
+        /// Party 0's input.
+        #[arg(long, default_value_t = 200)]
+        x: u8,
+        /// Party 1's input.
+        #[arg(long, default_value_t = 77)]
+        y: u8,
+        /// Use the INSECURE toy parameter set (n = 32, N = 512; no security) for a fast run.
+        #[arg(long)]
+        insecure_toy: bool,
+        /// Also decrypt by MPC rounding (coterie-threshold, no smudging noise), with OT-based
+        /// SPDZ_2k preprocessing made for it.
+        #[arg(long)]
+        mpc_rounding: bool,
+    },
+    /// `sum` with N party processes over TLS on loopback.
+    Sum {
+        /// Number of parties.
+        #[arg(long, default_value_t = 3)]
+        parties: usize,
+        /// Number of rounds.
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
+    },
+}
+
+/// Runs `coterie demo ...`.
+pub fn run(which: Demo) -> Result<(), String> {
+    match which {
+        Demo::Math { n } => super::math::run(n),
+        Demo::Echo { parties } => demo(parties, &["echo"]),
+        Demo::Sum { parties, rounds } => demo(parties, &["sum", "--rounds", &rounds.to_string()]),
+        Demo::Spdz { parties } => demo_spdz(parties),
+        Demo::Threshold { parties, count } => demo_threshold(parties, count),
+        Demo::Mktfhe {
+            parties,
+            x,
+            y,
+            insecure_toy,
+            mpc_rounding,
+        } => {
+            let (xs, ys) = (x.to_string(), y.to_string());
+            let mut args = vec!["mktfhe", "--x", &xs, "--y", &ys];
+            if insecure_toy {
+                println!("INSECURE toy parameters (no security): a fast protocol run only");
+                args.push("--insecure-toy");
+            }
+            if mpc_rounding {
+                args.push("--mpc-rounding");
+            }
+            demo(parties, &args)
+        }
+    }
+}
+
+/// `demo threshold`: insecure-dealer material into per-party stores, then the decryption demo.
+fn demo_threshold(parties: usize, count: usize) -> Result<(), String> {
+    if parties < 2 {
+        return Err("need at least 2 parties".into());
+    }
+    if count == 0 {
+        return Err("need at least 1 ciphertext".into());
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "coterie-demo-threshold-{}-{}",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
+    let stores = dir.join("stores");
+    let res = coterie_threshold::demo::demo_counts(count)
+        .map_err(|e| e.to_string())
+        .and_then(|c| {
+            println!(
+                "INSECURE dealer: one process makes every party's SPDZ_2k material \
+                 ({} triples, {} bits, {} randoms per party) — demo only",
+                c.triples, c.bits, c.randoms
+            );
+            super::spdz::deal_insecure(&stores, parties, c)
+        })
+        .and_then(|()| {
+            demo_in(
+                &dir.join("run"),
+                parties,
+                &[
+                    "threshold-demo",
+                    "--dir",
+                    &stores.to_string_lossy(),
+                    "--count",
+                    &count.to_string(),
+                ],
+            )
+        });
+    let _ = std::fs::remove_dir_all(&dir);
+    res
+}
+
+/// `demo spdz`: OT preprocessing, then the online product, in one scratch directory.
+fn demo_spdz(parties: usize) -> Result<(), String> {
+    if parties < 2 {
+        return Err("need at least 2 parties".into());
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "coterie-demo-spdz-{}-{}",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
+    let stores = dir.join("stores");
+    let stores_s = stores.to_string_lossy().to_string();
+    let res = demo_in(
+        &dir.join("prep"),
+        parties,
+        &[
+            "spdz-prep-ot",
+            "--dir",
+            &stores_s,
+            "--triples",
+            &parties.to_string(),
+            "--bits",
+            "0",
+            "--randoms",
+            "1",
+            "--masks",
+            "1",
+        ],
+    )
+    .and_then(|()| {
+        demo_in(
+            &dir.join("online"),
+            parties,
+            &["spdz-demo", "--dir", &stores_s],
+        )
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+    res
+}
+
+/// Starts `parties` party processes over TLS on loopback and prints their results.
+fn demo(parties: usize, protocol: &[&str]) -> Result<(), String> {
+    if parties < 2 {
+        return Err("need at least 2 parties".into());
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "coterie-demo-{}-{}",
+        std::process::id(),
+        Instant::now().elapsed().as_nanos() ^ rand::random::<u64>() as u128
+    ));
+    let res = demo_in(&dir, parties, protocol);
+    let _ = std::fs::remove_dir_all(&dir);
+    res
+}
+
+fn demo_in(dir: &Path, parties: usize, protocol: &[&str]) -> Result<(), String> {
+    let pki = certs::generate_pki(parties).map_err(|e| e.to_string())?;
+    let addrs = certs::free_loopback_addresses(parties).map_err(|e| e.to_string())?;
+    let config = certs::write_pki(dir, &pki, &addrs).map_err(|e| e.to_string())?;
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    println!(
+        "{} parties over mutual TLS on loopback; config {}",
+        parties,
+        config.display()
+    );
+    let mut children = Vec::new();
+    for i in 0..parties {
+        let child = Command::new(&exe)
+            .arg("party")
+            .arg("--config")
+            .arg(&config)
+            .args([
+                "--id",
+                &i.to_string(),
+                "--timeout-s",
+                "20",
+                "--connect-s",
+                "30",
+            ])
+            .args(protocol)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start party {i}: {e}"))?;
+        children.push(child);
+    }
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut failed = Vec::new();
+    for (i, mut c) in children.into_iter().enumerate() {
+        loop {
+            match c.try_wait() {
+                Ok(Some(_)) => break,
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                _ => {
+                    let _ = c.kill();
+                    break;
+                }
+            }
+        }
+        let out = c.wait_with_output().map_err(|e| e.to_string())?;
+        print!("{}", String::from_utf8_lossy(&out.stdout));
+        if !out.status.success() {
+            eprint!("{}", String::from_utf8_lossy(&out.stderr));
+            failed.push(i);
+        }
+    }
+    if failed.is_empty() {
+        println!("all {parties} parties succeeded");
+        Ok(())
+    } else {
+        Err(format!("parties {failed:?} failed"))
+    }
+}

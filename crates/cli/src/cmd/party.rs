@@ -1,0 +1,256 @@
+//! `coterie party ...`: one party of a protocol over mutual TLS (`coterie_net::TlsMesh`); each
+//! protocol is a library flow, wired here and its result printed.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clap::Subcommand;
+use coterie_net::{Error, Mesh, MeshOptions, TlsMesh};
+
+use super::spdz::SpdzAmounts;
+
+/// Arguments of `coterie party`.
+#[derive(clap::Args)]
+pub struct PartyArgs {
+    /// Party config (TOML).
+    #[arg(long)]
+    config: PathBuf,
+    /// This party's id.
+    #[arg(long)]
+    id: usize,
+    /// Private key (PEM); default: the config's `key` entry for this party.
+    #[arg(long)]
+    key: Option<PathBuf>,
+    /// Certificate (PEM); default: the config's `cert` entry for this party.
+    #[arg(long)]
+    cert: Option<PathBuf>,
+    /// Receive timeout in seconds.
+    #[arg(long, default_value_t = 30)]
+    timeout_s: u64,
+    /// Start-up deadline in seconds (all parties connected).
+    #[arg(long, default_value_t = 60)]
+    connect_s: u64,
+    #[command(subcommand)]
+    protocol: Protocol,
+}
+
+/// Runs `coterie party ...`.
+pub fn run(a: PartyArgs) -> Result<(), String> {
+    let opts = MeshOptions {
+        timeout: Duration::from_secs(a.timeout_s),
+        connect_deadline: Duration::from_secs(a.connect_s),
+        ..MeshOptions::default()
+    };
+    let rt = super::runtime()?;
+    let id = a.id;
+    rt.block_on(run_party(
+        &a.config,
+        id,
+        a.cert.as_deref(),
+        a.key.as_deref(),
+        opts,
+        a.protocol,
+    ))
+    .map_err(|e| format!("party {id}: {e}"))
+}
+
+/// The protocols of `coterie party`.
+#[derive(Subcommand, Clone, Debug)]
+pub enum Protocol {
+    /// Every party sends a greeting to every other party, which echoes it back.
+    Echo,
+    /// Every party contributes a value; all-to-all rounds; every party checks the sum.
+    Sum {
+        /// This party's value (default: id + 1).
+        #[arg(long)]
+        value: Option<u64>,
+        /// Number of all-to-all rounds.
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
+        /// Testing: exit abruptly (as if killed) after this many rounds.
+        #[arg(long, hide = true)]
+        crash_after: Option<u32>,
+    },
+    /// OT-based SPDZ_2k preprocessing (Z_2^64, s = 64) into this party's new store
+    /// DIR/party-<id>, by coterie-spdz's `OtPrep` (maliciously secure with abort).
+    SpdzPrepOt {
+        /// Base directory of the stores.
+        #[arg(long)]
+        dir: PathBuf,
+        #[command(flatten)]
+        amounts: SpdzAmounts,
+    },
+    /// Threshold decryption (seed 000) on the SPDZ_2k store DIR/party-<id>: key generation inside
+    /// the ABB, public LWE samples, COUNT encryptions of known messages, gate preprocessing, and
+    /// decryption in the strict and the pipelined schedule, checked.
+    ThresholdDemo {
+        /// Base directory of the stores.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Number of ciphertexts.
+        #[arg(long, default_value_t = 8)]
+        count: usize,
+    },
+    /// Multi-key TFHE (AKÖ, seed 003): joint key generation among all parties, `x > y` on 8-bit
+    /// inputs of parties 0 and 1 evaluated by party 0, joint decryption with smudged partial
+    /// decryptions, checked against the plaintext.
+    Mktfhe {
+        /// Party 0's input (every party gets it only to check the result).
+        #[arg(long, default_value_t = 200)]
+        x: u8,
+        /// Party 1's input (every party gets it only to check the result).
+        #[arg(long, default_value_t = 77)]
+        y: u8,
+        /// Write this party's key material (versioned) under this directory.
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Use the INSECURE toy parameter set (n = 32, N = 512; no security) for a fast run.
+        #[arg(long)]
+        insecure_toy: bool,
+        /// Also decrypt by MPC rounding (coterie-threshold, no smudging noise), with OT-based
+        /// SPDZ_2k preprocessing made for it.
+        #[arg(long)]
+        mpc_rounding: bool,
+    },
+    /// Threshold decryption node (seed 000): key generation on first start, a pool of gate
+    /// bundles kept topped up from the SPDZ_2k store DIR/party-<id> (made by `spdz-prep-ot`, or by
+    /// the INSECURE `coterie spdz deal-insecure` for tests), and decryption of client requests
+    /// (node 0 serves clients over mutual TLS and batches concurrent requests).
+    Threshold {
+        /// Base directory of the stores.
+        #[arg(long)]
+        dir: PathBuf,
+        /// Gate bundles to keep ready.
+        #[arg(long, default_value_t = 64)]
+        pool: u64,
+        /// Bundles made per preprocessing step.
+        #[arg(long, default_value_t = 8)]
+        chunk: u32,
+        /// Largest batch of ciphertexts per decryption run.
+        #[arg(long, default_value_t = 1024)]
+        max_batch: usize,
+        /// Node 0: where to serve clients (mutual TLS).
+        #[arg(long, default_value = "127.0.0.1:47900")]
+        client_listen: String,
+        /// Node 0: stop all nodes after this many seconds without a client request (0: never).
+        #[arg(long, default_value_t = 0)]
+        idle_exit_s: u64,
+    },
+    /// Every party inputs a value; the product is computed with Beaver triples from the store
+    /// DIR/party-<id>, opened and MAC-checked.
+    SpdzDemo {
+        /// Base directory of the stores.
+        #[arg(long)]
+        dir: PathBuf,
+        /// This party's input (default: id + 2).
+        #[arg(long)]
+        value: Option<u64>,
+    },
+}
+
+async fn run_party(
+    config: &Path,
+    id: usize,
+    cert: Option<&Path>,
+    key: Option<&Path>,
+    opts: MeshOptions,
+    protocol: Protocol,
+) -> Result<(), Error> {
+    let t0 = Instant::now();
+    let mut mesh = TlsMesh::connect_with_config(config, id, cert, key, opts).await?;
+    let t_conn = t0.elapsed();
+    let n = mesh.n();
+    let party_dir = |d: &Path| d.join(format!("party-{id}"));
+    let summary = match protocol {
+        Protocol::SpdzPrepOt { dir, amounts } => {
+            let r = coterie_spdz::flows::prep_ot(&mut mesh, &party_dir(&dir), amounts.into())
+                .await
+                .map_err(|e| Error::Protocol(format!("SPDZ preprocessing: {e}")))?;
+            let c: coterie_spdz::Counts = amounts.into();
+            println!(
+                "party {id}: {} triples, {} bits, {} randoms, {} masks per owner in {:.2} s ({} bytes sent)",
+                c.triples, c.bits, c.randoms, c.masks_per_party, r.secs, r.bytes_sent
+            );
+            "SPDZ_2k preprocessing done".to_string()
+        }
+        Protocol::ThresholdDemo { dir, count } => {
+            super::threshold::party_demo(&mut mesh, &party_dir(&dir), count)
+                .await
+                .map_err(|e| Error::Protocol(format!("threshold decryption: {e}")))?;
+            "threshold decryption demo done".to_string()
+        }
+        Protocol::Mktfhe {
+            x,
+            y,
+            dir,
+            insecure_toy,
+            mpc_rounding,
+        } => {
+            let dir = dir.map(|d| party_dir(&d));
+            super::mktfhe::party_demo(&mut mesh, x, y, dir.as_deref(), insecure_toy, mpc_rounding)
+                .await
+                .map_err(|e| Error::Protocol(format!("multi-key TFHE: {e}")))?;
+            "multi-key TFHE demo done".to_string()
+        }
+        Protocol::Threshold {
+            dir,
+            pool,
+            chunk,
+            max_batch,
+            client_listen,
+            idle_exit_s,
+        } => {
+            let args = coterie_threshold::node::ServiceArgs {
+                dir,
+                pool,
+                chunk,
+                max_batch,
+                client_listen,
+                idle_exit_s,
+            };
+            super::threshold::run_node(&mut mesh, config, &args)
+                .await
+                .map_err(|e| Error::Protocol(format!("threshold node: {e}")))?;
+            "threshold node stopped".to_string()
+        }
+        Protocol::SpdzDemo { dir, value } => {
+            let v = coterie_spdz::flows::online_demo(
+                &mut mesh,
+                &party_dir(&dir),
+                value.unwrap_or(id as u64 + 2),
+            )
+            .await
+            .map_err(|e| Error::Protocol(format!("SPDZ online: {e}")))?;
+            println!("party {id}: product of all inputs (mod 2^64) = {v} (MAC-checked)");
+            "SPDZ_2k product done".to_string()
+        }
+        Protocol::Echo => {
+            let peers = coterie_net::demo::echo(&mut mesh).await?;
+            format!("echo ok with {peers} peers")
+        }
+        Protocol::Sum {
+            value,
+            rounds,
+            crash_after,
+        } => {
+            let v = value.unwrap_or(id as u64 + 1);
+            if let Some(c) = crash_after.filter(|&c| c < rounds) {
+                coterie_net::demo::sum_rounds(&mut mesh, v, 0..c).await?;
+                eprintln!("party {id}: crashing on purpose after {c} rounds");
+                std::process::exit(3);
+            }
+            let sum = coterie_net::demo::sum(&mut mesh, v, rounds).await?;
+            format!("sum = {sum}")
+        }
+    };
+    let st = mesh.stats().clone();
+    mesh.close().await?;
+    println!(
+        "party {id}/{n}: {summary} (connect {:.1} ms, total {:.1} ms, sent {} B, received {} B)",
+        t_conn.as_secs_f64() * 1e3,
+        t0.elapsed().as_secs_f64() * 1e3,
+        st.total_sent(),
+        st.total_received()
+    );
+    Ok(())
+}
