@@ -264,3 +264,167 @@ pub async fn party_demo<M: Mesh>(mesh: &mut M, dir: &Path, count: usize) -> Resu
     let store = PrepStore::open(dir, Z2k::spdz2k_64(), mesh.id(), mesh.n())?;
     crate::demo::run_demo_party(mesh, store, count).await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coterie_net::{InMemoryMesh, MeshOptions, certs};
+    use coterie_spdz::Counts;
+
+    /// Runs three nodes in this process (in-memory mesh between them, node 0's client listener on
+    /// loopback TLS); `client` gets node 0's bound address and returns what the test checks.
+    async fn service<F, Fut>(
+        dir: &Path,
+        config: &Path,
+        client: F,
+    ) -> (Vec<Vec<NodeEvent>>, Fut::Output)
+    where
+        F: FnOnce(String) -> Fut,
+        Fut: std::future::Future,
+    {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, NodeEvent)>();
+        let mut nodes = Vec::new();
+        for mut mesh in InMemoryMesh::group(3, MeshOptions::default()) {
+            let args = ServiceArgs {
+                dir: dir.join("stores"),
+                pool: 4,
+                chunk: 4,
+                max_batch: 16,
+                client_listen: "127.0.0.1:0".into(),
+                idle_exit_s: 2,
+            };
+            let (config, tx) = (config.to_path_buf(), tx.clone());
+            nodes.push(tokio::spawn(async move {
+                let id = mesh.id();
+                let mut events = move |e: NodeEvent| {
+                    let _ = tx.send((id, e));
+                };
+                let r = run_node(&mut mesh, &config, &args, &mut events).await;
+                mesh.close().await.ok();
+                r
+            }));
+        }
+        drop(tx);
+        let mut seen = vec![Vec::new(); 3];
+        let addr = loop {
+            let (id, e) = rx.recv().await.expect("node 0 never served clients");
+            seen[id].push(e.clone());
+            if let NodeEvent::Serving { addr } = e {
+                break addr;
+            }
+        };
+        let out = client(addr).await;
+        for n in nodes {
+            n.await.unwrap().unwrap();
+        }
+        while let Some((id, e)) = rx.recv().await {
+            seen[id].push(e);
+        }
+        (seen, out)
+    }
+
+    fn digest(events: &[NodeEvent]) -> String {
+        events
+            .iter()
+            .find_map(|e| match e {
+                NodeEvent::KeyReady { digest, .. } => Some(digest.clone()),
+                _ => None,
+            })
+            .expect("no KeyReady event")
+    }
+
+    /// Key generation on first start, a client's ciphertexts decrypted over loopback TLS, a clean
+    /// stop after the idle time; then a restart loads the same key and stops cleanly again.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn three_nodes_generate_serve_a_client_and_restart_with_the_same_key() {
+        let dir = std::env::temp_dir().join(format!(
+            "coterie-thr-node-{}-{}",
+            std::process::id(),
+            rand::random::<u32>()
+        ));
+        let pki = certs::generate_pki(3).unwrap();
+        let addrs = certs::free_loopback_addresses(3).unwrap();
+        let config = certs::write_pki(&dir.join("certs"), &pki, &addrs).unwrap();
+        let lt = Params::paper().lt().unwrap();
+        let bundles = 16;
+        let counts = Counts {
+            triples: bundles * lt.mults_per_bundle(),
+            bits: bundles * lt.bits_per_bundle() + 1024 + PK_SAMPLES * PK_NOISE_BITS as usize,
+            randoms: 2000,
+            masks_per_party: 0,
+        };
+        coterie_spdz::tools::deal_insecure_to_stores(
+            &dir.join("stores"),
+            Z2k::spdz2k_64(),
+            3,
+            counts,
+            1 << 16,
+        )
+        .unwrap();
+        let msgs = [1u64, 0, 1];
+        let (c, k) = (dir.join("certs/party1.crt"), dir.join("certs/party1.key"));
+        let (seen, got) = service(&dir, &config, |addr| {
+            let (config, dir, c, k) = (config.clone(), dir.clone(), c.clone(), k.clone());
+            async move {
+                let pk = PublicKey::from_bytes(
+                    &std::fs::read(dir.join("stores/party-0/public-key.bin")).unwrap(),
+                )
+                .unwrap();
+                let cts = msgs
+                    .iter()
+                    .map(|&m| pk.encrypt(m, 1, &mut rand::rng()).unwrap().to_bytes())
+                    .collect();
+                let tls = crate::client::connect(&config, &addr, &c, &k)
+                    .await
+                    .unwrap();
+                crate::client::decrypt_over(tls, cts).await.unwrap()
+            }
+        })
+        .await;
+        assert_eq!(got, msgs.iter().map(|&m| Ok(m)).collect::<Vec<_>>());
+        let d = digest(&seen[0]);
+        assert!(seen.iter().all(|s| digest(s) == d), "one public key");
+        assert!(
+            seen[0]
+                .iter()
+                .any(|e| matches!(e, NodeEvent::Service(Event::Decrypted { .. })))
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let m = std::fs::metadata(dir.join("stores/party-2/threshold-key.bin")).unwrap();
+            assert_eq!(
+                m.permissions().mode() & 0o777,
+                0o600,
+                "key shares owner-only"
+            );
+        }
+        // restart: the same key is loaded, not generated again
+        let (seen2, ()) = service(&dir, &config, |_| async {}).await;
+        assert!(seen2.iter().all(|s| digest(s) == d), "the key is loaded");
+        // a node whose key files are gone disagrees with the others: all abort
+        std::fs::remove_file(dir.join("stores/party-1/threshold-key.bin")).unwrap();
+        let mut runs = Vec::new();
+        for mut mesh in InMemoryMesh::group(3, MeshOptions::default()) {
+            let args = ServiceArgs {
+                dir: dir.join("stores"),
+                pool: 4,
+                chunk: 4,
+                max_batch: 16,
+                client_listen: "127.0.0.1:0".into(),
+                idle_exit_s: 1,
+            };
+            let config = config.clone();
+            runs.push(tokio::spawn(async move {
+                let r = run_node(&mut mesh, &config, &args, &mut |_| {}).await;
+                mesh.close().await.ok();
+                r
+            }));
+        }
+        for r in runs {
+            let e = r.await.unwrap().unwrap_err();
+            assert!(e.to_string().contains("key state"), "{e}");
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
