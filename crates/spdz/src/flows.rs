@@ -150,8 +150,9 @@ mod tests {
                 for mut mesh in InMemoryMesh::group(3, MeshOptions::default()) {
                     let dir = base.join(format!("party-{}", mesh.id()));
                     tasks.push(tokio::spawn(async move {
+                        let v = mesh.id() as u64 + 2;
                         let r = if online {
-                            online_demo(&mut mesh, &dir, mesh.id() as u64 + 2).await
+                            online_demo(&mut mesh, &dir, v).await
                         } else {
                             prep_ot(&mut mesh, &dir, counts).await.map(|r| r.bytes_sent)
                         };
