@@ -40,6 +40,7 @@ mod mesh;
 pub mod netem;
 pub mod tamper;
 mod tls;
+pub mod topology;
 
 pub use config::{ConfigFile, PartyEntry, Roster};
 pub use error::{Error, Result};
