@@ -38,6 +38,7 @@ pub mod local;
 mod memory;
 mod mesh;
 pub mod netem;
+pub mod role;
 pub mod tamper;
 mod tls;
 pub mod topology;
@@ -47,6 +48,7 @@ pub use error::{Error, Result};
 pub use frame::Blob;
 pub use memory::InMemoryMesh;
 pub use mesh::{Mesh, MeshOptions, Stats};
+pub use role::Role;
 pub use tamper::TamperMesh;
 pub use tls::{Identity, TlsMesh};
 

@@ -39,6 +39,7 @@ pub async fn tls_group(
         certs: vec![None; n],
         ca: Some(ca),
         keys: vec![None; n],
+        roles: Vec::new(),
     };
     let mut hs = Vec::with_capacity(n);
     for (i, party) in pki.parties.iter().enumerate() {

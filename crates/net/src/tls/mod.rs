@@ -38,6 +38,7 @@ use crate::{Error, Mesh, PartyId, Result};
 /// One party's end of a mutual-TLS mesh.
 pub struct TlsMesh {
     core: Core,
+    roles: Vec<crate::Role>,
     shared: Arc<Shared>,
     readers: Vec<JoinHandle<()>>,
 }
@@ -205,9 +206,7 @@ impl TlsMesh {
     ) -> Result<Self> {
         let roster = Roster::load(config)?;
         let base = config.parent().unwrap_or(Path::new("."));
-        let cf = crate::config::ConfigFile::parse(
-            &std::fs::read_to_string(config).map_err(|e| Error::Config(e.to_string()))?,
-        )?;
+        let cf = crate::config::ConfigFile::load(config)?;
         let entry = cf
             .parties
             .iter()
@@ -383,9 +382,22 @@ impl TlsMesh {
         }
         Ok(TlsMesh {
             core: Core::new(id, n, opts, inbox, poison_rx),
+            roles: roster.roles.clone(),
             shared,
             readers,
         })
+    }
+}
+
+impl TlsMesh {
+    /// The role of party `id`, from the roster this mesh was connected with.
+    pub fn role(&self, id: PartyId) -> &crate::Role {
+        crate::role::role_of(&self.roles, id)
+    }
+
+    /// The parties whose role is `role`, in id order.
+    pub fn parties_with_role(&self, role: &crate::Role) -> Vec<PartyId> {
+        crate::role::parties_with_role(&self.roles, self.core.n, role)
     }
 }
 
