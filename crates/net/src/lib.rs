@@ -30,6 +30,7 @@
 #![warn(missing_docs)]
 
 pub mod certs;
+pub mod channel;
 pub mod commit;
 pub mod config;
 mod error;
@@ -43,6 +44,7 @@ pub mod tamper;
 mod tls;
 pub mod topology;
 
+pub use channel::{Channel, ChannelServer, connect_channel};
 pub use config::{ConfigFile, PartyEntry, Roster};
 pub use error::{Error, Result};
 pub use frame::Blob;
