@@ -93,6 +93,36 @@ pub struct ChannelServer {
 
 impl ChannelServer {
     /// Listens on `addr` as `identity`, accepting clients whose certificates chain to `ca`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_net::certs::generate_pki;
+    /// use coterie_net::config::party_name;
+    /// use coterie_net::{ChannelServer, Identity, MeshOptions, connect_channel};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let pki = generate_pki(1).unwrap();
+    /// let id = |p: &coterie_net::certs::PemPair| Identity::from_pem(&p.cert_pem, &p.key_pem).unwrap();
+    /// let ca = id(&pki.ca).chain.swap_remove(0);
+    /// let server = ChannelServer::bind("127.0.0.1:0", id(&pki.parties[0]), ca.clone(), MeshOptions::default())
+    ///     .await
+    ///     .unwrap();
+    /// let addr = server.local_addr().unwrap().to_string();
+    /// let client = id(&pki.issue_client("alice").unwrap());
+    /// let c = tokio::spawn(async move {
+    ///     let mut ch = connect_channel(&addr, &party_name(0), client, ca, MeshOptions::default()).await?;
+    ///     ch.send(1, "ping").await?;
+    ///     let pong: String = ch.recv(2).await?;
+    ///     ch.close().await?;
+    ///     Ok::<_, coterie_net::Error>(pong)
+    /// });
+    /// let mut ch = server.accept().await.unwrap();
+    /// assert_eq!(ch.peer_name(), "client-alice.coterie");
+    /// let ping: String = ch.recv(1).await.unwrap();
+    /// ch.send(2, &format!("{ping} -> pong")).await.unwrap();
+    /// assert_eq!(c.await.unwrap().unwrap(), "ping -> pong");
+    /// # });
+    /// ```
     pub async fn bind(
         addr: &str,
         identity: Identity,

@@ -197,6 +197,20 @@ impl Setup {
 impl TlsMesh {
     /// Loads the config file, reads this party's key (from `key`, or the config's `key` entry)
     /// and certificate (the config's `cert` entry, or `cert`), and connects.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// use std::path::Path;
+    /// use coterie_net::{Mesh, MeshOptions, TlsMesh};
+    /// # async fn party() -> coterie_net::Result<()> {
+    /// // party 1 of the config `coterie certs` wrote
+    /// let config = Path::new("certs/party.toml");
+    /// let mut mesh = TlsMesh::connect_with_config(config, 1, None, None, MeshOptions::default()).await?;
+    /// let all: Vec<u64> = mesh.exchange_all(&42u64).await?;
+    /// mesh.close().await
+    /// # }
+    /// ```
     pub async fn connect_with_config(
         config: &Path,
         id: PartyId,
@@ -227,6 +241,20 @@ impl TlsMesh {
     }
 
     /// Connects party `id` to every other party in `roster`, within `opts.connect_deadline`.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// use std::path::Path;
+    /// use coterie_net::{Identity, Mesh, MeshOptions, Roster, TlsMesh};
+    /// # async fn party() -> coterie_net::Result<()> {
+    /// let roster = Roster::load(Path::new("certs/party.toml"))?;
+    /// let me = Identity::from_pem_files(Path::new("certs/party0.crt"), Path::new("certs/party0.key"))?;
+    /// let mut mesh = TlsMesh::connect(&roster, 0, me, MeshOptions::default()).await?;
+    /// mesh.broadcast(&"hello").await?;
+    /// mesh.close().await
+    /// # }
+    /// ```
     pub async fn connect(
         roster: &Roster,
         id: PartyId,
