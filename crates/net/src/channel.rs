@@ -53,7 +53,7 @@ use tokio::io::{AsyncWriteExt, ReadHalf, WriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
 
-use crate::config::{Roster, party_name};
+use crate::config::{Roster, parse_party_name, party_name};
 use crate::frame::{self, FrameKind, HEADER_LEN};
 use crate::tls::{Stream, provider, read_frame, tls_err, write_frame_parts};
 use crate::{Error, Identity, MeshOptions, PartyId, Result};
@@ -74,13 +74,6 @@ fn roster_ca(roster: &Roster) -> Result<CertificateDer<'static>> {
 fn cert_name(cert: &CertificateDer<'_>) -> Option<String> {
     let ee = webpki::EndEntityCert::try_from(cert).ok()?;
     ee.valid_dns_names().next().map(str::to_string)
-}
-
-fn parse_party_name(name: &str) -> Option<PartyId> {
-    name.strip_prefix("party-")?
-        .strip_suffix(".coterie")?
-        .parse()
-        .ok()
 }
 
 /// A listener that accepts clients over mutual TLS; see the [module docs](self).

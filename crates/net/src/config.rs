@@ -57,6 +57,14 @@ pub fn party_name(id: PartyId) -> String {
     format!("party-{id}.coterie")
 }
 
+/// The party id in a name made by [`party_name`], if it is one.
+pub fn parse_party_name(name: &str) -> Option<PartyId> {
+    name.strip_prefix("party-")?
+        .strip_suffix(".coterie")?
+        .parse()
+        .ok()
+}
+
 /// One `[[party]]` entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
