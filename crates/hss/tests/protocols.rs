@@ -21,7 +21,7 @@ fn opts() -> MeshOptions {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dkg_keys_work_and_l2s_loads_inputs() {
     for log_base in [1u32, 2, 4] {
-        let params = Params::toy_insecure(log_base, 16, 10);
+        let params = Params::insecure_toy(log_base, 16, 10);
         let mut meshes = InMemoryMesh::group(2, opts());
         let m1 = meshes.pop().unwrap();
         let m0 = meshes.pop().unwrap();
@@ -146,7 +146,7 @@ async fn pads_from_two_ots_absorb_and_multiply() {
         MaskedInput, mmult, output_unmasked, precompute_pad, prepare_key_digits,
     };
     use coterie_hss::protocol::pads;
-    let params = Params::toy_insecure(1, 12, 10);
+    let params = Params::insecure_toy(1, 12, 10);
     let mut meshes = InMemoryMesh::group(2, opts());
     let m1 = meshes.pop().unwrap();
     let m0 = meshes.pop().unwrap();
@@ -196,10 +196,10 @@ async fn pads_from_two_ots_absorb_and_multiply() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_protocol_messages_are_errors() {
     use coterie_hss::protocol::TAG_OT_A;
-    let params = Params::toy_insecure(1, 16, 10);
+    let params = Params::insecure_toy(1, 16, 10);
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(8);
     let (pk, ek0, _, _) =
-        coterie_hss::scheme::keygen_trusted_dealer_insecure(&params, &mut rng).unwrap();
+        coterie_hss::scheme::insecure_keygen_trusted_dealer(&params, &mut rng).unwrap();
     // A cheating OT sender: an element out of range, of the wrong length, and a non-residue.
     let p = Group::new(params.group).p().clone();
     let minus_one = BigInt::from(&p - 1u32).to_digits::<u64>(rug::integer::Order::Lsf);
