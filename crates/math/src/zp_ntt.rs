@@ -366,7 +366,7 @@ pub fn slot_modulus(b: &BigInt, m: usize, d: usize) -> Result<BigInt> {
             "M = {m} must be a power of two, at least 2 (M = 1 has no cyclic slot structure)"
         )));
     }
-    if !d.is_power_of_two() || d < 2 || d > MAX_LEN {
+    if !d.is_power_of_two() || !(2..=MAX_LEN).contains(&d) {
         return Err(invalid(format!(
             "D = {d} must be a power of two between 2 and {MAX_LEN}"
         )));
@@ -723,8 +723,7 @@ impl SlotEncoder {
         let mut out = vec![BigInt::new(); self.d];
         let mut t = BigInt::new();
         // Horner over the blocks from the top: acc ← acc·b + block.
-        let blocks: Vec<&[BigInt]> = coeffs.chunks(self.d).collect();
-        for (bi, block) in blocks.iter().rev().enumerate() {
+        for (bi, block) in coeffs.chunks(self.d).rev().enumerate() {
             if bi > 0 {
                 for x in out.iter_mut() {
                     mul_mod_assign(x, &self.b, p, &mut t);
