@@ -39,6 +39,21 @@ use crate::Result;
 /// Encodes a versioned value of this crate (keys, inputs, programs, share batches) in the
 /// coterie envelope (`coterie_base::envelope`: magic, the type's tag and version, bounded
 /// length, postcard payload).
+///
+/// # Example
+///
+/// ```
+/// use coterie_hss::scheme::{EvalKey, Params, PublicKey, from_bytes, insecure_keygen_trusted_dealer, to_bytes};
+/// use rand::SeedableRng;
+/// let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(6); // insecure fixed seed
+/// let (pk, ..) = insecure_keygen_trusted_dealer(&Params::insecure_toy(4, 16, 10), &mut rng).unwrap();
+/// let bytes = to_bytes(&pk).unwrap();
+/// assert_eq!(&bytes[..4], b"CTRE");
+/// let back: PublicKey = from_bytes(&bytes).unwrap();
+/// back.validate().unwrap();
+/// assert!(from_bytes::<EvalKey>(&bytes).is_err()); // another type's tag
+/// assert!(from_bytes::<PublicKey>(&bytes[..bytes.len() - 1]).is_err()); // truncated
+/// ```
 pub fn to_bytes<T: Versioned + Serialize>(v: &T) -> Result<Vec<u8>> {
     Ok(coterie_base::to_envelope(v)?)
 }

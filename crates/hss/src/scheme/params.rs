@@ -32,6 +32,16 @@ impl Params {
     /// (Table 2 / Corollary 4.8; gives the paper's d = 9/14/19 for B = 4 and 11/16/21 for
     /// B = 16). Security: the paper's 80-bit target (1536-bit group, 160-bit short ElGamal
     /// key under circular security, spec §2).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_hss::scheme::Params;
+    /// let p = Params::table3(10, 2, 8).unwrap(); // ε = 2^−10, B = 4, R = 8
+    /// assert_eq!((p.d, p.s()), (14, 80));
+    /// assert!(p.predicted_failure() <= 2f64.powi(-10));
+    /// assert!(Params::table3(10, 3, 8).is_err()); // B = 8 is not supported
+    /// ```
     pub fn table3(eps_log2: u32, log_base: u32, window: u32) -> Result<Self> {
         Self::with_failure(GroupId::P1536, 160, eps_log2, log_base, window)
     }
