@@ -213,3 +213,45 @@ async fn malformed_protocol_messages_are_errors() {
         assert!(res.is_err(), "bad OT message accepted: {bad:x?}");
     }
 }
+
+/// A cheating OT sender on the wire (through `TamperMesh`, no hook in the protocol code): party 1
+/// replaces its first OT message of the key generation by an element outside the group, and
+/// the honest party 0 must refuse it with an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dkg_refuses_a_tampered_ot_message() {
+    use coterie_hss::protocol::TAG_OT_A;
+    use coterie_net::tamper::Select;
+    let params = Params::insecure_toy(2, 16, 10);
+    let short = MeshOptions {
+        timeout: Duration::from_secs(5),
+        ..MeshOptions::default()
+    };
+    let mut meshes = InMemoryMesh::group(2, short);
+    let mut cheat = coterie_net::TamperMesh::new(meshes.pop().unwrap());
+    let mut honest = meshes.pop().unwrap();
+    // An `Elem` is encoded as its limbs: all-ones limbs are above the group's modulus.
+    let fired = cheat.add(
+        Select::to(0)
+            .tag(TAG_OT_A)
+            .nth(0)
+            .replace(&vec![u64::MAX; 2]),
+    );
+    let cheater = tokio::spawn(async move {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(91);
+        let r = dkg(&mut cheat, &params, &mut rng).await;
+        let _ = cheat.close().await;
+        r.is_ok()
+    });
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(90);
+    let res = dkg(&mut honest, &params, &mut rng).await;
+    assert!(
+        res.is_err(),
+        "party 0 accepted an OT message outside the group"
+    );
+    let _ = honest.close().await;
+    assert!(
+        !cheater.await.unwrap(),
+        "the cheating party finished a key generation"
+    );
+    assert_eq!(fired.fired(), 1, "the tampering rule did not fire");
+}
