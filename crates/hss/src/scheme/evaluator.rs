@@ -2,6 +2,8 @@
 //! bounds, `Pair`, `PairConv`, `Mult`, `RandMult`, terminal multiplications, large inputs and
 //! outputs, and the reconstruction of outputs.
 
+use std::io::Write;
+
 use coterie_math::bigint::{self, BigInt};
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroize;
@@ -90,6 +92,9 @@ impl L2Share {
         }
     }
 }
+
+/// Statistical slack of the output masks over `β` (see [`Evaluator::output_value`]).
+const OUTPUT_MASK_SLACK_BITS: u32 = 128;
 
 /// Counters of one server's evaluation.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -363,21 +368,35 @@ impl<'a> Evaluator<'a> {
     }
 
     /// `Output` of a bare additive share (e.g. a terminal multiplication's result).
+    ///
+    /// The mask `r` has `max(256, bits(β) + 128)` bits (rounded up to 64-bit words, each from one
+    /// PRF call), so `r mod β` is within `2^−127` of uniform for every `β`, also beyond 2^256
+    /// (e.g. large prime fields); the word count depends on the public `β` only, so both servers
+    /// stay in step. For `β < 2^128` this is the original 256-bit mask.
     pub fn output_value(&mut self, share: &BigInt, beta: &BigInt) -> Result<BigInt> {
         if *beta <= 0 {
             return Err(Error::InvalidParameter("beta must be positive".into()));
         }
-        let mut seed = [0u8; 32];
-        let a = self.prf(b"output-mask-0");
-        let b = self.prf(b"output-mask-1");
-        seed[..8].copy_from_slice(&a.to_le_bytes());
-        seed[8..16].copy_from_slice(&b.to_le_bytes());
-        seed[16..24].copy_from_slice(&self.prf(b"output-mask-2").to_le_bytes());
-        seed[24..].copy_from_slice(&self.prf(b"output-mask-3").to_le_bytes());
-        let r = BigInt::from_digits(&seed, rug::integer::Order::Lsf);
-        seed.zeroize();
-        bigint::reduce(&BigInt::from(share + &r), beta)
-            .map_err(|e| Error::InvalidParameter(e.to_string()))
+        let words = ((beta.significant_bits() + OUTPUT_MASK_SLACK_BITS) as usize)
+            .div_ceil(64)
+            .max(4);
+        let mut limbs = Vec::with_capacity(words);
+        for i in 0..words {
+            // The label `output-mask-{i}` written on the stack (no allocation per word).
+            let mut label = [0u8; 32];
+            let len = {
+                let mut w = &mut label[..];
+                let _ = write!(w, "output-mask-{i}");
+                32 - w.len()
+            };
+            limbs.push(self.prf(&label[..len]));
+        }
+        let mut r = bigint::from_le_limbs(&limbs);
+        limbs.zeroize();
+        let out = bigint::reduce(&BigInt::from(share + &r), beta)
+            .map_err(|e| Error::InvalidParameter(e.to_string()));
+        bigint::wipe(&mut r);
+        out
     }
 
     /// The public key this evaluator works under.
@@ -536,6 +555,25 @@ mod tests {
                 assert_ne!(o0, o0b, "masks must differ across nonces");
             }
         }
+    }
+
+    #[test]
+    fn output_masks_cover_large_moduli() {
+        let mut r = rng(16);
+        let params = Params::insecure_toy(4, 16, 8);
+        let (pk, ek0, ek1, _) = insecure_keygen_trusted_dealer(&params, &mut r).unwrap();
+        let beta = BigInt::from(1) << 1024;
+        let (mut a, mut b) = both(&pk, (&ek0, &ek1));
+        let y = (a.one().scale(5), b.one().scale(5));
+        let o0 = a.output(&y.0, &beta).unwrap();
+        let o1 = b.output(&y.1, &beta).unwrap();
+        assert_eq!(reconstruct(&o0, &o1, &beta).unwrap(), 5);
+        // A 256-bit mask would leave the output below 2^258; a full-size one almost never does.
+        assert!(o0.significant_bits() > 512, "output mask shorter than β");
+        // The next output of the same evaluators still reconstructs (both stayed in step).
+        let o0 = a.output(&y.0, &BigInt::from(7)).unwrap();
+        let o1 = b.output(&y.1, &BigInt::from(7)).unwrap();
+        assert_eq!(reconstruct(&o0, &o1, &BigInt::from(7)).unwrap(), 5);
     }
 
     #[test]
