@@ -16,6 +16,10 @@
 //! table holds `⌈e/R⌉(2^R − 1)` elements (spec §5; the paper's printed index set
 //! `h^(2^(Ri+j)), j < R` is garbled — the memory formula of its Table 2 is the one implemented).
 
+// The kernel module of this crate: GMP `mpn` calls on the limb buffers and `madvise` on the
+// pairing tables are its only unsafe code (each block with its SAFETY note).
+#![allow(unsafe_code)]
+
 use coterie_math::bigint::{self, BigInt};
 use gmp_mpfr_sys::gmp;
 use rug::integer::Order;
