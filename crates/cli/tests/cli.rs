@@ -224,3 +224,41 @@ fn demo_threshold_four_processes() {
     assert!(text.contains("INSECURE dealer"), "{text}");
     assert!(text.contains("all 4 parties succeeded"));
 }
+
+#[test]
+fn certs_with_roles_writes_them_and_refuses_a_bad_one() {
+    let dir = scratch("roles");
+    let out = coterie()
+        .args([
+            "certs",
+            "--parties",
+            "3",
+            "--roles",
+            "node,server,client",
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cfg = std::fs::read_to_string(dir.join("party.toml")).unwrap();
+    assert!(cfg.contains("role = \"server\""), "{cfg}");
+    assert!(cfg.contains("role = \"client\""), "{cfg}");
+    assert_eq!(
+        cfg.matches("role =").count(),
+        2,
+        "nodes get no role line: {cfg}"
+    );
+    let bad = coterie()
+        .args(["certs", "--parties", "2", "--roles", "Not A Role", "--out"])
+        .arg(dir.join("bad"))
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--roles"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

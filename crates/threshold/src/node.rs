@@ -147,7 +147,7 @@ async fn load_or_generate_key<M: Mesh>(
 /// `args.dir/party-<id>` until the coordinator stops (node 0: when its client listener ends,
 /// after `args.idle_exit_s` without a request) or a failure. Node 0 also serves clients over
 /// mutual TLS at `args.client_listen` with its party certificate from the party `config`
-/// ([`crate::client::server_tls`]); clients need a certificate issued by the same CA. Reports
+/// ([`crate::client::bind_server`]); clients need a certificate issued by the same CA. Reports
 /// progress through `events`.
 ///
 /// # Example
@@ -212,19 +212,15 @@ pub async fn run_node<M: Mesh>(
         return node.run_follower(mesh, &mut log).await;
     }
     let (tx, rx) = mpsc::channel::<Request>(4096);
-    let acceptor = crate::client::server_tls(config)?;
-    let listener = tokio::net::TcpListener::bind(&args.client_listen)
-        .await
-        .map_err(|e| Error::Client(format!("client listener {}: {e}", args.client_listen)))?;
-    let addr = listener
+    let server = crate::client::bind_server(config, &args.client_listen).await?;
+    let addr = server
         .local_addr()
         .map(|a| a.to_string())
         .unwrap_or_else(|_| args.client_listen.clone());
     events(NodeEvent::Serving { addr });
     let last_request = Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
     let server = tokio::spawn(crate::client::serve_clients(
-        listener,
-        acceptor,
+        server,
         tx,
         last_request.clone(),
     ));
@@ -374,10 +370,10 @@ mod tests {
                     .iter()
                     .map(|&m| pk.encrypt(m, 1, &mut rand::rng()).unwrap().to_bytes())
                     .collect();
-                let tls = crate::client::connect(&config, &addr, &c, &k)
+                let ch = crate::client::connect(&config, &addr, &c, &k)
                     .await
                     .unwrap();
-                crate::client::decrypt_over(tls, cts).await.unwrap()
+                crate::client::decrypt_over(ch, cts).await.unwrap()
             }
         })
         .await;
