@@ -27,16 +27,16 @@ use crate::{Error, Result};
 use coterie_math::bigint::BigInt;
 
 /// `‖v‖_∞` of the invariant noise of `ct` under `sk` (see the [module documentation](self)), as
-/// `log2` (−∞ for a noiseless ciphertext).
+/// `log2` (−∞ for a noiseless ciphertext). Scalar plaintext moduli only (an error otherwise).
 pub fn invariant_noise_log2(sk: &SecretKey, ct: &Ciphertext) -> Result<f64> {
+    let t = sk.ctx.scalar_t()?;
     let x = sk.phase(ct)?;
     let m = sk.decrypt_exact_at_level(ct)?;
-    let t = sk.ctx.plaintext_modulus();
     let q = sk.ctx.modulus_at(ct.level())?;
     let tq = BigInt::from(&q * t);
     let half = BigInt::from(&tq >> 1u32);
     let mut max = BigInt::new();
-    for (xc, &mc) in x.to_bigints()?.into_iter().zip(m.coefficients()) {
+    for (xc, &mc) in x.to_bigints()?.into_iter().zip(m.coefficients()?) {
         // w = t·x − Q·m mod tQ, centered.
         let mut w = BigInt::from(&xc * t) - BigInt::from(&q * mc);
         w %= &tq;
@@ -109,7 +109,7 @@ impl NoiseBounds {
         let mut log_q = Vec::new();
         let mut log_qmax = Vec::new();
         let mut q_mod_t = Vec::new();
-        let t = ctx.plaintext_modulus();
+        let t = ctx.scalar_t()?;
         for l in 0..=ctx.max_level() {
             let q = ctx.modulus_at(l)?;
             log_q.push(log2_big(&q));

@@ -72,7 +72,7 @@ fn check_noise(sk: &SecretKey, ct: &Ciphertext, bound: f64, what: &str) -> f64 {
 
 #[test]
 fn toy_coefficient_circuit_with_noise_bounds() {
-    let ctx = Context::new(Params::toy_insecure(256, 256).unwrap()).unwrap();
+    let ctx = Context::new(Params::insecure_toy(256, 256).unwrap()).unwrap();
     let mut r = rng(1);
     let sk = SecretKey::generate(&ctx, &mut r);
     let pk = sk.public_key(&mut r);
@@ -151,7 +151,7 @@ fn toy_coefficient_circuit_with_noise_bounds() {
 
 #[test]
 fn toy_simd_rotations_and_row_swap() {
-    let ctx = Context::new(Params::toy_insecure(256, 65537).unwrap()).unwrap();
+    let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
     let mut r = rng(2);
     let sk = SecretKey::generate(&ctx, &mut r);
     let pk = sk.public_key(&mut r);

@@ -45,7 +45,7 @@ proptest! {
         ops in proptest::collection::vec(0u8..4, 1..5),
         seed in any::<[u8; 32]>(),
     ) {
-        let ctx = Context::new(Params::toy_insecure(64, 256).unwrap()).unwrap();
+        let ctx = Context::new(Params::insecure_toy(64, 256).unwrap()).unwrap();
         let t = 256;
         let mut r = Csprng::from_seed_insecure_for_tests(seed);
         let sk = SecretKey::generate(&ctx, &mut r);

@@ -8,8 +8,8 @@ use coterie_bfv::{
 use coterie_math::prg::Csprng;
 
 fn setup() -> (Context, Context, Csprng) {
-    let a = Context::new(Params::toy_insecure(256, 65537).unwrap()).unwrap();
-    let b = Context::new(Params::toy_insecure(512, 65537).unwrap()).unwrap();
+    let a = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    let b = Context::new(Params::insecure_toy(512, 65537).unwrap()).unwrap();
     (a, b, Csprng::from_seed_insecure_for_tests([9; 32]))
 }
 
@@ -136,7 +136,7 @@ fn malformed_inputs_are_errors() {
     assert!(ct.mod_switch_to(0).unwrap().mod_switch_to_next().is_err());
     assert!(
         Plaintext::encode_simd(
-            &Context::new(Params::toy_insecure(256, 256).unwrap()).unwrap(),
+            &Context::new(Params::insecure_toy(256, 256).unwrap()).unwrap(),
             &[1]
         )
         .is_err()
