@@ -5,7 +5,7 @@ use crate::params::{AUX_PRIME_BITS, Params, PlaintextModulus, cyclotomic_p};
 use crate::{Error, Result};
 use coterie_math::bigint::BigInt;
 use coterie_math::ntt::NttPlan;
-use coterie_math::poly::{Poly, Representation, RingContext};
+use coterie_math::poly::{Poly, RingContext};
 use coterie_math::primes::ntt_primes_excluding;
 use coterie_math::rns::{BaseConverter, RnsBasis, ScaleRounder};
 use coterie_math::sample::DiscreteGaussian;
@@ -33,8 +33,10 @@ pub(crate) struct Level {
     pub switch: Vec<OnceLock<Switch>>,
 }
 
-/// Per-level tables of the plaintext modulus.
+/// Per-level tables of the plaintext modulus (one per level: the size difference of the
+/// variants does not matter, and no box is put on the decryption path).
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum PlainLevel {
     /// Scalar `t`.
     Scalar(ScalarLevel),
@@ -216,7 +218,9 @@ impl Context {
     /// The scalar plaintext modulus `t`, or an error for a cyclotomic one.
     pub fn scalar_t(&self) -> Result<u64> {
         self.plaintext_modulus().scalar().ok_or_else(|| {
-            Error::Unsupported("this needs a scalar plaintext modulus t (the set is cyclotomic)".into())
+            Error::Unsupported(
+                "this needs a scalar plaintext modulus t (the set is cyclotomic)".into(),
+            )
         })
     }
 
@@ -374,30 +378,30 @@ fn scalar_level(ring: &RingContext, t: u64) -> Result<ScalarLevel> {
     let tb = BigInt::from(t);
     let q = ring.basis().product();
     let delta_big = BigInt::from(q / t);
-        let delta = ring.basis().decompose(&delta_big);
-        let t_basis = RnsBasis::new(&[t])?;
-        let dec_conv = BaseConverter::new(ring.basis(), &t_basis)?;
-        let half = BigInt::from(q >> 1u32);
-        let to_t = |x: BigInt| -> Result<u64> {
-            x.to_u64()
-                .ok_or_else(|| Error::InvalidParameter("residue mod t".into()))
-        };
-        let half_q_mod_t = to_t(BigInt::from(&half % t))?;
-        let q_inv_mod_t = to_t(
-            BigInt::from(q % t)
-                .invert(&tb)
-                .map_err(|_| Error::InvalidParameter("Q is not invertible mod t".into()))?,
-        )?;
-        let t_mod_q = ring.basis().decompose(&tb);
-        let half_q_mod_q = ring.basis().decompose(&half);
-        Ok(ScalarLevel {
-            delta,
-            dec_conv,
-            t_mod_q,
-            half_q_mod_q,
-            half_q_mod_t,
-            q_inv_mod_t,
-        })
+    let delta = ring.basis().decompose(&delta_big);
+    let t_basis = RnsBasis::new(&[t])?;
+    let dec_conv = BaseConverter::new(ring.basis(), &t_basis)?;
+    let half = BigInt::from(q >> 1u32);
+    let to_t = |x: BigInt| -> Result<u64> {
+        x.to_u64()
+            .ok_or_else(|| Error::InvalidParameter("residue mod t".into()))
+    };
+    let half_q_mod_t = to_t(BigInt::from(&half % t))?;
+    let q_inv_mod_t = to_t(
+        BigInt::from(q % t)
+            .invert(&tb)
+            .map_err(|_| Error::InvalidParameter("Q is not invertible mod t".into()))?,
+    )?;
+    let t_mod_q = ring.basis().decompose(&tb);
+    let half_q_mod_q = ring.basis().decompose(&half);
+    Ok(ScalarLevel {
+        delta,
+        dec_conv,
+        t_mod_q,
+        half_q_mod_q,
+        half_q_mod_t,
+        q_inv_mod_t,
+    })
 }
 
 /// `x mod m` for a non-negative big integer.

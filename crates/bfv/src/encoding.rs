@@ -26,10 +26,7 @@ pub(crate) enum PtData {
     /// `N` coefficients in `[0, t)`.
     Scalar(Vec<u64>),
     /// A small lift (`N` coefficients) and the degree-`< D` representative mod `p`.
-    Cyclotomic {
-        lift: Vec<i64>,
-        rep: Vec<BigInt>,
-    },
+    Cyclotomic { lift: Vec<i64>, rep: Vec<BigInt> },
 }
 
 /// A plaintext polynomial.

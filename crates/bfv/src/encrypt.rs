@@ -291,7 +291,7 @@ impl SecretKey {
         let r = y.into_iter().map(|mut v| {
             v <<= 1u32;
             v += &q;
-            v.div_floor(q2.clone())
+            v.div_rem_floor(q2.clone()).0
         });
         let rep = fold(&self.ctx, r)?;
         Plaintext::from_representative(&self.ctx, &rep)
@@ -304,7 +304,9 @@ pub(crate) fn scaled_by_x_d_minus_b(ctx: &crate::Context, x: &Poly) -> Result<Ve
     let (d, b) = match ctx.plaintext_modulus() {
         crate::params::PlaintextModulus::Cyclotomic { d, b, .. } => (*d, *b),
         crate::params::PlaintextModulus::Scalar(_) => {
-            return Err(Error::Unsupported("not a cyclotomic plaintext modulus".into()));
+            return Err(Error::Unsupported(
+                "not a cyclotomic plaintext modulus".into(),
+            ));
         }
     };
     let xs = x.to_bigints()?;

@@ -84,7 +84,8 @@ fn extend(ctx: &Context, level: usize, p: &Poly) -> Result<(Poly, Poly)> {
     let lv = ctx.level(level)?;
     let n = ctx.degree();
     let mut xp = Poly::zero(&lv.aux, Representation::Coefficient);
-    lv.q_to_aux.convert_exact(p.data(), xp.data_mut(), n, true)?;
+    lv.q_to_aux
+        .convert_exact(p.data(), xp.data_mut(), n, true)?;
     let mut xq = p.clone();
     xq.to_ntt();
     xp.to_ntt();

@@ -20,9 +20,9 @@
 use crate::context::Context;
 use crate::params::SecretDistribution;
 use crate::{Error, Result};
+use coterie_math::poly::RingContext;
 use coterie_math::poly::{Poly, Representation};
 use coterie_math::prg::Seed;
-use coterie_math::poly::RingContext;
 use coterie_math::sample::ternary_uniform;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -364,7 +364,12 @@ impl Decomposition {
 
     /// `target += m·g_row` (both over the same ring; `m` and `target` in the same
     /// representation).
-    pub(crate) fn add_gadget_multiple(&self, target: &mut Poly, m: &Poly, row: usize) -> Result<()> {
+    pub(crate) fn add_gadget_multiple(
+        &self,
+        target: &mut Poly,
+        m: &Poly,
+        row: usize,
+    ) -> Result<()> {
         let ring = target.context().clone();
         let n = ring.degree();
         match *self {

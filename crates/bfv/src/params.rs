@@ -139,8 +139,10 @@ impl PlaintextModulus {
 
 /// `b^m + 1`.
 pub(crate) fn cyclotomic_p(b: u64, m: usize) -> BigInt {
-    let mut p = BigInt::from(b);
-    p.pow_assign(m as u32);
+    let mut p = BigInt::from(1u32);
+    for _ in 0..m {
+        p *= b;
+    }
     p + 1u32
 }
 
@@ -239,7 +241,7 @@ impl Params {
     /// let pm = PlaintextModulus::Cyclotomic { d: 8, b: 132, m: 4 };
     /// let s = SecretDistribution::Ternary;
     /// assert!(Params::custom_with("toy-b", 32, &q, pm, 3.2, s, "insecure").is_ok());
-    /// let bad = PlaintextModulus::Cyclotomic { d: 8, b: 130, m: 4 };
+    /// let bad = PlaintextModulus::Cyclotomic { d: 8, b: 128, m: 4 }; // 2^28 + 1 = 17·15790321
     /// let err = Params::custom_with("x", 32, &q, bad, 3.2, s, "").unwrap_err();
     /// assert!(err.to_string().contains("not prime"));
     /// ```
@@ -484,12 +486,20 @@ mod tests {
         let q = moduli_for_bits(1024, 180).unwrap();
         let s = SecretDistribution::Ternary;
         let c = |d, b, m| {
-            Params::custom_with("x", 1024, &q, PlaintextModulus::Cyclotomic { d, b, m }, 3.2, s, "")
+            Params::custom_with(
+                "x",
+                1024,
+                &q,
+                PlaintextModulus::Cyclotomic { d, b, m },
+                3.2,
+                s,
+                "",
+            )
         };
         assert!(c(128, 65340, 8).is_ok());
         assert!(c(1024, 12288, 1).is_ok());
         let msg = |r: Result<Params>| r.unwrap_err().to_string();
-        assert!(msg(c(128, 65338, 8)).contains("not prime"));
+        assert!(msg(c(128, 65336, 8)).contains("not prime"));
         assert!(msg(c(96, 65340, 8)).contains("power of two"));
         assert!(msg(c(64, 65340, 8)).contains("M·D"));
         // 2N = 2048 ∤ 6^4: p = 1297 is prime, but the NTT condition fails.

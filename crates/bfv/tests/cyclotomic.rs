@@ -1,0 +1,260 @@
+//! MatriGear's generalized BFV (seed 002 §3): plaintext ring `Z_p[X]/(X^D − b)`, `p = b^M + 1`.
+//! Every homomorphic result is checked against a naive big-integer reference computed in
+//! `Z_p[X]/(X^D − b)`; `M = 1` runs through the same code and is ordinary BFV with `t = p`.
+
+use coterie_bfv::params::PlaintextModulus;
+use coterie_bfv::{
+    Ciphertext, Context, Decomposition, EncRandomness, Params, Plaintext, SecretKey,
+};
+use coterie_math::bigint::BigInt;
+use coterie_math::prg::Csprng;
+use rand::Rng;
+
+struct Ring {
+    d: usize,
+    n: usize,
+    b: BigInt,
+    p: BigInt,
+}
+
+impl Ring {
+    fn of(ctx: &Context) -> Ring {
+        let pm = ctx.plaintext_modulus().clone();
+        let PlaintextModulus::Cyclotomic { d, b, .. } = pm else {
+            panic!("cyclotomic parameters expected")
+        };
+        Ring {
+            d,
+            n: ctx.degree(),
+            b: BigInt::from(b),
+            p: pm.modulus(),
+        }
+    }
+
+    fn reduce(&self, x: BigInt) -> BigInt {
+        coterie_math::bigint::reduce(&x, &self.p).unwrap()
+    }
+
+    /// `X^e` in `Z_p[X]/(X^D − b)` as `(coefficient, index)`: `X^{2N} = 1`, `X^{qD + r} = b^q X^r`.
+    fn monomial(&self, e: usize) -> (BigInt, usize) {
+        let e = e % (2 * self.n);
+        let (q, r) = (e / self.d, e % self.d);
+        let c = self.b.clone().pow_mod(&BigInt::from(q), &self.p).unwrap();
+        (c, r)
+    }
+
+    fn mul(&self, x: &[BigInt], y: &[BigInt]) -> Vec<BigInt> {
+        let mut out = vec![BigInt::new(); self.d];
+        for (i, a) in x.iter().enumerate() {
+            for (j, c) in y.iter().enumerate() {
+                let (m, k) = self.monomial(i + j);
+                out[k] += BigInt::from(a * c) * m;
+            }
+        }
+        out.into_iter().map(|v| self.reduce(v)).collect()
+    }
+
+    fn add(&self, x: &[BigInt], y: &[BigInt]) -> Vec<BigInt> {
+        x.iter()
+            .zip(y)
+            .map(|(a, c)| self.reduce(BigInt::from(a + c)))
+            .collect()
+    }
+
+    fn automorphism(&self, x: &[BigInt], g: usize) -> Vec<BigInt> {
+        let mut out = vec![BigInt::new(); self.d];
+        for (i, a) in x.iter().enumerate() {
+            let (m, k) = self.monomial(i * g);
+            out[k] += BigInt::from(a * &m);
+        }
+        out.into_iter().map(|v| self.reduce(v)).collect()
+    }
+
+    fn random(&self, r: &mut Csprng) -> Vec<BigInt> {
+        (0..self.d)
+            .map(|_| {
+                let mut bytes = vec![0u8; self.p.significant_bits() as usize / 8 + 8];
+                r.fill_bytes(&mut bytes);
+                self.reduce(
+                    coterie_math::bigint::from_le_bytes_bounded(&bytes, bytes.len()).unwrap(),
+                )
+            })
+            .collect()
+    }
+}
+
+fn run(params: Params, seed: u8) {
+    let ctx = Context::new(params).unwrap();
+    let ring = Ring::of(&ctx);
+    let mut r = Csprng::from_seed_insecure_for_tests([seed; 32]);
+    let sk = SecretKey::generate(&ctx, &mut r);
+    let pk = sk.public_key(&mut r);
+    let rlk = sk.relin_key(&mut r);
+    let rlk2 = sk
+        .relin_key_with(Decomposition::PowerOfTwo { base_log: 30 }, &mut r)
+        .unwrap();
+    let m = ctx.degree() / ring.d;
+    // X → X^g with g ≡ 1 mod 2M is an automorphism of R/(X^D − b) (seed 002 §3.3).
+    let g = (5usize.pow((m / 2).max(1) as u32)) % (2 * ctx.degree());
+    let g = if m == 1 { 5 } else { g };
+    let gk = sk.galois_key(g, &mut r).unwrap();
+
+    let x = ring.random(&mut r);
+    let y = ring.random(&mut r);
+    let px = Plaintext::from_representative(&ctx, &x).unwrap();
+    let py = Plaintext::from_representative(&ctx, &y).unwrap();
+    // The lift is small and folds back.
+    let b = ring.b.to_u64().unwrap();
+    assert!(px.norm_inf() <= b / 2 + 1, "{} > b/2 + 1", px.norm_inf());
+    assert_eq!(Plaintext::from_lift(&ctx, px.small_lift()).unwrap(), px);
+    assert_eq!(px.representative(), x);
+
+    let cx = pk.encrypt(&px, &mut r).unwrap();
+    let cy = sk.encrypt_symmetric(&py, &mut r).unwrap();
+    assert_eq!(
+        sk.decrypt(&cx).unwrap().representative(),
+        x,
+        "encrypt/decrypt"
+    );
+    assert_eq!(sk.decrypt(&cy).unwrap().representative(), y, "symmetric");
+    // Encryption with given randomness is deterministic and decrypts.
+    let rnd = EncRandomness::sample(&ctx, &mut r);
+    let c1 = pk.encrypt_with(&px, &rnd).unwrap();
+    assert_eq!(c1, pk.encrypt_with(&px, &rnd).unwrap());
+    assert_eq!(sk.decrypt(&c1).unwrap(), px);
+
+    let sum = ring.add(&x, &y);
+    assert_eq!(
+        sk.decrypt(&cx.add(&cy).unwrap()).unwrap().representative(),
+        sum,
+        "add"
+    );
+    assert_eq!(
+        sk.decrypt(&cx.add_plain(&py).unwrap())
+            .unwrap()
+            .representative(),
+        sum,
+        "add_plain"
+    );
+    assert_eq!(
+        sk.decrypt(&cx.add(&cy).unwrap().sub_plain(&py).unwrap())
+            .unwrap()
+            .representative(),
+        x,
+        "sub_plain"
+    );
+    let prod = ring.mul(&x, &y);
+    assert_eq!(
+        sk.decrypt(&cx.mul_plain(&py).unwrap())
+            .unwrap()
+            .representative(),
+        prod,
+        "mul_plain"
+    );
+    let c3 = cx.mul_no_relin(&cy).unwrap();
+    assert_eq!(c3.len(), 3);
+    assert_eq!(
+        sk.decrypt(&c3).unwrap().representative(),
+        prod,
+        "mul_no_relin"
+    );
+    let cxy = c3.relinearize(&rlk).unwrap();
+    assert_eq!(
+        sk.decrypt(&cxy).unwrap().representative(),
+        prod,
+        "mul + relin (RNS)"
+    );
+    let cxy2 = cx.mul(&cy, &rlk2).unwrap();
+    assert_eq!(
+        sk.decrypt(&cxy2).unwrap().representative(),
+        prod,
+        "mul + relin (2^30)"
+    );
+    // Depth 2.
+    let cxyx = cxy.mul(&cx, &rlk).unwrap();
+    assert_eq!(
+        sk.decrypt(&cxyx).unwrap().representative(),
+        ring.mul(&prod, &x),
+        "depth 2"
+    );
+    // Rotation (Galois automorphism).
+    let rot = cx.apply_galois(&gk).unwrap();
+    assert_eq!(
+        sk.decrypt(&rot).unwrap().representative(),
+        ring.automorphism(&x, g),
+        "automorphism X → X^{g}"
+    );
+    // A modulus switch keeps the plaintext.
+    let low = cxy.mod_switch_to_next().unwrap();
+    assert_eq!(
+        sk.decrypt_exact_at_level(&low).unwrap().representative(),
+        prod
+    );
+    // Serialization round trips.
+    assert_eq!(Plaintext::from_bytes(&ctx, &px.to_bytes()).unwrap(), px);
+    assert_eq!(Ciphertext::from_bytes(&ctx, &cxy.to_bytes()).unwrap(), cxy);
+}
+
+#[test]
+fn cyclotomic_128_bit_p_matches_reference() {
+    // N = 1024, M = 8, D = 128, p = 65340^8 + 1 (128-bit prime, 2048 | p − 1).
+    run(Params::insecure_toy_cyclotomic(1024, 65340, 8).unwrap(), 1);
+}
+
+#[test]
+fn cyclotomic_toy_b_matches_reference() {
+    // Seed 002's Toy-B: N = 32, M = 4, D = 8, b = 132, p = 303595777.
+    run(Params::insecure_toy_cyclotomic(32, 132, 4).unwrap(), 2);
+}
+
+#[test]
+fn m_equal_one_is_ordinary_bfv() {
+    // M = 1: X^N − b ≡ X^N + 1 (mod p), p = 12289 = b + 1: plain BFV with t = p through the
+    // cyclotomic code path, checked against the negacyclic reference mod p.
+    let params = Params::insecure_toy_cyclotomic(1024, 12288, 1).unwrap();
+    run(params.clone(), 3);
+    let ctx = Context::new(params).unwrap();
+    let mut r = Csprng::from_seed_insecure_for_tests([4; 32]);
+    let sk = SecretKey::generate(&ctx, &mut r);
+    let rlk = sk.relin_key(&mut r);
+    let x: Vec<i64> = (0..1024).map(|i| (i * 37 % 12289) as i64).collect();
+    let y: Vec<i64> = (0..1024).map(|i| (i * i % 12289) as i64).collect();
+    let big = |v: &[i64]| v.iter().map(|&c| BigInt::from(c)).collect::<Vec<_>>();
+    let px = Plaintext::from_representative(&ctx, &big(&x)).unwrap();
+    let py = Plaintext::from_representative(&ctx, &big(&y)).unwrap();
+    let cx = sk.encrypt_symmetric(&px, &mut r).unwrap();
+    let cy = sk.encrypt_symmetric(&py, &mut r).unwrap();
+    let got = sk
+        .decrypt(&cx.mul(&cy, &rlk).unwrap())
+        .unwrap()
+        .representative();
+    // Negacyclic product mod p.
+    let p = 12289i128;
+    let mut want = vec![0i128; 1024];
+    for i in 0..1024 {
+        for j in 0..1024 {
+            let v = x[i] as i128 * y[j] as i128;
+            if i + j < 1024 {
+                want[i + j] += v;
+            } else {
+                want[i + j - 1024] -= v;
+            }
+        }
+    }
+    let want: Vec<BigInt> = want.iter().map(|v| BigInt::from(v.rem_euclid(p))).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn cyclotomic_and_scalar_plaintexts_do_not_mix() {
+    let cy = Context::new(Params::insecure_toy_cyclotomic(32, 132, 4).unwrap()).unwrap();
+    assert!(Plaintext::encode_coefficients(&cy, &[1]).is_err());
+    assert!(Plaintext::encode_simd(&cy, &[1]).is_err());
+    let sc = Context::new(Params::insecure_toy(32, 257).unwrap()).unwrap();
+    assert!(Plaintext::from_representative(&sc, &[BigInt::from(1)]).is_err());
+    assert!(Plaintext::from_representative(&cy, &vec![BigInt::from(1); 9]).is_err());
+    assert!(Plaintext::from_lift(&cy, vec![1 << 62; 32]).is_err());
+    let pt = Plaintext::from_representative(&cy, &[BigInt::from(5)]).unwrap();
+    assert!(pt.coefficients().is_err());
+    assert!(Plaintext::from_bytes(&sc, &pt.to_bytes()).is_err());
+}
