@@ -265,10 +265,7 @@ impl PublicKeyGen {
         for s in shares {
             self.ctx.check_same(&s.ctx)?;
         }
-        let mut sum = sum_rows(
-            &self.ctx,
-            shares.iter().map(|s| std::slice::from_ref(&s.p0)),
-        )?;
+        let mut sum = sum_rows(shares.iter().map(|s| std::slice::from_ref(&s.p0)))?;
         Ok(PublicKeyShare {
             ctx: self.ctx.clone(),
             p0: sum.remove(0),
