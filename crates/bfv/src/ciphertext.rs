@@ -317,6 +317,20 @@ impl Ciphertext {
 
     /// Homomorphic addition (same key set; single-key ciphertexts of different degrees are
     /// padded with zero parts).
+    ///
+    /// ```
+    /// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+    /// use coterie_math::prg::Csprng;
+    /// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    /// let mut rng = Csprng::new();
+    /// let sk = SecretKey::generate(&ctx, &mut rng);
+    /// let x = sk.encrypt_symmetric(&Plaintext::encode_coefficients(&ctx, &[5]).unwrap(), &mut rng).unwrap();
+    /// let y = sk.encrypt_symmetric(&Plaintext::encode_coefficients(&ctx, &[3]).unwrap(), &mut rng).unwrap();
+    /// let dec = |c: &coterie_bfv::Ciphertext| sk.decrypt(c).unwrap().coefficients().unwrap()[0];
+    /// assert_eq!(dec(&x.add(&y).unwrap()), 8);
+    /// assert_eq!(dec(&x.sub(&y).unwrap()), 2);
+    /// assert_eq!(dec(&y.sub(&x).unwrap().neg()), 2);
+    /// ```
     pub fn add(&self, other: &Ciphertext) -> Result<Ciphertext> {
         self.zip_parts(other, false)
     }
@@ -336,6 +350,19 @@ impl Ciphertext {
     }
 
     /// Adds a plaintext.
+    ///
+    /// ```
+    /// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+    /// use coterie_math::prg::Csprng;
+    /// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    /// let mut rng = Csprng::new();
+    /// let sk = SecretKey::generate(&ctx, &mut rng);
+    /// let x = sk.encrypt_symmetric(&Plaintext::encode_coefficients(&ctx, &[5]).unwrap(), &mut rng).unwrap();
+    /// let p = Plaintext::encode_coefficients(&ctx, &[0, 2]).unwrap();
+    /// let c = x.add_plain(&p).unwrap().mul_plain(&p).unwrap().sub_plain(&p).unwrap();
+    /// // (5 + 2X)·2X − 2X = 8X + 4X²
+    /// assert_eq!(&sk.decrypt(&c).unwrap().coefficients().unwrap()[..3], &[0, 8, 4]);
+    /// ```
     pub fn add_plain(&self, pt: &Plaintext) -> Result<Ciphertext> {
         self.ctx.check_same(&pt.ctx)?;
         let lv = self.ctx.level(self.level)?;
@@ -385,6 +412,20 @@ impl Ciphertext {
     /// coefficient, the same bound as one `drop_last_rounded` step of coterie-math; switching
     /// prime by prime would add up the errors). For a cyclotomic plaintext modulus the switch
     /// scales `Δ` to level `k`'s up to the same rounding.
+    ///
+    /// ```
+    /// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+    /// use coterie_math::prg::Csprng;
+    /// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    /// let mut rng = Csprng::new();
+    /// let sk = SecretKey::generate(&ctx, &mut rng);
+    /// let pt = Plaintext::encode_coefficients(&ctx, &[9, 8]).unwrap();
+    /// let x = sk.encrypt_symmetric(&pt, &mut rng).unwrap();
+    /// let low = x.mod_switch_to(0).unwrap();
+    /// assert_eq!(low.level(), 0);
+    /// assert_eq!(sk.decrypt(&low).unwrap(), pt);
+    /// assert!(low.mod_switch_to_next().is_err());
+    /// ```
     pub fn mod_switch_to(&self, level: usize) -> Result<Ciphertext> {
         if level > self.level {
             return Err(Error::Mismatch(format!(

@@ -136,6 +136,18 @@ impl PublicKey {
 impl SecretKey {
     /// Symmetric encryption with the uniform part compressed to a seed: `c_1 = a` expanded from a
     /// fresh seed, `c_0 = −a·s + e + Δ·m`.
+    ///
+    /// ```
+    /// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+    /// use coterie_math::prg::Csprng;
+    /// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    /// let mut rng = Csprng::new();
+    /// let sk = SecretKey::generate(&ctx, &mut rng);
+    /// let pt = Plaintext::encode_simd(&ctx, &[1, 2, 3]).unwrap();
+    /// let seeded = sk.encrypt_symmetric_seeded(&pt, &mut rng).unwrap();
+    /// assert_eq!(sk.decrypt(&seeded.expand().unwrap()).unwrap(), pt);
+    /// assert_eq!(sk.decrypt(&sk.encrypt_symmetric(&pt, &mut rng).unwrap()).unwrap(), pt);
+    /// ```
     pub fn encrypt_symmetric_seeded<R: rand::CryptoRng + ?Sized>(
         &self,
         pt: &Plaintext,
@@ -221,6 +233,21 @@ impl SecretKey {
     /// noise (so decryption is exact whenever the noise budget is above `2^-40`, i.e. whenever
     /// [`crate::noise::noise_budget`] is positive by any measurable margin).
     /// [`SecretKey::decrypt_exact_at_level`] skips this step.
+    ///
+    /// ```
+    /// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+    /// use coterie_math::prg::Csprng;
+    /// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    /// let mut rng = Csprng::new();
+    /// let sk = SecretKey::generate(&ctx, &mut rng);
+    /// let pt = Plaintext::encode_simd(&ctx, &[4, 5]).unwrap();
+    /// let ct = sk.public_key(&mut rng).encrypt(&pt, &mut rng).unwrap();
+    /// assert_eq!(sk.decrypt(&ct).unwrap(), pt);
+    /// assert_eq!(sk.decrypt_exact_at_level(&ct).unwrap(), pt);
+    /// assert!(sk.fast_decryption_level(2).unwrap() <= ctx.max_level());
+    /// // The phase is Δ·m plus small noise.
+    /// assert_eq!(sk.phase(&ct).unwrap().context().limbs(), ctx.max_level() + 1);
+    /// ```
     pub fn decrypt(&self, ct: &Ciphertext) -> Result<Plaintext> {
         let target = self.fast_decryption_level(ct.len())?;
         if target < ct.level {
@@ -253,49 +280,140 @@ impl SecretKey {
 
     /// Decryption at the ciphertext's own level (no modulus switch; see [`SecretKey::decrypt`]).
     pub fn decrypt_exact_at_level(&self, ct: &Ciphertext) -> Result<Plaintext> {
-        let mut x = self.phase(ct)?;
-        let lv = self.ctx.level(ct.level)?;
-        let n = self.ctx.degree();
-        let sl = match &lv.plain {
-            PlainLevel::Scalar(sl) => sl,
-            PlainLevel::Cyclotomic(_) => {
-                let pt = self.decrypt_cyclotomic(&x, ct.level);
-                x.data_mut().zeroize();
-                return pt;
-            }
-        };
-        for (i, m) in lv.ring.moduli().iter().enumerate() {
-            let (tq, h) = (sl.t_mod_q[i], sl.half_q_mod_q[i]);
-            let ts = m.shoup(tq);
-            for v in x.limb_mut(i) {
-                *v = m.add(m.mul_shoup(*v, tq, ts), h);
-            }
-        }
-        let mut y = vec![0u64; n];
-        sl.dec_conv.convert_exact(x.data(), &mut y, n, false)?;
-        x.data_mut().zeroize();
-        let tm = coterie_math::modulus::Modulus::new(self.ctx.scalar_t()?)?;
-        let (h, qi) = (sl.half_q_mod_t, sl.q_inv_mod_t);
-        for c in y.iter_mut() {
-            *c = tm.mul_any(tm.sub(h, *c), qi);
-        }
-        Ok(Plaintext::scalar(&self.ctx, y))
+        let x = self.phase(ct)?;
+        decode_phase(&self.ctx, x, ct.level)
     }
+}
 
-    /// `round(((X^D − b)/Q)·x)` folded mod `X^D − b`, for the phase `x` at `level`.
-    fn decrypt_cyclotomic(&self, x: &Poly, level: usize) -> Result<Plaintext> {
-        let y = scaled_by_x_d_minus_b(&self.ctx, x)?;
-        let q = self.ctx.modulus_at(level)?;
-        let q2 = BigInt::from(&q << 1u32);
-        // round(y/Q) = ⌊(2y + Q) / 2Q⌋
-        let r = y.into_iter().map(|mut v| {
-            v <<= 1u32;
-            v += &q;
-            v.div_rem_floor(q2.clone()).0
-        });
-        let rep = fold(&self.ctx, r)?;
-        Plaintext::from_representative(&self.ctx, &rep)
+/// Decryption of a multi-key ciphertext with all the keys in one hand (seed 001 §3.3): the phase
+/// `c_0 + Σ_i c_i·s_{id_i}` (or `Σ_{i,j} c_{i,j}·s̄_i·s̄_j` for a [`KeySet::PartiesTensor`]),
+/// rounded as in [`SecretKey::decrypt`], at the ciphertext's level. `keys` pairs user ids with
+/// their secret keys; every id of the ciphertext must be present.
+///
+/// ```
+/// use coterie_bfv::encrypt::decrypt_multi_key;
+/// use coterie_bfv::{Ciphertext, Context, KeySet, Params, Plaintext, SecretKey};
+/// use coterie_math::prg::Csprng;
+/// let ctx = Context::new(Params::insecure_toy(256, 256).unwrap()).unwrap();
+/// let mut rng = Csprng::new();
+/// let (s1, s2) = (SecretKey::generate(&ctx, &mut rng), SecretKey::generate(&ctx, &mut rng));
+/// let under = |sk: &SecretKey, id, v| {
+///     let ct = sk.encrypt_symmetric(&Plaintext::encode_coefficients(&ctx, &[v]).unwrap(), &mut Csprng::new()).unwrap();
+///     let (parts, _) = ct.into_parts();
+///     Ciphertext::from_parts_with_keys(&ctx, ctx.max_level(), parts, KeySet::Parties(vec![id])).unwrap()
+/// };
+/// let a = under(&s1, 1, 3).extend_to(&[1, 2]).unwrap();
+/// let b = under(&s2, 2, 4).extend_to(&[1, 2]).unwrap();
+/// let sum = decrypt_multi_key(&a.add(&b).unwrap(), &[(1, &s1), (2, &s2)]).unwrap();
+/// assert_eq!(sum.coefficients().unwrap()[0], 7);
+/// let prod = decrypt_multi_key(&a.mul_no_relin(&b).unwrap(), &[(1, &s1), (2, &s2)]).unwrap();
+/// assert_eq!(prod.coefficients().unwrap()[0], 12);
+/// ```
+pub fn decrypt_multi_key(ct: &Ciphertext, keys: &[(u64, &SecretKey)]) -> Result<Plaintext> {
+    let (ids, tensor) = match &ct.keys {
+        KeySet::Parties(ids) => (ids, false),
+        KeySet::PartiesTensor(ids) => (ids, true),
+        KeySet::Powers => {
+            return Err(Error::Unsupported(
+                "a single-key ciphertext (use SecretKey::decrypt)".into(),
+            ));
+        }
+    };
+    let ctx = &ct.ctx;
+    let sks = ids
+        .iter()
+        .map(|id| {
+            let (_, sk) = keys
+                .iter()
+                .find(|(k, _)| k == id)
+                .ok_or_else(|| Error::MissingKey(format!("secret key of user {id}")))?;
+            ctx.check_same(&sk.ctx)?;
+            Ok(*sk)
+        })
+        .collect::<Result<Vec<&SecretKey>>>()?;
+    let ring = ctx.ring(ct.level)?;
+    let n = ctx.degree();
+    let d1 = ids.len() + 1;
+    let mut out = ct.parts[0].clone();
+    let mut acc = vec![0u64; n];
+    let mut tmp = vec![0u64; n];
+    let mut w = vec![0u64; n];
+    for j in 0..=ct.level {
+        let plan = ring.plan(j);
+        let m = &ring.moduli()[j];
+        let key = |i: usize| &sks[i - 1].ntt.data()[j * n..(j + 1) * n];
+        acc.fill(0);
+        for (k, part) in ct.parts.iter().enumerate().skip(1) {
+            tmp.copy_from_slice(part.limb(j));
+            plan.forward(&mut tmp);
+            if !tensor {
+                plan.mul_acc(&mut acc, &tmp, key(k));
+                continue;
+            }
+            let (a, b) = (k / d1, k % d1);
+            match (a, b) {
+                (0, b) => plan.mul_acc(&mut acc, &tmp, key(b)),
+                (a, 0) => plan.mul_acc(&mut acc, &tmp, key(a)),
+                (a, b) => {
+                    pointwise_mul(m, &mut w, key(a), key(b));
+                    plan.mul_acc(&mut acc, &tmp, &w);
+                }
+            }
+        }
+        plan.inverse(&mut acc);
+        for (o, &a) in out.limb_mut(j).iter_mut().zip(&acc) {
+            *o = m.add(*o, a);
+        }
     }
+    acc.zeroize();
+    tmp.zeroize();
+    w.zeroize();
+    decode_phase(ctx, out, ct.level)
+}
+
+/// Rounds a phase `x` (coefficient form, level `level`, consumed and zeroized) to the plaintext.
+fn decode_phase(ctx: &crate::Context, mut x: Poly, level: usize) -> Result<Plaintext> {
+    let lv = ctx.level(level)?;
+    let n = ctx.degree();
+    let sl = match &lv.plain {
+        PlainLevel::Scalar(sl) => sl,
+        PlainLevel::Cyclotomic(_) => {
+            let pt = decrypt_cyclotomic(ctx, &x, level);
+            x.data_mut().zeroize();
+            return pt;
+        }
+    };
+    for (i, m) in lv.ring.moduli().iter().enumerate() {
+        let (tq, h) = (sl.t_mod_q[i], sl.half_q_mod_q[i]);
+        let ts = m.shoup(tq);
+        for v in x.limb_mut(i) {
+            *v = m.add(m.mul_shoup(*v, tq, ts), h);
+        }
+    }
+    let mut y = vec![0u64; n];
+    sl.dec_conv.convert_exact(x.data(), &mut y, n, false)?;
+    x.data_mut().zeroize();
+    let tm = coterie_math::modulus::Modulus::new(ctx.scalar_t()?)?;
+    let (h, qi) = (sl.half_q_mod_t, sl.q_inv_mod_t);
+    for c in y.iter_mut() {
+        *c = tm.mul_any(tm.sub(h, *c), qi);
+    }
+    Ok(Plaintext::scalar(ctx, y))
+}
+
+/// `round(((X^D − b)/Q)·x)` folded mod `X^D − b`, for the phase `x` at `level`.
+fn decrypt_cyclotomic(ctx: &crate::Context, x: &Poly, level: usize) -> Result<Plaintext> {
+    let y = scaled_by_x_d_minus_b(ctx, x)?;
+    let q = ctx.modulus_at(level)?;
+    let q2 = BigInt::from(&q << 1u32);
+    // round(y/Q) = ⌊(2y + Q) / 2Q⌋
+    let r = y.into_iter().map(|mut v| {
+        v <<= 1u32;
+        v += &q;
+        v.div_rem_floor(q2.clone()).0
+    });
+    let rep = fold(ctx, r)?;
+    Plaintext::from_representative(ctx, &rep)
 }
 
 /// The centered integer coefficients of `(X^D − b)·x` in `Z[X]/(X^N+1)` (`x` in coefficient

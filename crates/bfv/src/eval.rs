@@ -62,6 +62,22 @@ impl Tensor {
 
     /// Adds another tensor of the same level and key set (`x + y` exactly, as long as the sum
     /// stays within the auxiliary basis: at most 16 products per coefficient in all).
+    ///
+    /// ```
+    /// use coterie_bfv::{scale_and_round, tensor};
+    /// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+    /// use coterie_math::prg::Csprng;
+    /// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    /// let mut rng = Csprng::new();
+    /// let sk = SecretKey::generate(&ctx, &mut rng);
+    /// // Lazy rescaling: x·y + x·z with one scale-and-round.
+    /// let e = |v| sk.encrypt_symmetric(&Plaintext::encode_simd(&ctx, &[v]).unwrap(), &mut Csprng::new()).unwrap();
+    /// let (x, y, z) = (e(2), e(3), e(4));
+    /// let mut t = tensor(&x, &y).unwrap();
+    /// t.add_assign(&tensor(&x, &z).unwrap()).unwrap();
+    /// let r = scale_and_round(&t).unwrap();
+    /// assert_eq!(sk.decrypt(&r).unwrap().decode_simd().unwrap()[0], 14);
+    /// ```
     pub fn add_assign(&mut self, other: &Tensor) -> Result<()> {
         self.ctx.check_same(&other.ctx)?;
         if self.level != other.level || self.keys != other.keys || self.len() != other.len() {
@@ -374,12 +390,45 @@ pub fn gadget_product(c: &Poly, g: &GadgetCiphertext) -> Result<(Poly, Poly)> {
 impl Ciphertext {
     /// The tensor product `⌊t/Q·(c ⊗ c')⌉` ([`scale_and_round`] ∘ [`tensor`]): 3 parts for two
     /// fresh single-key ciphertexts, decrypting under `(1, s, s²)`.
+    ///
+    /// ```
+    /// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+    /// use coterie_math::prg::Csprng;
+    /// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    /// let mut rng = Csprng::new();
+    /// let sk = SecretKey::generate(&ctx, &mut rng);
+    /// let rlk = sk.relin_key(&mut rng);
+    /// let x = sk.encrypt_symmetric(&Plaintext::encode_simd(&ctx, &[3, 4]).unwrap(), &mut rng).unwrap();
+    /// let y = sk.encrypt_symmetric(&Plaintext::encode_simd(&ctx, &[5, 6]).unwrap(), &mut rng).unwrap();
+    /// let z3 = x.mul_no_relin(&y).unwrap();
+    /// assert_eq!(z3.len(), 3);
+    /// let z = z3.relinearize(&rlk).unwrap();
+    /// assert_eq!(z.len(), 2);
+    /// assert_eq!(&sk.decrypt(&z).unwrap().decode_simd().unwrap()[..2], &[15, 24]);
+    /// ```
     pub fn mul_no_relin(&self, other: &Ciphertext) -> Result<Ciphertext> {
         scale_and_round(&tensor(self, other)?)
     }
 
     /// Key switching of a 2-part single-key ciphertext under `s'` to `s` with a key switching
     /// key from `s'` to `s`: `(c_0, 0) + c_1 ⊡ K`.
+    ///
+    /// ```
+    /// use coterie_bfv::Decomposition;
+    /// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+    /// use coterie_math::prg::Csprng;
+    /// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    /// let mut rng = Csprng::new();
+    /// let sk = SecretKey::generate(&ctx, &mut rng);
+    /// let other = SecretKey::generate(&ctx, &mut rng);
+    /// // A key switching key from `other` to `sk` (power-of-two gadget, B = 2^20).
+    /// let mut s_from = coterie_math::poly::Poly::from_signed(&ctx.ring(ctx.max_level()).unwrap(), other.coefficients()).unwrap();
+    /// s_from.to_ntt();
+    /// let ksk = sk.gadget_encrypt(&s_from, Decomposition::PowerOfTwo { base_log: 20 }, &mut rng).unwrap();
+    /// let pt = Plaintext::encode_simd(&ctx, &[7]).unwrap();
+    /// let ct = other.encrypt_symmetric(&pt, &mut rng).unwrap();
+    /// assert_eq!(sk.decrypt(&ct.key_switch(&ksk).unwrap()).unwrap(), pt);
+    /// ```
     pub fn key_switch(&self, ksk: &KeySwitchKey) -> Result<Ciphertext> {
         self.ctx.check_same(&ksk.ctx)?;
         if self.keys != KeySet::Powers || self.parts.len() != 2 {
@@ -433,6 +482,26 @@ impl Ciphertext {
     }
 
     /// Applies `X → X^g` with its Galois key: `(σ(c_0), 0) + σ(c_1) ⊡ K_g`.
+    ///
+    /// ```
+    /// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+    /// use coterie_math::prg::Csprng;
+    /// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    /// let mut rng = Csprng::new();
+    /// let sk = SecretKey::generate(&ctx, &mut rng);
+    /// let keys = sk.galois_keys(&[1, -1], true, &mut rng).unwrap();
+    /// let vals: Vec<u64> = (0..256).collect();
+    /// let ct = sk.encrypt_symmetric(&Plaintext::encode_simd(&ctx, &vals).unwrap(), &mut rng).unwrap();
+    /// let left = sk.decrypt(&ct.rotate_rows(1, &keys).unwrap()).unwrap().decode_simd().unwrap();
+    /// assert_eq!((left[0], left[127], left[128]), (1, 0, 129));
+    /// let right = sk.decrypt(&ct.rotate_rows(-1, &keys).unwrap()).unwrap().decode_simd().unwrap();
+    /// assert_eq!(right[0], 127);
+    /// let swapped = sk.decrypt(&ct.swap_rows(&keys).unwrap()).unwrap().decode_simd().unwrap();
+    /// assert_eq!(swapped[0], 128);
+    /// // apply_galois with an explicit element: X → X^5 rotates by one too.
+    /// let gk = sk.galois_key(5, &mut rng).unwrap();
+    /// assert_eq!(sk.decrypt(&ct.apply_galois(&gk).unwrap()).unwrap().decode_simd().unwrap(), left);
+    /// ```
     pub fn apply_galois(&self, key: &GaloisKey) -> Result<Ciphertext> {
         if self.parts.len() != 2 || self.keys != KeySet::Powers {
             return Err(Error::Unsupported(

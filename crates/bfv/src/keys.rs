@@ -104,6 +104,17 @@ impl SecretKey {
 
     /// A secret key from given small coefficients (`N` of them, each below `2^30` in absolute
     /// value), e.g. a key share assembled by a protocol.
+    ///
+    /// ```
+    /// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+    /// use coterie_math::prg::Csprng;
+    /// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    /// let mut rng = Csprng::new();
+    /// let sk = SecretKey::generate(&ctx, &mut rng);
+    /// let s2 = SecretKey::from_coefficients(&ctx, sk.coefficients().to_vec()).unwrap();
+    /// assert_eq!(s2.norm_inf(), sk.norm_inf());
+    /// assert!(SecretKey::from_coefficients(&ctx, vec![1 << 40; 256]).is_err());
+    /// ```
     pub fn from_coefficients(ctx: &Context, mut coeffs: Vec<i64>) -> Result<Self> {
         if coeffs.len() != ctx.degree() || coeffs.iter().any(|c| c.abs() >= 1 << 30) {
             coeffs.zeroize();
@@ -155,6 +166,17 @@ impl SecretKey {
     }
 
     /// Generates the public key (fresh seed for `p1`).
+    ///
+    /// ```
+    /// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+    /// use coterie_math::prg::Csprng;
+    /// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    /// let mut rng = Csprng::new();
+    /// let sk = SecretKey::generate(&ctx, &mut rng);
+    /// let pk = sk.public_key(&mut rng);
+    /// let pt = Plaintext::encode_simd(&ctx, &[1]).unwrap();
+    /// assert_eq!(sk.decrypt(&pk.encrypt(&pt, &mut rng).unwrap()).unwrap(), pt);
+    /// ```
     pub fn public_key<R: rand::CryptoRng + ?Sized>(&self, rng: &mut R) -> PublicKey {
         let seed = seed_from(rng);
         let p1 = Poly::from_seed(
@@ -236,6 +258,21 @@ impl SecretKey {
     }
 
     /// The relinearization key with the gadget of `decomposition`.
+    ///
+    /// ```
+    /// use coterie_bfv::Decomposition;
+    /// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+    /// use coterie_math::prg::Csprng;
+    /// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    /// let mut rng = Csprng::new();
+    /// let sk = SecretKey::generate(&ctx, &mut rng);
+    /// for dec in [Decomposition::Rns, Decomposition::PowerOfTwo { base_log: 30 }] {
+    ///     let rlk = sk.relin_key_with(dec, &mut rng).unwrap();
+    ///     assert_eq!(rlk.key_switch_key().decomposition(), dec);
+    ///     let x = sk.encrypt_symmetric(&Plaintext::encode_simd(&ctx, &[6]).unwrap(), &mut rng).unwrap();
+    ///     assert_eq!(sk.decrypt(&x.mul(&x, &rlk).unwrap()).unwrap().decode_simd().unwrap()[0], 36);
+    /// }
+    /// ```
     pub fn relin_key_with<R: rand::CryptoRng + ?Sized>(
         &self,
         decomposition: Decomposition,
@@ -272,6 +309,17 @@ impl SecretKey {
 
     /// Galois keys for rotating the batching rows by each of `steps` (negative: right) and, with
     /// `row_swap`, for swapping the two rows.
+    ///
+    /// ```
+    /// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+    /// use coterie_math::prg::Csprng;
+    /// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    /// let mut rng = Csprng::new();
+    /// let sk = SecretKey::generate(&ctx, &mut rng);
+    /// let keys = sk.galois_keys(&[1, 2, -1], true, &mut rng).unwrap();
+    /// assert_eq!(keys.elements().len(), 4);
+    /// assert!(sk.galois_key(4, &mut rng).is_err()); // even elements are not automorphisms
+    /// ```
     pub fn galois_keys<R: rand::CryptoRng + ?Sized>(
         &self,
         steps: &[i64],

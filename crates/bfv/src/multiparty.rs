@@ -401,6 +401,27 @@ impl Drop for RelinEphemeral {
 /// `RelinearizationKeyGenProtocol` (Mouchet et al.): round 1 gives
 /// `h0 = −u·a + s·g + e`, `h1 = s·a + e'`; round 2 gives `h0' = s·h0 + e`,
 /// `h1' = (u − s)·h1 + e'`; the key is `(h0' + h1', h1)` with `(h0' + h1') + h1·s ≈ s²·g`.
+///
+/// ```
+/// use coterie_bfv::multiparty::RelinKeyGen;
+/// use coterie_bfv::{Context, Decomposition, Params, Plaintext, SecretKey};
+/// use coterie_math::prg::Csprng;
+/// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+/// let mut rng = Csprng::new();
+/// let sks: Vec<SecretKey> = (0..3).map(|_| SecretKey::generate(&ctx, &mut rng)).collect();
+/// let sum: Vec<i64> = (0..256).map(|j| sks.iter().map(|s| s.coefficients()[j]).sum()).collect();
+/// let sk = SecretKey::from_coefficients(&ctx, sum).unwrap();
+/// let rkg = RelinKeyGen::new(&ctx, Decomposition::Rns).unwrap();
+/// let crp = rkg.gen_crp(&[3; 32]).unwrap();
+/// let (eph, r1): (Vec<_>, Vec<_>) =
+///     sks.iter().map(|s| rkg.gen_share_round_one(s, &crp, &mut rng).unwrap()).unzip();
+/// let agg1 = rkg.aggregate(&r1).unwrap();
+/// let r2: Vec<_> = sks.iter().zip(&eph)
+///     .map(|(s, u)| rkg.gen_share_round_two(u, s, &agg1, &mut rng).unwrap()).collect();
+/// let rlk = rkg.finalize(&rkg.aggregate(&r2).unwrap(), &agg1).unwrap();
+/// let x = sk.encrypt_symmetric(&Plaintext::encode_simd(&ctx, &[9]).unwrap(), &mut rng).unwrap();
+/// assert_eq!(sk.decrypt(&x.mul(&x, &rlk).unwrap()).unwrap().decode_simd().unwrap()[0], 81);
+/// ```
 #[derive(Clone, Debug)]
 pub struct RelinKeyGen {
     ctx: Context,
@@ -610,6 +631,23 @@ impl GaloisKeyShare {
 }
 
 /// Collective Galois-key generation: `K_g = (Σ_i (−a_j·s_i + σ_g(s_i)·g_j + e_j), a_j)`.
+///
+/// ```
+/// use coterie_bfv::multiparty::GaloisKeyGen;
+/// use coterie_bfv::{Context, Decomposition, Params, Plaintext, SecretKey};
+/// use coterie_math::prg::Csprng;
+/// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+/// let mut rng = Csprng::new();
+/// let sks: Vec<SecretKey> = (0..3).map(|_| SecretKey::generate(&ctx, &mut rng)).collect();
+/// let sum: Vec<i64> = (0..256).map(|j| sks.iter().map(|s| s.coefficients()[j]).sum()).collect();
+/// let sk = SecretKey::from_coefficients(&ctx, sum).unwrap();
+/// let gkg = GaloisKeyGen::new(&ctx, Decomposition::PowerOfTwo { base_log: 20 }).unwrap();
+/// let crp = gkg.gen_crp(&[3; 32], 5).unwrap();
+/// let shares: Vec<_> = sks.iter().map(|s| gkg.gen_share(s, 5, &crp, &mut rng).unwrap()).collect();
+/// let gk = gkg.finalize(&gkg.aggregate(&shares).unwrap(), &crp).unwrap();
+/// let x = sk.encrypt_symmetric(&Plaintext::encode_simd(&ctx, &[1, 2]).unwrap(), &mut rng).unwrap();
+/// assert_eq!(sk.decrypt(&x.apply_galois(&gk).unwrap()).unwrap().decode_simd().unwrap()[0], 2);
+/// ```
 #[derive(Clone, Debug)]
 pub struct GaloisKeyGen {
     ctx: Context,
