@@ -160,13 +160,13 @@ impl Plaintext {
         })
     }
 
-    /// A cyclotomic plaintext from any lift in `R` (`N` coefficients below `2^62` in absolute
-    /// value), e.g. a randomized packing; the representative is its fold mod `X^D − b`.
+    /// A cyclotomic plaintext from any lift in `R` (`N` coefficients, `|c| < 2^63`), e.g. a
+    /// randomized packing; the representative is its fold mod `X^D − b`.
     pub fn from_lift(ctx: &Context, lift: Vec<i64>) -> Result<Self> {
         let _ = cyclo(ctx)?;
-        if lift.len() != ctx.degree() || lift.iter().any(|c| c.unsigned_abs() >= 1 << 62) {
+        if lift.len() != ctx.degree() || lift.contains(&i64::MIN) {
             return Err(Error::Malformed(
-                "a lift needs N coefficients below 2^62".into(),
+                "a lift needs N coefficients of absolute value below 2^63".into(),
             ));
         }
         let rep = fold(ctx, lift.iter().map(|&c| BigInt::from(c)))?;

@@ -200,7 +200,7 @@ impl SecretKey {
             let plan = ring.plan(j);
             let m = &ring.moduli()[j];
             let s = &self.ntt.data()[j * n..(j + 1) * n];
-            // acc = (…((c_k)·s + c_{k−1})·s + … + c_1)·s
+            // acc = (…((c_k)·s + c_{k−1})·s + … + c_1)·s; for two parts exactly c_1·s.
             for (i, part) in ct.parts[1..].iter().rev().enumerate() {
                 tmp.copy_from_slice(part.limb(j));
                 plan.forward(&mut tmp);
@@ -209,7 +209,8 @@ impl SecretKey {
                         *x = m.add(*x, a);
                     }
                 }
-                pointwise_mul(m, &mut acc, &tmp, s);
+                acc.fill(0);
+                plan.mul_acc(&mut acc, &tmp, s);
             }
             plan.inverse(&mut acc);
             for (o, &a) in out.limb_mut(j).iter_mut().zip(&acc) {

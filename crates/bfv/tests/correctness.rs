@@ -297,3 +297,47 @@ fn he_standard_sets_heavy() {
         }
     }
 }
+
+#[test]
+fn power_of_two_gadget_keys_within_noise_bounds() {
+    use coterie_bfv::Decomposition;
+    let ctx = Context::new(Params::insecure_toy(1024, 65537).unwrap()).unwrap();
+    let mut r = rng(41);
+    let sk = SecretKey::generate(&ctx, &mut r);
+    let nb = NoiseBounds::new(&sk).unwrap();
+    let t = ctx.scalar_t().unwrap();
+    let top = ctx.max_level();
+    let x = random_values(&mut r, 1024, t);
+    let pk = sk.public_key(&mut r);
+    let cx = pk
+        .encrypt(&Plaintext::encode_simd(&ctx, &x).unwrap(), &mut r)
+        .unwrap();
+    let fresh = check_noise(&sk, &cx, nb.fresh_public(), "fresh");
+    for base_log in [8u32, 20, 40] {
+        let dec = Decomposition::PowerOfTwo { base_log };
+        let rlk = sk.relin_key_with(dec, &mut r).unwrap();
+        assert_eq!(
+            rlk.key_switch_key().rows(),
+            120usize.div_ceil(base_log as usize)
+        );
+        let sq = cx.mul(&cx, &rlk).unwrap();
+        check_noise(
+            &sk,
+            &sq,
+            nb.mul_with(fresh, fresh, top, dec).unwrap(),
+            "mul 2^β",
+        );
+        let want: Vec<u64> = x.iter().map(|v| v * v % t).collect();
+        assert_eq!(sk.decrypt(&sq).unwrap().decode_simd().unwrap(), want);
+        let gk = sk.galois_key_with(5, dec, &mut r).unwrap();
+        let rot = cx.apply_galois(&gk).unwrap();
+        let bound = log2_sum(fresh, nb.key_switch(top, dec).unwrap());
+        check_noise(&sk, &rot, bound, "rotate 2^β");
+    }
+}
+
+/// `log2(2^a + 2^b)`.
+fn log2_sum(a: f64, b: f64) -> f64 {
+    let (hi, lo) = if a > b { (a, b) } else { (b, a) };
+    hi + (1.0 + (lo - hi).exp2()).log2()
+}

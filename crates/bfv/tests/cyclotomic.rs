@@ -253,7 +253,8 @@ fn cyclotomic_and_scalar_plaintexts_do_not_mix() {
     let sc = Context::new(Params::insecure_toy(32, 257).unwrap()).unwrap();
     assert!(Plaintext::from_representative(&sc, &[BigInt::from(1)]).is_err());
     assert!(Plaintext::from_representative(&cy, &vec![BigInt::from(1); 9]).is_err());
-    assert!(Plaintext::from_lift(&cy, vec![1 << 62; 32]).is_err());
+    assert!(Plaintext::from_lift(&cy, vec![i64::MIN; 32]).is_err());
+    assert!(Plaintext::from_lift(&cy, vec![1; 31]).is_err());
     let pt = Plaintext::from_representative(&cy, &[BigInt::from(5)]).unwrap();
     assert!(pt.coefficients().is_err());
     assert!(Plaintext::from_bytes(&sc, &pt.to_bytes()).is_err());

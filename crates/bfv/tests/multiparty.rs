@@ -137,11 +137,14 @@ fn three_parties_collective_keys_work_under_the_sum_of_the_secrets() {
     // allow log2(2·N·PARTIES) more bits on the key-switching term.
     let slack = (2.0 * n as f64 * PARTIES as f64).log2();
     let want: Vec<u64> = x.iter().zip(&y).map(|(a, b)| a * b % t).collect();
-    for k in [&rlk, &rlk2] {
+    for (k, dec) in [
+        (&rlk, Decomposition::Rns),
+        (&rlk2, Decomposition::PowerOfTwo { base_log: 24 }),
+    ] {
         let prod = cx.mul(&cy, k).unwrap();
         assert_eq!(sk.decrypt(&prod).unwrap().decode_simd().unwrap(), want);
         let v = invariant_noise_log2(&sk, &prod).unwrap();
-        let bound = nb.mul(fresh, fresh, ctx.max_level()).unwrap() + slack;
+        let bound = nb.mul_with(fresh, fresh, ctx.max_level(), dec).unwrap() + slack;
         assert!(v <= bound, "mul noise {v} above {bound}");
         assert!(noise_budget(&sk, &prod).unwrap() > 5.0);
     }
