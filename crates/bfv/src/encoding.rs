@@ -13,7 +13,7 @@
 //! * **cyclotomic `X^D − b`** (seed 002 §3): `R/(X^D − b) ≅ Z_p[X]/(X^D − b)`, `p = b^M + 1`,
 //!   held in two forms: the degree-`< D` representative over `Z_p` ([`Plaintext::representative`],
 //!   big integers) and a small-norm lift `[μ]_R ∈ R` ([`Plaintext::small_lift`],
-//!   `‖·‖_∞ ≤ b/2 + 1`), which is what encryption and plaintext products use. Pack/Unpack (the
+//!   `‖·‖_∞ ≤ b/2`; `b` is even since `2N | b^M`), which is what encryption and plaintext products use. Pack/Unpack (the
 //!   twisted slot NTT) build on the representative.
 
 use crate::context::Context;
@@ -129,7 +129,8 @@ impl Plaintext {
     /// A cyclotomic plaintext from its representative over `Z_p` (at most `D` coefficients,
     /// any sign, reduced mod `p`; missing ones are zero). The small lift is the spec's
     /// construction (seed 002 §3.2): balanced base-`b` digits of each coefficient, the carry on
-    /// `b^M` folded back with `b^M ≡ −1`.
+    /// `b^M` folded back with `b^M ≡ −1` (digits in `(−b/2, b/2]`, the carry is 0 or 1, so
+    /// `‖[μ]_R‖_∞ ≤ b/2` for the even `b` every valid parameter set has).
     ///
     /// ```
     /// use coterie_bfv::{Context, Params, Plaintext};
@@ -138,7 +139,7 @@ impl Plaintext {
     /// let big = BigInt::from(1u32) << 100u32;
     /// let pt = Plaintext::from_representative(&ctx, &[big.clone(), BigInt::from(-1)]).unwrap();
     /// assert_eq!(pt.representative()[0], big);
-    /// assert!(pt.norm_inf() <= 65340 / 2 + 1);
+    /// assert!(pt.norm_inf() <= 65340 / 2);
     /// ```
     pub fn from_representative(ctx: &Context, values: &[BigInt]) -> Result<Self> {
         let cy = cyclo(ctx)?;

@@ -351,16 +351,17 @@ impl RelinKeyShare {
         )))
     }
 
-    /// Bounded decoding for `ctx`.
-    pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self> {
+    /// Decoding for `ctx` of a share of the gadget `decomposition` (exactly
+    /// [`RelinKeyShare::encoded_len`] bytes).
+    pub fn from_bytes(ctx: &Context, decomposition: Decomposition, bytes: &[u8]) -> Result<Self> {
         let top = &ctx.top().ring;
-        let max = share_len(
-            ctx,
-            Decomposition::PowerOfTwo { base_log: 1 },
-            2 * top.basis().bits() as usize,
-        );
-        let w: RlkShareWire = decode(bytes, max)?;
-        let decomposition = w.0.decomposition;
+        let w: RlkShareWire = decode(bytes, Self::encoded_len(ctx, decomposition)?)?;
+        if w.0.decomposition != decomposition {
+            return Err(Error::Mismatch(format!(
+                "a share of the gadget {:?}, expected {decomposition:?}",
+                w.0.decomposition
+            )));
+        }
         let rows = decomposition.rows(top)?;
         let round = match u64::from_le_bytes(w.0.g) {
             1 => RelinRound::One,
@@ -604,16 +605,17 @@ impl GaloisKeyShare {
         )))
     }
 
-    /// Bounded decoding for `ctx`.
-    pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self> {
+    /// Decoding for `ctx` of a share of the gadget `decomposition` (exactly
+    /// [`GaloisKeyShare::encoded_len`] bytes).
+    pub fn from_bytes(ctx: &Context, decomposition: Decomposition, bytes: &[u8]) -> Result<Self> {
         let top = &ctx.top().ring;
-        let max = share_len(
-            ctx,
-            Decomposition::PowerOfTwo { base_log: 1 },
-            top.basis().bits() as usize,
-        );
-        let w: GkShareWire = decode(bytes, max)?;
-        let decomposition = w.0.decomposition;
+        let w: GkShareWire = decode(bytes, Self::encoded_len(ctx, decomposition)?)?;
+        if w.0.decomposition != decomposition {
+            return Err(Error::Mismatch(format!(
+                "a share of the gadget {:?}, expected {decomposition:?}",
+                w.0.decomposition
+            )));
+        }
         let rows = decomposition.rows(top)?;
         let g = u64::from_le_bytes(w.0.g);
         if g >= 2 * ctx.degree() as u64 {

@@ -105,7 +105,20 @@ fn run(params: Params, seed: u8) {
     let py = Plaintext::from_representative(&ctx, &y).unwrap();
     // The lift is small and folds back.
     let b = ring.b.to_u64().unwrap();
-    assert!(px.norm_inf() <= b / 2 + 1, "{} > b/2 + 1", px.norm_inf());
+    assert!(px.norm_inf() <= b / 2, "{} > b/2", px.norm_inf());
+    assert!(py.norm_inf() <= b / 2, "{} > b/2", py.norm_inf());
+    // Extreme representatives: 0, 1, p − 1, (p − 1)/2, (p + 1)/2 all lift within b/2.
+    let pm1 = BigInt::from(&ring.p - 1u32);
+    let edge = [
+        BigInt::new(),
+        BigInt::from(1u32),
+        pm1.clone(),
+        BigInt::from(&pm1 >> 1u32),
+        BigInt::from(&pm1 >> 1u32) + 1u32,
+    ];
+    let pe = Plaintext::from_representative(&ctx, &edge).unwrap();
+    assert!(pe.norm_inf() <= b / 2);
+    assert_eq!(pe.representative()[..5], edge);
     assert_eq!(Plaintext::from_lift(&ctx, px.small_lift()).unwrap(), px);
     assert_eq!(px.representative(), x);
 

@@ -40,7 +40,7 @@ fn collective_rlk(
         .map(|s| {
             let b = s.to_bytes();
             assert_eq!(b.len(), len);
-            RelinKeyShare::from_bytes(ctx, &b).unwrap()
+            RelinKeyShare::from_bytes(ctx, dec, &b).unwrap()
         })
         .collect();
     let agg1 = rkg.aggregate(&r1).unwrap();
@@ -104,7 +104,7 @@ fn three_parties_collective_keys_work_under_the_sum_of_the_secrets() {
         .map(|s| {
             let b = gkg.gen_share(s, g, &gcrp, &mut r).unwrap().to_bytes();
             assert_eq!(b.len(), GaloisKeyShare::encoded_len(&ctx, dec).unwrap());
-            GaloisKeyShare::from_bytes(&ctx, &b).unwrap()
+            GaloisKeyShare::from_bytes(&ctx, dec, &b).unwrap()
         })
         .collect();
     let gk = gkg
@@ -181,7 +181,7 @@ fn shares_reject_malformed_bytes_and_mismatched_inputs() {
         assert!(PublicKeyShare::from_bytes(&ctx, &bytes[..cut]).is_err());
     }
     assert!(PublicKeyShare::from_bytes(&other, &bytes).is_err());
-    assert!(RelinKeyShare::from_bytes(&ctx, &bytes).is_err());
+    assert!(RelinKeyShare::from_bytes(&ctx, Decomposition::Rns, &bytes).is_err());
     let mut bad = bytes.clone();
     let last = bad.len() - 1;
     bad[last] = 0xff; // an unreduced residue
@@ -195,7 +195,19 @@ fn shares_reject_malformed_bytes_and_mismatched_inputs() {
     assert!(gkg.aggregate(&[s3.clone(), s5]).is_err());
     assert!(gkg.gen_crp(&[1; 32], 4).is_err());
     assert_eq!(
-        GaloisKeyShare::from_bytes(&ctx, &s3.to_bytes()).unwrap(),
+        GaloisKeyShare::from_bytes(&ctx, Decomposition::Rns, &s3.to_bytes()).unwrap(),
         s3
+    );
+    // A share of another gadget is refused.
+    let dec2 = Decomposition::PowerOfTwo { base_log: 20 };
+    assert!(GaloisKeyShare::from_bytes(&ctx, dec2, &s3.to_bytes()).is_err());
+    let rkg = RelinKeyGen::new(&ctx, dec2).unwrap();
+    let (_, r1) = rkg
+        .gen_share_round_one(&sk, &rkg.gen_crp(&[1; 32]).unwrap(), &mut r)
+        .unwrap();
+    assert!(RelinKeyShare::from_bytes(&ctx, Decomposition::Rns, &r1.to_bytes()).is_err());
+    assert_eq!(
+        RelinKeyShare::from_bytes(&ctx, dec2, &r1.to_bytes()).unwrap(),
+        r1
     );
 }
