@@ -7,496 +7,38 @@
 //! sides hold the same roster). Start-up retries dials with backoff until an overall deadline, so
 //! parties may start in any order.
 
+mod identity;
+mod link;
+
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
-use rustls::server::danger::{ClientCertVerified, ClientCertVerifier};
-use rustls::{
-    CertificateError, ClientConfig, DigitallySignedStruct, DistinguishedName, RootCertStore,
-    ServerConfig, SignatureScheme,
-};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
+use rustls::pki_types::ServerName;
+use rustls::{ClientConfig, ServerConfig};
+use tokio::io::AsyncWriteExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Mutex, mpsc, watch};
 use tokio::task::{JoinHandle, JoinSet};
 use tokio::time::Instant;
 use tokio_rustls::{TlsAcceptor, TlsConnector, TlsStream};
 
-use crate::config::{Roster, load_cert_chain, load_key, party_name};
-use crate::frame::{self, AbortNotice, FrameKind, Hello};
+pub use identity::Identity;
+use identity::PartyVerifier;
+pub(crate) use identity::{provider, tls_err};
+use link::{Shared, reader_task};
+pub(crate) use link::{Stream, read_frame, write_frame, write_frame_parts};
+
+use crate::config::{Roster, party_name};
+use crate::frame::{self, FrameKind, Hello};
 use crate::mesh::{Core, MeshOptions, Stats, set_poison};
 use crate::{Error, Mesh, PartyId, Result};
-
-type Stream = TlsStream<TcpStream>;
-type Writer = Arc<Mutex<WriteHalf<Stream>>>;
-
-/// A party's own certificate chain and private key.
-#[derive(Debug)]
-pub struct Identity {
-    /// Certificate chain, the party's certificate first.
-    pub chain: Vec<CertificateDer<'static>>,
-    /// Private key.
-    pub key: PrivateKeyDer<'static>,
-}
-
-impl Clone for Identity {
-    fn clone(&self) -> Self {
-        Self {
-            chain: self.chain.clone(),
-            key: self.key.clone_key(),
-        }
-    }
-}
-
-impl Identity {
-    /// Reads a PEM certificate (chain) and a PEM private key.
-    pub fn from_pem_files(cert: &Path, key: &Path) -> Result<Self> {
-        Ok(Self {
-            chain: load_cert_chain(cert)?,
-            key: load_key(key)?,
-        })
-    }
-
-    /// Parses PEM text.
-    pub fn from_pem(cert_pem: &str, key_pem: &str) -> Result<Self> {
-        use rustls::pki_types::pem::PemObject;
-        let chain = CertificateDer::pem_slice_iter(cert_pem.as_bytes())
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| Error::Tls(format!("certificate PEM: {e}")))?;
-        if chain.is_empty() {
-            return Err(Error::Tls("no certificate in PEM".into()));
-        }
-        let key = PrivateKeyDer::from_pem_slice(key_pem.as_bytes())
-            .map_err(|e| Error::Tls(format!("key PEM: {e}")))?;
-        Ok(Self { chain, key })
-    }
-}
-
-/// The ring provider with AES-128-GCM preferred: it is the fastest suite on the x86 machines this
-/// runs on (AES-NI/VAES), and it gives the 128-bit security level of every other primitive in
-/// coterie. AES-256-GCM and ChaCha20-Poly1305 stay available for peers that insist.
-fn provider() -> Arc<CryptoProvider> {
-    use rustls::crypto::ring::cipher_suite as cs;
-    let mut p = rustls::crypto::ring::default_provider();
-    p.cipher_suites = vec![
-        cs::TLS13_AES_128_GCM_SHA256,
-        cs::TLS13_AES_256_GCM_SHA384,
-        cs::TLS13_CHACHA20_POLY1305_SHA256,
-    ];
-    Arc::new(p)
-}
-
-fn tls_err(e: impl std::fmt::Display) -> Error {
-    Error::Tls(e.to_string())
-}
-
-/// Certificate policy of a roster, used on both the client and the server side.
-#[derive(Debug)]
-struct PartyVerifier {
-    pinned: Vec<Option<CertificateDer<'static>>>,
-    ca_server: Option<Arc<rustls::client::WebPkiServerVerifier>>,
-    ca_client: Option<Arc<dyn ClientCertVerifier>>,
-    algs: WebPkiSupportedAlgorithms,
-}
-
-fn parse_party_name(name: &str) -> Option<PartyId> {
-    name.strip_prefix("party-")?
-        .strip_suffix(".coterie")?
-        .parse()
-        .ok()
-}
-
-impl PartyVerifier {
-    fn new(roster: &Roster, provider: &Arc<CryptoProvider>) -> Result<Self> {
-        let (ca_server, ca_client) = match &roster.ca {
-            Some(ca) => {
-                let mut roots = RootCertStore::empty();
-                roots.add(ca.clone()).map_err(tls_err)?;
-                let roots = Arc::new(roots);
-                let s = rustls::client::WebPkiServerVerifier::builder_with_provider(
-                    roots.clone(),
-                    provider.clone(),
-                )
-                .build()
-                .map_err(tls_err)?;
-                let c = rustls::server::WebPkiClientVerifier::builder_with_provider(
-                    roots,
-                    provider.clone(),
-                )
-                .build()
-                .map_err(tls_err)?;
-                (Some(s), Some(c))
-            }
-            None => (None, None),
-        };
-        Ok(Self {
-            pinned: roster.certs.clone(),
-            ca_server,
-            ca_client,
-            algs: provider.signature_verification_algorithms,
-        })
-    }
-
-    /// Whether `cert` (already chain-verified by the handshake) may act as party `id`.
-    fn authorizes(&self, id: PartyId, cert: &CertificateDer<'_>) -> bool {
-        match self.pinned.get(id) {
-            Some(Some(p)) => p.as_ref() == cert.as_ref(),
-            Some(None) => {
-                self.ca_client.is_some()
-                    && ServerName::try_from(party_name(id)).is_ok_and(|name| {
-                        webpki::EndEntityCert::try_from(cert)
-                            .and_then(|ee| ee.verify_is_valid_for_subject_name(&name))
-                            .is_ok()
-                    })
-            }
-            None => false,
-        }
-    }
-}
-
-fn refused() -> rustls::Error {
-    rustls::Error::InvalidCertificate(CertificateError::ApplicationVerificationFailure)
-}
-
-impl ServerCertVerifier for PartyVerifier {
-    fn verify_server_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        server_name: &ServerName<'_>,
-        ocsp: &[u8],
-        now: UnixTime,
-    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
-        let ServerName::DnsName(dns) = server_name else {
-            return Err(refused());
-        };
-        let id = parse_party_name(dns.as_ref()).ok_or_else(refused)?;
-        match self.pinned.get(id) {
-            Some(Some(p)) if p.as_ref() == end_entity.as_ref() => {
-                Ok(ServerCertVerified::assertion())
-            }
-            Some(None) => match &self.ca_server {
-                Some(v) => v.verify_server_cert(end_entity, intermediates, server_name, ocsp, now),
-                None => Err(refused()),
-            },
-            _ => Err(refused()),
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algs)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algs)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algs.supported_schemes()
-    }
-}
-
-impl ClientCertVerifier for PartyVerifier {
-    fn root_hint_subjects(&self) -> &[DistinguishedName] {
-        &[]
-    }
-
-    fn verify_client_cert(
-        &self,
-        end_entity: &CertificateDer<'_>,
-        intermediates: &[CertificateDer<'_>],
-        now: UnixTime,
-    ) -> std::result::Result<ClientCertVerified, rustls::Error> {
-        if self
-            .pinned
-            .iter()
-            .flatten()
-            .any(|p| p.as_ref() == end_entity.as_ref())
-        {
-            return Ok(ClientCertVerified::assertion());
-        }
-        match &self.ca_client {
-            Some(v) => v.verify_client_cert(end_entity, intermediates, now),
-            None => Err(refused()),
-        }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algs)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algs)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.algs.supported_schemes()
-    }
-}
-
-/// Reads one frame body; `Ok(None)` on a clean end of stream at a frame boundary.
-pub(crate) async fn read_frame<R: AsyncRead + Unpin>(
-    r: &mut R,
-    max: usize,
-    party: PartyId,
-) -> Result<Option<Vec<u8>>> {
-    let mut pre = [0u8; frame::LEN_PREFIX];
-    match r.read_exact(&mut pre).await {
-        Ok(_) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => {
-            return Err(Error::Io {
-                party,
-                cause: e.to_string(),
-            });
-        }
-    }
-    let len = frame::parse_len(pre, max).map_err(|e| match e {
-        frame::FrameError::TooLarge { len, max } => Error::FrameTooLarge { party, len, max },
-        e => Error::MalformedFrame {
-            party,
-            cause: e.to_string(),
-        },
-    })?;
-    // The buffer grows only as bytes arrive (a lying length prefix cannot make it allocate more
-    // than 1 MiB beyond what was sent), and ends at exactly `len`, so a large frame is never
-    // reallocated past its size.
-    let mut body: Vec<u8> = Vec::new();
-    let mut filled = 0;
-    while filled < len {
-        let next = len.min(filled.saturating_mul(2).max(1 << 20));
-        body.reserve_exact(next - body.len());
-        body.resize(next, 0);
-        match r.read_exact(&mut body[filled..next]).await {
-            Ok(_) => filled = next,
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                return Err(Error::MalformedFrame {
-                    party,
-                    cause: format!("stream ended inside a {len}-byte frame"),
-                });
-            }
-            Err(e) => {
-                return Err(Error::Io {
-                    party,
-                    cause: e.to_string(),
-                });
-            }
-        }
-    }
-    Ok(Some(body))
-}
-
-async fn write_frame<W: AsyncWrite + Unpin>(w: &mut W, f: &[u8], party: PartyId) -> Result<()> {
-    write_frame_parts(w, f, &[], party).await
-}
-
-async fn write_frame_parts<W: AsyncWrite + Unpin>(
-    w: &mut W,
-    head: &[u8],
-    body: &[u8],
-    party: PartyId,
-) -> Result<()> {
-    let io = |e: std::io::Error| Error::Io {
-        party,
-        cause: e.to_string(),
-    };
-    w.write_all(head).await.map_err(io)?;
-    if !body.is_empty() {
-        w.write_all(body).await.map_err(io)?;
-    }
-    w.flush().await.map_err(io)
-}
-
-/// Everything the reader tasks share with the mesh.
-struct Shared {
-    id: PartyId,
-    poison_tx: watch::Sender<Option<Error>>,
-    closing: AtomicBool,
-    bye: Vec<AtomicBool>,
-    writers: Vec<Option<Writer>>,
-    /// The task relaying the first abort or crash seen to the other peers, if one was started.
-    relay: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
-}
-
-impl Shared {
-    /// Poisons the mesh; on the first abort or crash seen, relays it to every other peer, so that
-    /// they learn the root cause before any cascade of failures reaches them.
-    fn poison(self: &Arc<Self>, e: Error, skip: PartyId) {
-        // The relay slot is locked before the poison is set: a receiver woken by the poison and
-        // calling `flush_relay` then waits until the relay task's handle is stored, instead of
-        // finding the slot still empty and letting its party exit before the relay is written.
-        let mut slot = self.relay.lock().unwrap_or_else(|p| p.into_inner());
-        if set_poison(&self.poison_tx, e.clone()) {
-            tracing::warn!(party = self.id, error = %e, "mesh poisoned");
-            let relay = match e {
-                Error::Aborted { party, reason } => Some((party, reason, false)),
-                Error::Disconnected { party, cause } => Some((party, cause, true)),
-                _ => None,
-            };
-            if let Some((origin, reason, disconnected)) = relay {
-                let me = self.clone();
-                *slot = Some(tokio::spawn(async move {
-                    me.send_abort(origin, &reason, disconnected, skip).await
-                }));
-            }
-        }
-    }
-
-    /// Waits until the relay of the first abort or crash (if any) has been written, so that a
-    /// party that stops on the error it returns does not exit before its peers learn the root
-    /// cause. Each relay write is bounded by its own timeout.
-    async fn flush_relay(&self) {
-        let h = self.relay.lock().unwrap_or_else(|p| p.into_inner()).take();
-        if let Some(h) = h {
-            let _ = h.await;
-        }
-    }
-
-    async fn send_abort(&self, origin: PartyId, reason: &str, disconnected: bool, skip: PartyId) {
-        let notice = AbortNotice {
-            origin: origin as u32,
-            reason: frame::bounded_reason(reason),
-            disconnected,
-        };
-        let Ok(f) = frame::encode_control(FrameKind::Abort, &notice) else {
-            return;
-        };
-        for (j, w) in self.writers.iter().enumerate() {
-            if j == skip || j == origin {
-                continue;
-            }
-            if let Some(w) = w {
-                let _ = tokio::time::timeout(Duration::from_secs(2), async {
-                    let mut w = w.lock().await;
-                    write_frame(&mut *w, &f, j).await
-                })
-                .await;
-            }
-        }
-    }
-}
-
-async fn reader_task(
-    j: PartyId,
-    mut rd: ReadHalf<Stream>,
-    tx: mpsc::UnboundedSender<Vec<u8>>,
-    shared: Arc<Shared>,
-    max: usize,
-) {
-    loop {
-        let r = read_frame(&mut rd, max, j).await;
-        let quiet = shared.bye[j].load(Ordering::Acquire) || shared.closing.load(Ordering::Acquire);
-        let body = match r {
-            Ok(Some(b)) => b,
-            Ok(None) if quiet => return,
-            Ok(None) => {
-                shared.poison(
-                    Error::Disconnected {
-                        party: j,
-                        cause: "connection ended without a close".into(),
-                    },
-                    j,
-                );
-                return;
-            }
-            Err(_) if quiet => return,
-            Err(Error::Io { cause, .. }) => {
-                shared.poison(Error::Disconnected { party: j, cause }, j);
-                return;
-            }
-            Err(e) => {
-                shared.poison(e, j);
-                return;
-            }
-        };
-        let kind = match frame::decode_frame(&body) {
-            Ok(f) => f.kind,
-            Err(e) => {
-                shared.poison(
-                    Error::MalformedFrame {
-                        party: j,
-                        cause: e.to_string(),
-                    },
-                    j,
-                );
-                return;
-            }
-        };
-        match kind {
-            FrameKind::Data => {
-                if tx.send(body).is_err() {
-                    return;
-                }
-            }
-            FrameKind::Bye => {
-                shared.bye[j].store(true, Ordering::Release);
-                return;
-            }
-            FrameKind::Abort => {
-                let e = match frame::decode_frame(&body).map(|f| frame::decode_abort(f.payload)) {
-                    Ok(Ok(a)) if (a.origin as usize) < shared.bye.len() => {
-                        if a.disconnected {
-                            Error::Disconnected {
-                                party: a.origin as usize,
-                                cause: a.reason,
-                            }
-                        } else {
-                            Error::Aborted {
-                                party: a.origin as usize,
-                                reason: a.reason,
-                            }
-                        }
-                    }
-                    _ => Error::MalformedFrame {
-                        party: j,
-                        cause: "bad abort notice".into(),
-                    },
-                };
-                shared.poison(e, j);
-                return;
-            }
-            FrameKind::Hello => {
-                shared.poison(
-                    Error::UnexpectedMessage {
-                        party: j,
-                        cause: "hello after start-up".into(),
-                    },
-                    j,
-                );
-                return;
-            }
-        }
-    }
-}
 
 /// One party's end of a mutual-TLS mesh.
 pub struct TlsMesh {
     core: Core,
+    roles: Vec<crate::Role>,
     shared: Arc<Shared>,
     readers: Vec<JoinHandle<()>>,
 }
@@ -655,6 +197,20 @@ impl Setup {
 impl TlsMesh {
     /// Loads the config file, reads this party's key (from `key`, or the config's `key` entry)
     /// and certificate (the config's `cert` entry, or `cert`), and connects.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// use std::path::Path;
+    /// use coterie_net::{Mesh, MeshOptions, TlsMesh};
+    /// # async fn party() -> coterie_net::Result<()> {
+    /// // party 1 of the config `coterie certs` wrote
+    /// let config = Path::new("certs/party.toml");
+    /// let mut mesh = TlsMesh::connect_with_config(config, 1, None, None, MeshOptions::default()).await?;
+    /// let all: Vec<u64> = mesh.exchange_all(&42u64).await?;
+    /// mesh.close().await
+    /// # }
+    /// ```
     pub async fn connect_with_config(
         config: &Path,
         id: PartyId,
@@ -664,9 +220,7 @@ impl TlsMesh {
     ) -> Result<Self> {
         let roster = Roster::load(config)?;
         let base = config.parent().unwrap_or(Path::new("."));
-        let cf = crate::config::ConfigFile::parse(
-            &std::fs::read_to_string(config).map_err(|e| Error::Config(e.to_string()))?,
-        )?;
+        let cf = crate::config::ConfigFile::load(config)?;
         let entry = cf
             .parties
             .iter()
@@ -687,6 +241,20 @@ impl TlsMesh {
     }
 
     /// Connects party `id` to every other party in `roster`, within `opts.connect_deadline`.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// use std::path::Path;
+    /// use coterie_net::{Identity, Mesh, MeshOptions, Roster, TlsMesh};
+    /// # async fn party() -> coterie_net::Result<()> {
+    /// let roster = Roster::load(Path::new("certs/party.toml"))?;
+    /// let me = Identity::from_pem_files(Path::new("certs/party0.crt"), Path::new("certs/party0.key"))?;
+    /// let mut mesh = TlsMesh::connect(&roster, 0, me, MeshOptions::default()).await?;
+    /// mesh.broadcast(&"hello").await?;
+    /// mesh.close().await
+    /// # }
+    /// ```
     pub async fn connect(
         roster: &Roster,
         id: PartyId,
@@ -842,9 +410,22 @@ impl TlsMesh {
         }
         Ok(TlsMesh {
             core: Core::new(id, n, opts, inbox, poison_rx),
+            roles: roster.roles.clone(),
             shared,
             readers,
         })
+    }
+}
+
+impl TlsMesh {
+    /// The role of party `id`, from the roster this mesh was connected with.
+    pub fn role(&self, id: PartyId) -> &crate::Role {
+        crate::role::role_of(&self.roles, id)
+    }
+
+    /// The parties whose role is `role`, in id order.
+    pub fn parties_with_role(&self, role: &crate::Role) -> Vec<PartyId> {
+        crate::role::parties_with_role(&self.roles, self.core.n, role)
     }
 }
 
