@@ -270,7 +270,11 @@ fn small_lift_of(ctx: &Context, rep: &[BigInt]) -> Result<Vec<i64>> {
     let cy = cyclo(ctx)?;
     let b = match ctx.plaintext_modulus() {
         crate::params::PlaintextModulus::Cyclotomic { b, .. } => *b,
-        crate::params::PlaintextModulus::Scalar(_) => unreachable_scalar()?,
+        crate::params::PlaintextModulus::Scalar(_) => {
+            return Err(Error::Unsupported(
+                "a small lift mod X^D − b needs a cyclotomic modulus".into(),
+            ));
+        }
     };
     let bb = BigInt::from(b);
     let half = b / 2;
@@ -296,10 +300,4 @@ fn small_lift_of(ctx: &Context, rep: &[BigInt]) -> Result<Vec<i64>> {
         lift[j] -= carry;
     }
     Ok(lift)
-}
-
-fn unreachable_scalar() -> Result<u64> {
-    Err(Error::Unsupported(
-        "a small lift mod X^D − b needs a cyclotomic modulus".into(),
-    ))
 }

@@ -204,8 +204,8 @@ impl SecretKey {
     /// let ctx = Context::new(Params::insecure_toy(256, 256).unwrap()).unwrap();
     /// let mut rng = Csprng::new();
     /// let sk = SecretKey::generate(&ctx, &mut rng);
-    /// let one = coterie_math::poly::Poly::from_signed(&ctx.ring(ctx.max_level()).unwrap(), &[1]).unwrap();
-    /// let mut one = one;
+    /// let ring = ctx.ring(ctx.max_level()).unwrap();
+    /// let mut one = coterie_math::poly::Poly::from_signed(&ring, &[1]).unwrap();
     /// one.to_ntt();
     /// let g = sk.gadget_encrypt(&one, Decomposition::PowerOfTwo { base_log: 20 }, &mut rng).unwrap();
     /// assert_eq!(g.rows(), 6); // ⌈120 / 20⌉
