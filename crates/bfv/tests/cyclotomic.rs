@@ -272,3 +272,94 @@ fn cyclotomic_and_scalar_plaintexts_do_not_mix() {
     assert!(pt.coefficients().is_err());
     assert!(Plaintext::from_bytes(&sc, &pt.to_bytes()).is_err());
 }
+
+/// Seed 002 §6.2 Table 2, Params I (N = 2^14, log q = 426) and II (N = 2^13, log q = 230):
+/// every row validates (p = b^M + 1 prime, 2N | b^M) with the stated size of p.
+#[test]
+fn matrigear_table2_rows_validate() {
+    use coterie_bfv::SecretDistribution;
+    use coterie_bfv::params::moduli_for_bits;
+    let rows_i: [(u32, u64); 6] = [
+        (128, u64::MAX - (3072 - 1)),
+        (256, u64::MAX - (64 - 1)),
+        (512, u64::MAX - (428 - 1)),
+        (1024, u64::MAX - (8 - 1)),
+        (2048, u64::MAX - (22 - 1)),
+        (4096, u64::MAX - (56 - 1)),
+    ];
+    let rows_ii: [(u32, u64); 6] = [
+        (128, (1 << 16) - 196),
+        (256, (1 << 16) - 22),
+        (512, (1 << 16) - 72),
+        (1024, (1 << 16) - 28),
+        (2048, (1 << 16) - 190),
+        (4096, (1 << 16) - 288),
+    ];
+    for (n, log_q, rows) in [(1usize << 14, 426, rows_i), (1 << 13, 230, rows_ii)] {
+        let q = moduli_for_bits(n, log_q).unwrap();
+        for (bits, b) in rows {
+            let m = (bits as usize).div_ceil(64 - b.leading_zeros() as usize);
+            let pm = PlaintextModulus::Cyclotomic { d: n / m, b, m };
+            let p = Params::custom_with(
+                "t2",
+                n,
+                &q,
+                pm.clone(),
+                3.2,
+                SecretDistribution::Ternary,
+                "",
+            )
+            .unwrap_or_else(|e| panic!("N = {n}, b = {b}, M = {m}: {e}"));
+            let got = p.plaintext_modulus().modulus().significant_bits();
+            // Params II at 4096 bits gives a 4095-bit p (65248^256 < 2^4096, seed 002 §6.2).
+            assert!(
+                got == bits || (got == 4095 && bits == 4096),
+                "{b}^{m} + 1: {got} bits"
+            );
+        }
+    }
+}
+
+/// Params II at |p| = 4096 (N = 2^13, D = 32, M = 256, b = 2^16 − 288): encryption, decryption
+/// and one product with relinearization, against the reference.
+#[test]
+fn params_ii_4096_bit_p_encrypts_and_multiplies() {
+    use coterie_bfv::SecretDistribution;
+    use coterie_bfv::params::moduli_for_bits;
+    let n = 1 << 13;
+    let pm = PlaintextModulus::Cyclotomic {
+        d: 32,
+        b: (1 << 16) - 288,
+        m: 256,
+    };
+    let params = Params::custom_with(
+        "insecure-test-params-ii-4096",
+        n,
+        &moduli_for_bits(n, 230).unwrap(),
+        pm,
+        3.2,
+        SecretDistribution::Ternary,
+        "seed 002 Table 2, Params II, |p| = 4096 (128-bit per the paper); used here as a test",
+    )
+    .unwrap();
+    let ctx = Context::new(params).unwrap();
+    let ring = Ring::of(&ctx);
+    let mut r = Csprng::from_seed_insecure_for_tests([5; 32]);
+    let sk = SecretKey::generate(&ctx, &mut r);
+    let pk = sk.public_key(&mut r);
+    let rlk = sk.relin_key(&mut r);
+    let x = ring.random(&mut r);
+    let y = ring.random(&mut r);
+    let cx = pk
+        .encrypt(&Plaintext::from_representative(&ctx, &x).unwrap(), &mut r)
+        .unwrap();
+    let cy = pk
+        .encrypt(&Plaintext::from_representative(&ctx, &y).unwrap(), &mut r)
+        .unwrap();
+    assert_eq!(sk.decrypt(&cx).unwrap().representative(), x);
+    let prod = cx.mul(&cy, &rlk).unwrap();
+    assert_eq!(
+        sk.decrypt(&prod).unwrap().representative(),
+        ring.mul(&x, &y)
+    );
+}
