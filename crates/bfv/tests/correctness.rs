@@ -329,6 +329,15 @@ fn power_of_two_gadget_keys_within_noise_bounds() {
         );
         let want: Vec<u64> = x.iter().map(|v| v * v % t).collect();
         assert_eq!(sk.decrypt(&sq).unwrap().decode_simd().unwrap(), want);
+        // The top-level key serves lower levels too (the gadget B^i does not depend on Q_l).
+        let low = cx.mod_switch_to(top - 1).unwrap();
+        assert_eq!(
+            sk.decrypt(&low.mul(&low, &rlk).unwrap())
+                .unwrap()
+                .decode_simd()
+                .unwrap(),
+            want
+        );
         let gk = sk.galois_key_with(5, dec, &mut r).unwrap();
         let rot = cx.apply_galois(&gk).unwrap();
         let bound = log2_sum(fresh, nb.key_switch(top, dec).unwrap());
