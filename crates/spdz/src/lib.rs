@@ -25,7 +25,7 @@
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let ring = Z2k::spdz2k_64();
 //! let mut rng = rand::rng();
-//! let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+//! let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
 //! let counts = Counts { triples: 1, randoms: 1, masks_per_party: 1, ..Counts::default() };
 //! let preps = dealer.deal(counts, &mut rng);
 //! let mut tasks = Vec::new();

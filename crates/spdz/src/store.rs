@@ -472,7 +472,7 @@ mod tests {
 
     fn material(n: usize, seed: u64) -> Vec<VecPrep<Z2k>> {
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
-        let d = InsecureDealer::new_insecure(Z2k::spdz2k_64(), n, &mut rng).unwrap();
+        let d = InsecureDealer::insecure_new(Z2k::spdz2k_64(), n, &mut rng).unwrap();
         d.deal(
             Counts {
                 triples: 5,

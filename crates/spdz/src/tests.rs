@@ -65,7 +65,7 @@ where
 async fn all_ops<R: Ring, M: Mesh + 'static>(ring: R, meshes: Vec<M>, seed: u64) {
     let n = meshes.len();
     let mut rng = ChaCha20Rng::seed_from_u64(seed);
-    let dealer = InsecureDealer::new_insecure(ring.clone(), n, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(ring.clone(), n, &mut rng).unwrap();
     let per = 6usize;
     let counts = Counts {
         triples: 2 * per,
@@ -274,7 +274,7 @@ pub(crate) mod tls {
 /// says; returns every party's result.
 async fn cheating_run<R: Ring>(ring: R, cheat: Cheat) -> Vec<Result<()>> {
     let mut rng = ChaCha20Rng::seed_from_u64(99);
-    let dealer = InsecureDealer::new_insecure(ring, 3, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(ring, 3, &mut rng).unwrap();
     let counts = Counts {
         triples: 4,
         bits: 0,
@@ -396,7 +396,7 @@ async fn cheat_error_at_top_value_bit_is_caught() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exhausted_preprocessing_is_a_clear_error() {
     let mut rng = ChaCha20Rng::seed_from_u64(5);
-    let dealer = InsecureDealer::new_insecure(Z2k::spdz2k_64(), 2, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(Z2k::spdz2k_64(), 2, &mut rng).unwrap();
     let mut preps = dealer.deal(
         Counts {
             triples: 1,
@@ -420,7 +420,7 @@ async fn downcast_to_z2_32_then_compute() {
     let mut rng = ChaCha20Rng::seed_from_u64(7);
     let big = Z2k::spdz2k_64();
     let small = Z2k::new(32, 64).unwrap();
-    let dealer = InsecureDealer::new_insecure(big, 2, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(big, 2, &mut rng).unwrap();
     let preps = dealer.deal(
         Counts {
             triples: 4,
@@ -488,7 +488,7 @@ async fn truncated_open_reveals_only_low_bits() {
     let l = 20u32;
     let mut rng = ChaCha20Rng::seed_from_u64(11);
     let ring = Z2k::spdz2k_64();
-    let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
     let preps = dealer.deal(
         Counts {
             randoms: 3 * trials,
@@ -549,7 +549,7 @@ async fn rand_bits_are_uniform_bits() {
     let count = 20_000usize;
     let mut rng = ChaCha20Rng::seed_from_u64(12);
     let ring = Z2k::spdz2k_64();
-    let dealer = InsecureDealer::new_insecure(ring, 3, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(ring, 3, &mut rng).unwrap();
     let preps = dealer.deal(
         Counts {
             bits: count,
@@ -585,7 +585,7 @@ async fn rand_bits_are_uniform_bits() {
 async fn engine_on_disk_store() {
     let mut rng = ChaCha20Rng::seed_from_u64(13);
     let ring = Fp64::mersenne61();
-    let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
     let mut preps = dealer.deal(
         Counts {
             triples: 3,
@@ -1046,7 +1046,7 @@ async fn ot_preprocessing_into_stores_then_online() {
 async fn single_check_honest_and_cheating() {
     for case in 0..3 {
         let mut rng = ChaCha20Rng::seed_from_u64(50 + case);
-        let dealer = InsecureDealer::new_insecure(Z2k::spdz2k_64(), 3, &mut rng).unwrap();
+        let dealer = InsecureDealer::insecure_new(Z2k::spdz2k_64(), 3, &mut rng).unwrap();
         let preps = dealer.deal(
             Counts {
                 triples: 2,
@@ -1103,7 +1103,7 @@ async fn single_check_honest_and_cheating() {
 async fn field_rand_bits_by_squaring() {
     async fn run<R: PrimeField>(ring: R, count: usize, seed: u64) -> Vec<R::Elem> {
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
-        let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+        let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
         let preps = dealer.deal(
             Counts {
                 triples: count + 16,
@@ -1147,7 +1147,7 @@ async fn field_rand_bits_by_squaring() {
 async fn large_opening_is_chunked() {
     let count = crate::engine::OPEN_CHUNK_BYTES / 16 + 1000;
     let mut rng = ChaCha20Rng::seed_from_u64(70);
-    let dealer = InsecureDealer::new_insecure(Z2k::spdz2k_64(), 2, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(Z2k::spdz2k_64(), 2, &mut rng).unwrap();
     let preps = dealer.deal(Counts::default(), &mut rng);
     let res = run_mem(preps, move |mut e, mut mesh| async move {
         let xs: Vec<_> = (0..count as u64)
@@ -1176,7 +1176,7 @@ async fn z2k_truncated_open_and_downcast_2_3_4_8() {
     for n in [2usize, 3, 4, 8] {
         let mut rng = ChaCha20Rng::seed_from_u64(80 + n as u64);
         let big = Z2k::spdz2k_64();
-        let dealer = InsecureDealer::new_insecure(big, n, &mut rng).unwrap();
+        let dealer = InsecureDealer::insecure_new(big, n, &mut rng).unwrap();
         let preps = dealer.deal(
             Counts {
                 triples: 4,
@@ -1285,7 +1285,7 @@ async fn cli_tools_deal_then_demo() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn equivocating_input_owner_is_caught() {
     let mut rng = ChaCha20Rng::seed_from_u64(90);
-    let dealer = InsecureDealer::new_insecure(Fp64::mersenne61(), 3, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(Fp64::mersenne61(), 3, &mut rng).unwrap();
     let preps = dealer.deal(
         Counts {
             masks_per_party: 1,
@@ -1325,7 +1325,7 @@ async fn fp_truncated_open_low_bits_and_refusal() {
     let xs: Vec<u64> = vec![0, u64::MAX, 0x8000_0000_1234_5678];
     for n in [2usize, 3] {
         let mut rng = ChaCha20Rng::seed_from_u64(40 + n as u64);
-        let dealer = InsecureDealer::new_insecure(ring.clone(), n, &mut rng).unwrap();
+        let dealer = InsecureDealer::insecure_new(ring.clone(), n, &mut rng).unwrap();
         let t = if n == 2 { trials } else { 4 };
         let preps = dealer.deal(
             Counts {
@@ -1386,7 +1386,7 @@ async fn fp_truncated_open_low_bits_and_refusal() {
     // a 61-bit field cannot hold the statistical mask: refused, before any communication
     let mut rng = ChaCha20Rng::seed_from_u64(49);
     let f61 = Fp64::mersenne61();
-    let dealer = InsecureDealer::new_insecure(f61, 2, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(f61, 2, &mut rng).unwrap();
     let preps = dealer.deal(
         Counts {
             bits: 200,

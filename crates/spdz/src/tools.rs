@@ -39,7 +39,7 @@ pub fn deal_insecure_to_stores<R: Ring>(
     chunk: usize,
 ) -> Result<Vec<PathBuf>> {
     let mut rng = coterie_math::prg::Csprng::new();
-    let dealer = InsecureDealer::new_insecure(ring.clone(), n, &mut rng)?;
+    let dealer = InsecureDealer::insecure_new(ring.clone(), n, &mut rng)?;
     let dirs: Vec<PathBuf> = (0..n).map(|i| party_dir(base, i)).collect();
     let stores = dirs
         .iter()
