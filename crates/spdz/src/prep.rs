@@ -113,7 +113,9 @@ pub trait Preprocessing<R: Ring>: Send {
     /// [`Error::Unsupported`] (the default).
     fn matrix_triples(&mut self, d: usize, count: usize) -> Result<Vec<MatrixTriple<R::Elem>>> {
         let _ = (d, count);
-        Err(Error::Unsupported("matrix triples from this preprocessing source"))
+        Err(Error::Unsupported(
+            "matrix triples from this preprocessing source",
+        ))
     }
 }
 

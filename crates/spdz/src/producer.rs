@@ -144,7 +144,9 @@ pub trait Producer<R: Ring>: Send {
 pub fn check_order<R: Ring, P: Producer<R> + ?Sized>(p: &P, order: &Order) -> Result<()> {
     order.validate(p.n())?;
     match order.items().find(|(k, _)| !p.supports(*k)) {
-        Some(_) => Err(Error::Unsupported("a kind of material this producer cannot make")),
+        Some(_) => Err(Error::Unsupported(
+            "a kind of material this producer cannot make",
+        )),
         None => Ok(()),
     }
 }
