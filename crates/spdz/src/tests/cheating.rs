@@ -8,7 +8,7 @@
 
 use coterie_base::bits::{BitReader, BitWriter};
 use coterie_base::envelope::HEADER_LEN;
-use coterie_net::commit::{Commitment, Opening, commit};
+use coterie_net::commit::{Opening, commit};
 use coterie_net::tamper::{Select, TamperMesh};
 use coterie_net::{Blob, InMemoryMesh, Mesh};
 use rand::SeedableRng;
@@ -16,9 +16,7 @@ use rand_chacha::ChaCha20Rng;
 
 use super::ot_producer::produce_on;
 use super::{big_prime, opts, run_with};
-use crate::engine::{
-    TAG_CHECK_A, TAG_CHECK_C, TAG_CHECK_D, TAG_INPUT, TAG_OPEN, TAG_SINGLE_C, TAG_SINGLE_O, digest,
-};
+use crate::engine::{TAG_CHECK_C, TAG_CHECK_D, TAG_INPUT, TAG_OPEN, TAG_SINGLE_O};
 use crate::ot_prep::{TAG_COPE, TAG_GILBOA, TAG_KOS_U};
 use crate::wire::{open_elems, seal_elems};
 use crate::*;
@@ -42,7 +40,12 @@ fn add_to_elem<R: Ring>(ring: &R, msg: &mut Blob, index: usize, e: &R::Elem) {
 }
 
 /// A rule adding `e` to element `index` of the selected engine messages.
-fn elem_error<R: Ring>(sel: Select, ring: &R, index: usize, e: R::Elem) -> coterie_net::tamper::Rule {
+fn elem_error<R: Ring>(
+    sel: Select,
+    ring: &R,
+    index: usize,
+    e: R::Elem,
+) -> coterie_net::tamper::Rule {
     let ring = ring.clone();
     sel.rewrite(move |m: &mut Blob| add_to_elem(&ring, m, index, &e))
 }
@@ -70,73 +73,61 @@ async fn cheating_run<R: Ring>(ring: R, cheat: EngineCheat) -> Vec<Result<()>> {
         masks_per_party: 4,
     };
     let preps = dealer.deal(counts, &mut rng);
-    run_with(tampered_group(3), preps, move |mut e, mut mesh| async move {
-        let me = mesh.id();
-        let r = e.ring().clone();
-        let vals: Vec<_> = (0..4).map(|i| r.embed_u64(i + 5)).collect();
-        let x = e
-            .input(&mut mesh, 0, (me == 0).then_some(&vals[..]), 4)
-            .await?;
-        let y = e
-            .input(&mut mesh, 2, (me == 2).then_some(&vals[..]), 4)
-            .await?;
-        let share_err = match cheat {
-            EngineCheat::ShareError(err) if me == 1 => {
-                // The Beaver opening is this party's first opening: one message to each peer.
-                let err = r.embed_u64(err);
-                mesh.add(elem_error(
-                    Select::any().tag(TAG_OPEN).indices(0..2),
-                    &r,
-                    0,
-                    err.clone(),
-                ));
-                Some(err)
-            }
-            _ => None,
-        };
-        let z = e.mul(&mut mesh, &x, &y).await?;
-        e.open(&mut mesh, &z).await?;
-        if me == 1 {
-            match cheat {
-                EngineCheat::ShareError(_) => {
-                    // A consistent cheater knows what the others opened (its own share plus the
-                    // error) and echoes the digest of that, so that the MAC check itself runs
-                    // and must catch the error (not the echo of the opened values).
-                    let mut view = e.pending_opened().to_vec();
-                    if let Some(err) = &share_err {
-                        view[0] = r.add(&view[0], err);
+    run_with(
+        tampered_group(3),
+        preps,
+        move |mut e, mut mesh| async move {
+            let me = mesh.id();
+            let r = e.ring().clone();
+            let vals: Vec<_> = (0..4).map(|i| r.embed_u64(i + 5)).collect();
+            let x = e
+                .input(&mut mesh, 0, (me == 0).then_some(&vals[..]), 4)
+                .await?;
+            let y = e
+                .input(&mut mesh, 2, (me == 2).then_some(&vals[..]), 4)
+                .await?;
+            let mut x = x;
+            if me == 1 {
+                match cheat {
+                    EngineCheat::ShareError(err) => {
+                        // A consistent cheater: it adds the error to the share it sends in its next
+                        // opening (the Beaver opening of x_0 − a_0) and uses the same share in its
+                        // own sum, so every party opens the same wrong value and the MAC check
+                        // itself must catch it. (The error changes the share the cheater holds; the
+                        // message it influences carries it. A cheater that only rewrites the
+                        // message is caught earlier: `wire_only_share_error_is_caught_by_the_echo`.)
+                        x[0].v = r.add(&x[0].v, &r.embed_u64(err));
                     }
-                    let dig = digest("coterie-spdz/mac-check/0/opened", &r.encode(&view));
-                    mesh.add(
-                        Select::any()
-                            .tag(TAG_CHECK_A)
-                            .rewrite(move |m: &mut ([u8; 32], Commitment)| m.0 = dig),
-                    );
-                }
-                EngineCheat::MacError => {
-                    // Formerly an error added to the local MAC share of the first checked
-                    // value; it reaches the wire only through σ_1 (committed in round C, opened
-                    // in round D). Express it there: commit to and open a σ_1 other than the
-                    // one the MAC shares give, consistently, so the commitment opens and the
-                    // sum Σ σ_i is not zero.
-                    let wrong = r.encode(&[r.embed_u64(0x5eed)]);
-                    let (c, o) = commit("coterie-spdz/mac-check/0/sigma", 1, &wrong);
-                    mesh.add(Select::any().tag(TAG_CHECK_C).replace(&c));
-                    mesh.add(Select::any().tag(TAG_CHECK_D).replace(&(o, wrong)));
-                }
-                EngineCheat::BadCommitOpen => {
-                    mesh.add(
-                        Select::any()
-                            .tag(TAG_CHECK_D)
-                            .rewrite(|m: &mut (Opening, Vec<u8>)| m.1[0] ^= 1),
-                    );
+                    EngineCheat::MacError => {
+                        // Formerly an error added to the local MAC share of the first checked
+                        // value; it reaches the wire only through σ_1 (committed in round C, opened
+                        // in round D). Express it there: commit to and open a σ_1 other than the
+                        // one the MAC shares give, consistently, so the commitment opens and the
+                        // sum Σ σ_i is not zero.
+                        let wrong = r.encode(&[r.embed_u64(0x5eed)]);
+                        let (c, o) = commit("coterie-spdz/mac-check/0/sigma", 1, &wrong);
+                        mesh.add(Select::any().tag(TAG_CHECK_C).replace(&c));
+                        mesh.add(Select::any().tag(TAG_CHECK_D).replace(&(o, wrong)));
+                    }
+                    EngineCheat::BadCommitOpen => {
+                        mesh.add(
+                            Select::any()
+                                .tag(TAG_CHECK_D)
+                                .rewrite(|m: &mut (Opening, Vec<u8>)| m.1[0] ^= 1),
+                        );
+                    }
                 }
             }
-        }
-        e.check(&mut mesh).await?;
-        mesh.close().await?;
-        Ok(())
-    })
+            let z = e.mul(&mut mesh, &x, &y).await?;
+            e.open(&mut mesh, &z).await?;
+            e.check(&mut mesh).await?;
+            // One more round, so that a cheater whose own view passed the check (a wrong σ_1 on
+            // the wire only) learns of the honest parties' abort instead of closing first.
+            let _: Vec<u8> = mesh.exchange_all_tagged(0x5D2F_0001, &0u8).await?;
+            mesh.close().await?;
+            Ok(())
+        },
+    )
     .await
 }
 
@@ -211,6 +202,58 @@ async fn cheat_error_at_top_value_bit_is_caught() {
     assert_honest_caught(&res, "mac-check", None);
 }
 
+/// A cheater that only rewrites its share in the Beaver opening (its own sum keeps the honest
+/// share) opens another value than the honest parties: the echo of the opened values at the
+/// start of the MAC check catches it and names a party whose view differs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wire_only_share_error_is_caught_by_the_echo() {
+    let mut rng = ChaCha20Rng::seed_from_u64(98);
+    let ring = Z2k::spdz2k_64();
+    let dealer = InsecureDealer::insecure_new(ring, 3, &mut rng).unwrap();
+    let counts = Counts {
+        triples: 2,
+        randoms: 2,
+        masks_per_party: 2,
+        ..Counts::default()
+    };
+    let preps = dealer.deal(counts, &mut rng);
+    let res = run_with(
+        tampered_group(3),
+        preps,
+        move |mut e, mut mesh| async move {
+            let me = mesh.id();
+            let x = e
+                .input(&mut mesh, 0, (me == 0).then_some(&[3u128, 4][..]), 2)
+                .await?;
+            let fired = (me == 1).then(|| {
+                // the first opening is the Beaver opening: one message to each peer
+                mesh.add(elem_error(
+                    Select::any().tag(TAG_OPEN).indices(0..2),
+                    &ring,
+                    0,
+                    1,
+                ))
+            });
+            let z = e.mul(&mut mesh, &x, &x).await?;
+            e.open(&mut mesh, &z).await?;
+            if let Some(f) = fired {
+                assert_eq!(f.fired(), 2);
+            }
+            e.check(&mut mesh).await?;
+            mesh.close().await?;
+            Ok(())
+        },
+    )
+    .await;
+    for (i, r) in res.iter().enumerate() {
+        let e = r.as_ref().expect_err("a cheat must abort");
+        assert!(
+            e.to_string().contains("opened-values-echo"),
+            "party {i}: {e}"
+        );
+    }
+}
+
 /// SingleCheck (per-value, 2 rounds): honest runs pass, split into its two halves with an
 /// opening in between; a share error and a bad commitment opening are each caught.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -227,58 +270,46 @@ async fn single_check_honest_and_cheating() {
             },
             &mut rng,
         );
-        let res = run_with(tampered_group(3), preps, move |mut e, mut mesh| async move {
-            let me = mesh.id();
-            let v = [5u128, 6];
-            let x = e
-                .input(&mut mesh, 0, (me == 0).then_some(&v[..]), 2)
-                .await?;
-            let r = *e.ring();
-            if me == 1 {
-                match case {
-                    // share error 3 on the first value of the Beaver opening, to both peers
-                    1 => {
-                        mesh.add(elem_error(
-                            Select::any().tag(TAG_OPEN).indices(0..2),
-                            &r,
-                            0,
-                            3,
-                        ));
+        let res = run_with(
+            tampered_group(3),
+            preps,
+            move |mut e, mut mesh| async move {
+                let me = mesh.id();
+                let v = [5u128, 6];
+                let x = e
+                    .input(&mut mesh, 0, (me == 0).then_some(&v[..]), 2)
+                    .await?;
+                let r = *e.ring();
+                if me == 1 {
+                    match case {
+                        // the first single check's opening reveals another σ than committed
+                        2 => {
+                            mesh.add(
+                                Select::any()
+                                    .tag(TAG_SINGLE_O)
+                                    .indices(0..2)
+                                    .rewrite(|m: &mut (Opening, Vec<u8>)| m.1[0] ^= 1),
+                            );
+                        }
+                        _ => {}
                     }
-                    // the first single check's opening reveals another σ than committed
-                    2 => {
-                        mesh.add(
-                            Select::any()
-                                .tag(TAG_SINGLE_O)
-                                .indices(0..2)
-                                .rewrite(|m: &mut (Opening, Vec<u8>)| m.1[0] ^= 1),
-                        );
-                    }
-                    _ => {}
                 }
-            }
-            let z = e.mul(&mut mesh, &x, &x).await?;
-            let o1 = e.open(&mut mesh, &z[..1]).await?;
-            if me == 1 && case == 1 {
-                // the consistent cheater echoes the digest of what the others opened (see
-                // `cheating_run`), so the per-value check itself must catch the error
-                let mut view = e.pending_opened().to_vec();
-                view[0] = r.add(&view[0], &3);
-                let dig = digest("coterie-spdz/single-check/0/opened", &r.encode(&view));
-                mesh.add(
-                    Select::any()
-                        .tag(TAG_SINGLE_C)
-                        .indices(0..2)
-                        .rewrite(move |m: &mut ([u8; 32], Commitment)| m.0 = dig),
-                );
-            }
-            let pending = e.check_single_commit(&mut mesh).await?;
-            let o2 = e.open(&mut mesh, &z[1..]).await?;
-            e.check_single_open(&mut mesh, pending).await?;
-            e.check_single(&mut mesh).await?;
-            mesh.close().await?;
-            Ok((o1[0], o2[0]))
-        })
+                // case 1: a consistent cheater's share error of 3 on the first value of the Beaver
+                // opening (x_0 − a_0; see `cheating_run`)
+                let mut xa = x.clone();
+                if me == 1 && case == 1 {
+                    xa[0].v = r.add(&xa[0].v, &3);
+                }
+                let z = e.mul(&mut mesh, &xa, &x).await?;
+                let o1 = e.open(&mut mesh, &z[..1]).await?;
+                let pending = e.check_single_commit(&mut mesh).await?;
+                let o2 = e.open(&mut mesh, &z[1..]).await?;
+                e.check_single_open(&mut mesh, pending).await?;
+                e.check_single(&mut mesh).await?;
+                mesh.close().await?;
+                Ok((o1[0], o2[0]))
+            },
+        )
         .await;
         for (i, r) in res.iter().enumerate() {
             match (case, r) {
@@ -313,17 +344,21 @@ async fn equivocating_input_owner_is_caught() {
         },
         &mut rng,
     );
-    let res = run_with(tampered_group(3), preps, move |mut e, mut mesh| async move {
-        let me = mesh.id();
-        if me == 1 {
-            // the owner sends x − r + 1 to the last party, x − r to the others
-            mesh.add(elem_error(Select::to(2).tag(TAG_INPUT).nth(0), &ring, 0, 1));
-        }
-        e.input(&mut mesh, 1, (me == 1).then_some(&[5u64][..]), 1)
-            .await?;
-        mesh.close().await?;
-        Ok(())
-    })
+    let res = run_with(
+        tampered_group(3),
+        preps,
+        move |mut e, mut mesh| async move {
+            let me = mesh.id();
+            if me == 1 {
+                // the owner sends x − r + 1 to the last party, x − r to the others
+                mesh.add(elem_error(Select::to(2).tag(TAG_INPUT).nth(0), &ring, 0, 1));
+            }
+            e.input(&mut mesh, 1, (me == 1).then_some(&[5u64][..]), 1)
+                .await?;
+            mesh.close().await?;
+            Ok(())
+        },
+    )
     .await;
     for (i, r) in res.iter().enumerate() {
         let e = r.as_ref().expect_err("equivocation must abort");
@@ -389,12 +424,27 @@ async fn cheating_triple_is_caught_by_the_sacrifice() {
     let (s, kk) = (ring.s(), ring.k() + ring.s());
     let res = produce_cheating(3, ring, counts, 1, |m| {
         let t = counts.triples;
-        m.add(Select::any().tag(TAG_COPE).indices(0..2).rewrite_bytes(move |b| {
-            rewrite_cope(b, s, kk, |v, _l, u| if v == 2 * t { u.wrapping_add(err) } else { u })
-        }));
+        m.add(
+            Select::any()
+                .tag(TAG_COPE)
+                .indices(0..2)
+                .rewrite_bytes(move |b| {
+                    rewrite_cope(
+                        b,
+                        s,
+                        kk,
+                        |v, _l, u| if v == 2 * t { u.wrapping_add(err) } else { u },
+                    )
+                }),
+        );
         // the triple batch opens (ρ, y) then z: the z opening is the second TAG_OPEN to
         // each peer
-        m.add(elem_error(Select::any().tag(TAG_OPEN).indices(2..4), &ring, 0, err));
+        m.add(elem_error(
+            Select::any().tag(TAG_OPEN).indices(2..4),
+            &ring,
+            0,
+            err,
+        ));
     })
     .await;
     for (i, r) in res.iter().enumerate() {
