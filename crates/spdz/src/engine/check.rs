@@ -47,7 +47,8 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
     /// for (mut mesh, prep) in InMemoryMesh::group(2, MeshOptions::default()).into_iter().zip(preps) {
     ///     tasks.push(tokio::spawn(async move {
     ///         let mut e = Engine::new(prep);
-    ///         let x = e.input(&mut mesh, 0, (mesh.id() == 0).then_some(&[5u128][..]), 1).await?;
+    ///         let me = mesh.id();
+    ///         let x = e.input(&mut mesh, 0, (me == 0).then_some(&[5u128][..]), 1).await?;
     ///         let y = e.add_const(&x[0], &3);
     ///         let v = e.open(&mut mesh, &[y]).await?; // not yet authenticated
     ///         e.check(&mut mesh).await?; // now it is
@@ -113,10 +114,6 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         let joint: [u8; 32] = *h.finalize().as_bytes();
         let mut xof = Xof::new(&joint, b"coterie-spdz/mac-check/chi", id);
 
-        #[cfg(test)]
-        if let Some(e) = self.cheat.mac_err.take() {
-            self.macs[0] = self.ring.add(&self.macs[0], &self.ring.embed_u64(e));
-        }
         let r = self.ring.clone();
         let (mut y, mut mm) = (r.zero(), r.zero());
         for (x, m) in self.opened.iter().zip(&self.macs) {
@@ -126,15 +123,10 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         }
         let sigma = r.sub(&mm, &r.mul(&self.key, &y));
         mm.zeroize();
-        #[allow(unused_mut)]
-        let mut bytes = r.encode(std::slice::from_ref(&sigma));
+        let bytes = r.encode(std::slice::from_ref(&sigma));
         // Rounds C and D: commit to σ_i, then open.
         let (c_sig, o_sig) = commit(&d_sigma, me, &bytes);
         let cs: Vec<Commitment> = mesh.exchange_all_tagged(TAG_CHECK_C, &c_sig).await?;
-        #[cfg(test)]
-        if std::mem::take(&mut self.cheat.bad_commit_open) {
-            bytes[0] ^= 1;
-        }
         let ds: Vec<(Opening, Vec<u8>)> = mesh
             .exchange_all_tagged(TAG_CHECK_D, &(o_sig, bytes))
             .await?;
@@ -212,12 +204,6 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         let r = self.ring.clone();
         let opened = std::mem::take(&mut self.opened);
         let mut macs = std::mem::take(&mut self.macs);
-        #[cfg(test)]
-        if let Some(e) = self.cheat.mac_err.take()
-            && !macs.is_empty()
-        {
-            macs[0] = r.add(&macs[0], &r.embed_u64(e));
-        }
         let sigmas: Vec<R::Elem> = opened
             .iter()
             .zip(&macs)
@@ -260,14 +246,7 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
     ) -> Result<()> {
         self.check_mesh(mesh)?;
         let r = self.ring.clone();
-        #[allow(unused_mut)]
-        let mut bytes = std::mem::take(&mut p.bytes);
-        #[cfg(test)]
-        if std::mem::take(&mut self.cheat.bad_commit_open)
-            && let Some(b) = bytes.first_mut()
-        {
-            *b ^= 1;
-        }
+        let bytes = std::mem::take(&mut p.bytes);
         let domain = format!("coterie-spdz/single-check/{}/sigma", p.id);
         let got: Vec<(Opening, Vec<u8>)> = mesh
             .exchange_all_tagged(TAG_SINGLE_O, &(p.opening, bytes))

@@ -62,20 +62,6 @@ pub(crate) const TAG_SINGLE_O: u32 = 0x5D20_0009;
 pub(crate) const TAG_AUTH: u32 = 0x5D20_000A;
 pub(crate) const TAG_AUTH_ECHO: u32 = 0x5D20_000B;
 
-/// Test-only cheating hooks (additive errors), to show that every cheat is caught.
-#[cfg(test)]
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Cheat {
-    /// Added to this party's share of the first value of its next opening.
-    pub share_err: Option<u64>,
-    /// Added to this party's MAC share of the first value checked by its next MAC check.
-    pub mac_err: Option<u64>,
-    /// Reveal a value other than the committed one in the next MAC check's opening round.
-    pub bad_commit_open: bool,
-    /// As input owner, send a different value to the last party than to the others.
-    pub equivocate_input: bool,
-}
-
 /// One party's online engine over ring `R` with preprocessing `P`.
 pub struct Engine<R: Ring, P: Preprocessing<R>> {
     ring: R,
@@ -89,8 +75,6 @@ pub struct Engine<R: Ring, P: Preprocessing<R>> {
     checks: u64,
     check_name: &'static str,
     inputs: u64,
-    #[cfg(test)]
-    pub(crate) cheat: Cheat,
 }
 
 impl<R: Ring, P: Preprocessing<R>> Drop for Engine<R, P> {
@@ -132,8 +116,6 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
             checks: 0,
             check_name: "mac-check",
             inputs: 0,
-            #[cfg(test)]
-            cheat: Cheat::default(),
         }
     }
 
@@ -250,12 +232,7 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         let chunk = (OPEN_CHUNK_BYTES / self.ring.elem_bytes()).max(1);
         let mut out = Vec::with_capacity(xs.len());
         for part in xs.chunks(chunk) {
-            #[allow(unused_mut)]
-            let mut mine: Vec<R::Elem> = part.iter().map(|s| s.v.clone()).collect();
-            #[cfg(test)]
-            if let Some(e) = self.cheat.share_err.take() {
-                mine[0] = self.ring.add(&mine[0], &self.ring.embed_u64(e));
-            }
+            let mine: Vec<R::Elem> = part.iter().map(|s| s.v.clone()).collect();
             let msg = seal_elems(&self.ring, &mine)?;
             let all: Vec<Blob> = mesh.exchange_all_tagged(TAG_OPEN, &msg).await?;
             let mut sum = mine;
@@ -474,20 +451,6 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
                     .as_ref()
                     .ok_or_else(|| Error::Invalid("input mask without its value".into()))?;
                 eps.push(self.ring.sub(x, r));
-            }
-            #[cfg(test)]
-            if std::mem::take(&mut self.cheat.equivocate_input) {
-                let mut other = eps.clone();
-                other[0] = self.ring.add(&other[0], &self.ring.embed_u64(1));
-                for to in 0..self.n {
-                    if to == self.me {
-                        continue;
-                    }
-                    let v = if to == self.n - 1 { &other } else { &eps };
-                    let msg = seal_elems(&self.ring, v)?;
-                    mesh.send_tagged(to, TAG_INPUT, &msg).await?;
-                }
-                return self.finish_input(mesh, &domain, masks, eps).await;
             }
             mesh.broadcast_tagged(TAG_INPUT, &seal_elems(&self.ring, &eps)?)
                 .await?;
