@@ -280,19 +280,14 @@ async fn single_check_honest_and_cheating() {
                     .input(&mut mesh, 0, (me == 0).then_some(&v[..]), 2)
                     .await?;
                 let r = *e.ring();
-                if me == 1 {
-                    match case {
-                        // the first single check's opening reveals another σ than committed
-                        2 => {
-                            mesh.add(
-                                Select::any()
-                                    .tag(TAG_SINGLE_O)
-                                    .indices(0..2)
-                                    .rewrite(|m: &mut (Opening, Vec<u8>)| m.1[0] ^= 1),
-                            );
-                        }
-                        _ => {}
-                    }
+                if me == 1 && case == 2 {
+                    // the first single check's opening reveals another σ than committed
+                    mesh.add(
+                        Select::any()
+                            .tag(TAG_SINGLE_O)
+                            .indices(0..2)
+                            .rewrite(|m: &mut (Opening, Vec<u8>)| m.1[0] ^= 1),
+                    );
                 }
                 // case 1: a consistent cheater's share error of 3 on the first value of the Beaver
                 // opening (x_0 − a_0; see `cheating_run`)
