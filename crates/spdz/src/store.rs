@@ -114,6 +114,26 @@ impl<R: Ring> Drop for PrepStore<R> {
 
 impl<R: Ring> PrepStore<R> {
     /// Creates an empty store in `dir` (created if missing; must not hold a store yet).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_spdz::{Counts, InsecureDealer, Kind, PrepStore, Preprocessing, Fp64};
+    /// let dir = std::env::temp_dir().join(format!("coterie-spdz-doc-create-{}", std::process::id()));
+    /// let ring = Fp64::mersenne61();
+    /// let mut rng = rand::rng();
+    /// let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
+    /// let mut preps = dealer.deal(Counts { randoms: 3, ..Counts::default() }, &mut rng);
+    /// let store = PrepStore::create(&dir, ring, 1, 2, preps[1].mac_key_share()).unwrap();
+    /// store.append(&mut preps[1]).unwrap(); // fsynced
+    /// assert!(store.append(&mut preps[0]).is_err()); // another party's material
+    /// drop(store);
+    /// let mut store = PrepStore::open(&dir, ring, 1, 2).unwrap();
+    /// store.randoms(1).unwrap(); // marked used durably, then read
+    /// assert_eq!((store.consumed(Kind::Randoms).unwrap(), store.available(Kind::Randoms).unwrap()), (1, 2));
+    /// assert!(PrepStore::open(&dir, ring, 0, 2).is_err()); // not party 0's store
+    /// std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
     pub fn create(dir: &Path, ring: R, party: PartyId, n: usize, key: R::Elem) -> Result<Self> {
         if party >= n {
             return Err(Error::Invalid(format!("party {party} of {n}")));

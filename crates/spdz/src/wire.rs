@@ -22,8 +22,8 @@ pub const OT_VERSION: u16 = 1;
 
 /// `elems` in one envelope, encoded straight behind the header (no second copy).
 pub(crate) fn seal_elems<R: Ring>(ring: &R, elems: &[R::Elem]) -> Result<Blob> {
-    let mut out = envelope::seal_bytes(ELEMS_TAG, ELEMS_VERSION, &[])?;
-    out.reserve(elems.len() * ring.elem_bytes());
+    let mut out = Vec::with_capacity(HEADER_LEN + elems.len() * ring.elem_bytes());
+    out.extend_from_slice(&envelope::seal_bytes(ELEMS_TAG, ELEMS_VERSION, &[])?);
     for x in elems {
         ring.write(x, &mut out);
     }

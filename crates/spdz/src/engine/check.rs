@@ -183,6 +183,37 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
     /// one share-ring element per value per party (the paper's `2(t+s)` bits per opened value,
     /// counting the share). Same as [`Engine::check_single_commit`] then
     /// [`Engine::check_single_open`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut rng = rand::rng();
+    /// let dealer = InsecureDealer::insecure_new(Z2k::spdz2k_64(), 2, &mut rng).unwrap();
+    /// let preps = dealer.deal(Counts { randoms: 2, masks_per_party: 2, ..Counts::default() }, &mut rng);
+    /// let mut tasks = Vec::new();
+    /// for (mut mesh, prep) in InMemoryMesh::group(2, MeshOptions::default()).into_iter().zip(preps) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut e = Engine::new(prep);
+    ///         let me = mesh.id();
+    ///         let x = e.input(&mut mesh, 1, (me == 1).then_some(&[7u128, 9][..]), 2).await?;
+    ///         let a = e.open(&mut mesh, &x[..1]).await?;
+    ///         let pending = e.check_single_commit(&mut mesh).await?; // round 1 for `a`
+    ///         let b = e.open(&mut mesh, &x[1..]).await?; // runs meanwhile
+    ///         e.check_single_open(&mut mesh, pending).await?; // `a` is authenticated
+    ///         e.check_single(&mut mesh).await?; // both rounds for `b`
+    ///         let out = [a[0], b[0]];
+    ///         mesh.close().await?;
+    ///         Ok::<_, coterie_spdz::Error>(out)
+    ///     }));
+    /// }
+    /// for t in tasks {
+    ///     assert_eq!(t.await.unwrap().unwrap(), [7, 9]);
+    /// }
+    /// # });
+    /// ```
     pub async fn check_single<M: Mesh>(&mut self, mesh: &mut M) -> Result<()> {
         let p = self.check_single_commit(mesh).await?;
         self.check_single_open(mesh, p).await

@@ -96,6 +96,34 @@ impl<R: PrimeField, P: Preprocessing<R>> Engine<R, P> {
     /// and output `[b] = ([r]·s^{-1/2} + 1)/2`, a uniform bit. Values with `s = 0` are retried.
     /// Uses one random value and one triple per bit; an opened non-square (only possible with a
     /// cheating party) aborts with the check `randbit-square`. The MAC check covers the openings.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{Counts, Engine, InsecureDealer, Fp64};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut rng = rand::rng();
+    /// let dealer = InsecureDealer::insecure_new(Fp64::mersenne61(), 2, &mut rng).unwrap();
+    /// let preps = dealer.deal(Counts { triples: 8, randoms: 8, ..Counts::default() }, &mut rng);
+    /// let mut tasks = Vec::new();
+    /// for (mut mesh, prep) in InMemoryMesh::group(2, MeshOptions::default()).into_iter().zip(preps) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut e = Engine::new(prep);
+    ///         let me = mesh.id();
+    ///         let bits = e.rand_bits_by_squaring(&mut mesh, 4).await?;
+    ///         let out = e.open_checked(&mut mesh, &bits).await?;
+    ///         let _ = me;
+    ///         let out = out.iter().all(|b| *b <= 1);
+    ///         mesh.close().await?;
+    ///         Ok::<_, coterie_spdz::Error>(out)
+    ///     }));
+    /// }
+    /// for t in tasks {
+    ///     assert_eq!(t.await.unwrap().unwrap(), true);
+    /// }
+    /// # });
+    /// ```
     pub async fn rand_bits_by_squaring<M: Mesh>(
         &mut self,
         mesh: &mut M,
@@ -142,6 +170,33 @@ impl<P: Preprocessing<Z2k>> Engine<Z2k, P> {
     /// The truncated opening of seed 000 §3: reveals only `x mod 2^l` (`1 ≤ l ≤ k`). Opens
     /// `[x] + 2^l·[ρ]` with a fresh uniform `[ρ]` over `Z_{2^{k+s}}`, so every bit from `l` to
     /// `k+s-1` of the opened value is uniform and independent of `x`; returns the low `l` bits.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut rng = rand::rng();
+    /// let dealer = InsecureDealer::insecure_new(Z2k::spdz2k_64(), 2, &mut rng).unwrap();
+    /// let preps = dealer.deal(Counts { randoms: 1, masks_per_party: 1, ..Counts::default() }, &mut rng);
+    /// let mut tasks = Vec::new();
+    /// for (mut mesh, prep) in InMemoryMesh::group(2, MeshOptions::default()).into_iter().zip(preps) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut e = Engine::new(prep);
+    ///         let me = mesh.id();
+    ///         let x = e.input(&mut mesh, 0, (me == 0).then_some(&[0x1234u128][..]), 1).await?;
+    ///         let out = e.open_truncated(&mut mesh, &x, 8).await?; // only x mod 2^8
+    ///         e.check(&mut mesh).await?;
+    ///         mesh.close().await?;
+    ///         Ok::<_, coterie_spdz::Error>(out)
+    ///     }));
+    /// }
+    /// for t in tasks {
+    ///     assert_eq!(t.await.unwrap().unwrap(), [0x34]);
+    /// }
+    /// # });
+    /// ```
     pub async fn open_truncated<M: Mesh>(
         &mut self,
         mesh: &mut M,

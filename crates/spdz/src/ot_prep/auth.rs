@@ -183,6 +183,28 @@ impl OtPrep {
     /// Authenticated values: `randoms` uniformly random values (every party contributes a random
     /// share) and `masks` input masks per owner (the owner's share is its random value, the
     /// others' are zero, so only the owner knows it). Ends with an authentication check.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{OtPrep, Z2k};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut tasks = Vec::new();
+    /// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_32()).await?;
+    ///         let out = p.randoms_and_masks(&mut mesh, 2, 1).await?;
+    ///         mesh.close().await?;
+    ///         Ok::<_, coterie_spdz::Error>(out)
+    ///     }));
+    /// }
+    /// for t in tasks {
+    ///     let out = t.await.unwrap().unwrap();
+    ///     assert_eq!((out.0.len(), out.1.len(), out.1[0].len()), (2, 2, 1));
+    /// }
+    /// # });
+    /// ```
     pub async fn randoms_and_masks<M: Mesh>(
         &mut self,
         mesh: &mut M,
@@ -244,6 +266,28 @@ impl OtPrep {
     }
 
     /// Produces `count` random bits from the other material (see the module docs).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{OtPrep, Z2k};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut tasks = Vec::new();
+    /// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_32()).await?;
+    ///         let out = p.bits(&mut mesh, 2).await?;
+    ///         mesh.close().await?;
+    ///         Ok::<_, coterie_spdz::Error>(out)
+    ///     }));
+    /// }
+    /// for t in tasks {
+    ///     let out = t.await.unwrap().unwrap();
+    ///     assert_eq!(out.len(), 2);
+    /// }
+    /// # });
+    /// ```
     pub async fn bits<M: Mesh>(&mut self, mesh: &mut M, count: usize) -> Result<Vec<Share<u128>>> {
         if count == 0 {
             return Ok(Vec::new());

@@ -11,8 +11,7 @@
 //! `triple-sacrifice`, `authentication-mac-check`, `random-bit-input`.
 //!
 //! The protocol step by step, its parameters and its security argument are in
-//! [`docs/spdz-ot-security.md`](https://github.com/coterie/coterie/blob/main/docs/spdz-ot-security.md)
-//! (in the repository: `docs/spdz-ot-security.md`).
+//! `docs/spdz-ot-security.md` at the root of the repository.
 
 // Loops over party ids index several per-party vectors at once; ranges read better there.
 #![allow(clippy::needless_range_loop)]
@@ -352,6 +351,29 @@ impl OtPrep {
 
     /// Produces a party's whole [`VecPrep`] with `counts` of every kind. The [`Producer`] form,
     /// `Producer::produce(&mut p, mesh, &order)`, takes an [`Order`] (per-owner mask counts).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{OtPrep, Z2k};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut tasks = Vec::new();
+    /// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_32()).await?;
+    ///         let counts = coterie_spdz::Counts { triples: 2, bits: 1, ..Default::default() };
+    ///         let out = p.produce(&mut mesh, counts).await?;
+    ///         mesh.close().await?;
+    ///         Ok::<_, coterie_spdz::Error>(out)
+    ///     }));
+    /// }
+    /// for t in tasks {
+    ///     let out = t.await.unwrap().unwrap();
+    ///     assert_eq!((out.triples.len(), out.bits.len()), (2, 1));
+    /// }
+    /// # });
+    /// ```
     pub async fn produce<M: Mesh>(&mut self, mesh: &mut M, counts: Counts) -> Result<VecPrep<Z2k>> {
         let order = Order::from_counts(counts, self.n);
         self.produce_order(mesh, &order).await

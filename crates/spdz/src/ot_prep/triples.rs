@@ -51,6 +51,28 @@ impl OtPrep {
     /// Produces `count` authenticated triples (SPDZ_2k Π_Triple: Gilboa products on
     /// [`combine_width`] random bits per triple, combine, authenticate, sacrifice; see the
     /// module docs).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{OtPrep, Z2k};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut tasks = Vec::new();
+    /// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_32()).await?;
+    ///         let out = p.triples(&mut mesh, 3).await?;
+    ///         mesh.close().await?;
+    ///         Ok::<_, coterie_spdz::Error>(out)
+    ///     }));
+    /// }
+    /// for t in tasks {
+    ///     let out = t.await.unwrap().unwrap();
+    ///     assert_eq!(out.len(), 3);
+    /// }
+    /// # });
+    /// ```
     pub async fn triples<M: Mesh>(
         &mut self,
         mesh: &mut M,
