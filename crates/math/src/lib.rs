@@ -17,6 +17,7 @@
 //! | [`fft`] | negacyclic floating-point FFT over the discretized torus on `tfhe-fft` |
 //! | [`intpoly`] | exact integer negacyclic products (where FFT error is not allowed) |
 //! | [`bigint`] | big integers up to 4096 bits and beyond (GMP through `rug`) |
+//! | [`zp_ntt`] | big-integer cyclic NTT over `Z_p` and the slot maps of `Z_p[X]/(X^D − b)`, `p = b^M + 1` |
 #![warn(missing_docs)]
 
 pub mod bigint;
@@ -32,5 +33,6 @@ pub mod prg;
 pub mod primes;
 pub mod rns;
 pub mod sample;
+pub mod zp_ntt;
 
 pub use error::{Error, Result};
