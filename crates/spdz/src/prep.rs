@@ -1,10 +1,13 @@
 //! Preprocessing: the material the online phase consumes, behind one trait ([`Preprocessing`]),
 //! so the engine does not know where triples come from.
 //!
-//! * [`Share`], [`Triple`], [`InputMask`]: one party's authenticated shares.
+//! * [`Share`], [`Triple`], [`InputMask`], [`MatrixTriple`]: one party's authenticated shares;
+//!   the kinds of material and their sizes are the table of [`crate::kind`].
 //! * [`VecPrep`]: a party's material held in memory (what every producer can output).
-//! * [`InsecureDealer`]: one process makes every party's material. **Insecure** (the dealer knows
-//!   every secret): for tests and for benchmarking the online phase only; never a default.
+//! * [`InsecureDealer`]: one process makes every party's material, every kind (matrix triples
+//!   too). **Insecure** (the dealer knows every secret): for tests and for benchmarking the
+//!   online phase only; never a default. [`crate::InsecureSeededDealer`] is the same dealer
+//!   run by every party from a shared seed, as a [`crate::Producer`].
 //! * [`DowncastPrep`]: turns `Z_{2^k}` material into `Z_{2^l}` material (`l < k`) by the ring
 //!   homomorphism, for an engine over the down-cast ring.
 //! * The on-disk store ([`crate::store::PrepStore`]) also implements [`Preprocessing`].

@@ -12,6 +12,8 @@
 //!   sum of shares would reveal bits `k..k+s` of the value (seed 000 §9.2 \[ENG\]), so `open` adds
 //!   `2^k·[ρ]` with a fresh random `[ρ]` first; [`Engine::open_truncated`] does the same with
 //!   `2^l·[ρ]` and returns only the low `l` bits (seed 000 §3, Open with `l ≤ k`).
+//! * [`Engine::authenticate_shares`]: plain additive shares (from an HE- or HSS-based producer)
+//!   authenticated under the engine's MAC key by masking with preprocessed random values;
 //! * [`Engine::rand_bits`]: preprocessed random bits; over `F_p` also
 //!   [`Engine::rand_bits_by_squaring`] (from random values and triples alone).
 //! * [`Engine::check_single`]: SingleCheck of seed 000 §10.4 — a per-value MAC check in two

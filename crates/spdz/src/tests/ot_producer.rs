@@ -248,3 +248,38 @@ async fn ot_material_drives_the_engine() {
         assert_eq!(r.unwrap(), want);
     }
 }
+
+/// The bit packing of the OT messages (coterie-base's packer, formerly a private one here):
+/// values of every width from 0 to 128 bits, as COPE packs `u_l` in `k + s − l` bits, round
+/// trip, and reading past the end of a short buffer fails instead of inventing bits.
+#[test]
+fn bit_packing_round_trip() {
+    use coterie_base::bits::{BitReader, BitWriter, packed_len};
+    use rand::Rng;
+    let mut rng = coterie_math::prg::Csprng::from_seed_insecure_for_tests([3; 32]);
+    let widths: Vec<u32> = (0..300).map(|i| (i * 37 % 129) as u32).collect();
+    let vals: Vec<u128> = widths
+        .iter()
+        .map(|_| ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128)
+        .collect();
+    let mut w = BitWriter::new();
+    for (v, n) in vals.iter().zip(&widths) {
+        w.put_u128(*v, *n);
+    }
+    let total: u64 = widths.iter().map(|n| *n as u64).sum();
+    let b = w.finish();
+    assert_eq!(b.len() as u64, total.div_ceil(8));
+    assert_eq!(b.len(), packed_len(1, total as u32));
+    let mut r = BitReader::new(&b);
+    for (v, n) in vals.iter().zip(&widths) {
+        let want = if *n == 128 {
+            *v
+        } else {
+            v & ((1u128 << n) - 1)
+        };
+        assert_eq!(r.get_u128(*n), Some(want), "width {n}");
+    }
+    let mut short = BitReader::new(&b[..b.len() - 9]);
+    let got: Option<Vec<u128>> = widths.iter().map(|n| short.get_u128(*n)).collect();
+    assert!(got.is_none());
+}
