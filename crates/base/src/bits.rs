@@ -55,12 +55,14 @@ impl BitWriter {
     #[inline]
     pub fn put(&mut self, x: u64, bits: u32) {
         debug_assert!(bits <= 64);
+        // Invariant: fewer than 64 bits wait in `acc`, so the shift fits; full 64-bit words go
+        // out at once (little-endian, the same bytes as one at a time).
         self.acc |= u128::from(low(x, bits)) << self.n;
         self.n += bits;
-        while self.n >= 8 {
-            self.out.push(self.acc as u8);
-            self.acc >>= 8;
-            self.n -= 8;
+        if self.n >= 64 {
+            self.out.extend_from_slice(&(self.acc as u64).to_le_bytes());
+            self.acc >>= 64;
+            self.n -= 64;
         }
     }
 
@@ -82,9 +84,9 @@ impl BitWriter {
 
     /// The packed bytes, the last one padded with zero bits.
     pub fn finish(mut self) -> Vec<u8> {
-        if self.n > 0 {
-            self.out.push(self.acc as u8);
-        }
+        let tail = self.n.div_ceil(8) as usize;
+        self.out
+            .extend_from_slice(&(self.acc as u64).to_le_bytes()[..tail]);
         self.out
     }
 }
@@ -116,10 +118,19 @@ impl<'a> BitReader<'a> {
             return None;
         }
         while self.n < bits {
-            let b = *self.bytes.get(self.pos)?;
-            self.pos += 1;
-            self.acc |= u128::from(b) << self.n;
-            self.n += 8;
+            // Here n < 64: a whole word (or, near the end, a byte) fits behind the waiting bits.
+            if let Some(w) = self.bytes.get(self.pos..self.pos + 8) {
+                let mut b = [0u8; 8];
+                b.copy_from_slice(w);
+                self.acc |= u128::from(u64::from_le_bytes(b)) << self.n;
+                self.pos += 8;
+                self.n += 64;
+            } else {
+                let b = *self.bytes.get(self.pos)?;
+                self.pos += 1;
+                self.acc |= u128::from(b) << self.n;
+                self.n += 8;
+            }
         }
         let x = low(self.acc as u64, bits);
         self.acc >>= bits;
@@ -144,7 +155,8 @@ impl<'a> BitReader<'a> {
 
     /// Bytes not yet consumed (a partly consumed byte counts as consumed).
     pub fn remaining_bytes(&self) -> usize {
-        self.bytes.len() - self.pos
+        // whole bytes read ahead into `acc` are not consumed yet
+        self.bytes.len() - self.pos + (self.n / 8) as usize
     }
 }
 
@@ -234,6 +246,15 @@ mod tests {
         assert!(unpack(&b, 65, 3).is_err());
         let mut r = BitReader::new(&[0xff]);
         assert_eq!(r.get(8), Some(0xff));
+        assert_eq!(r.get(1), None);
+        // read-ahead of whole words does not count as consumed
+        let b: Vec<u8> = (0u8..19).collect();
+        let mut r = BitReader::new(&b);
+        assert_eq!(r.get(12), Some(0x100));
+        assert_eq!(r.remaining_bytes(), 19 - 2);
+        assert_eq!(r.get_u128(100).map(|x| x as u8), Some(0x20));
+        assert_eq!(r.remaining_bytes(), 19 - 14);
+        assert_eq!(r.get(40), Some(0x12_1110_0f0e));
         assert_eq!(r.get(1), None);
         assert_eq!(BitReader::new(&[]).get(65), None);
     }

@@ -26,6 +26,7 @@ pub mod error;
 pub mod fft;
 pub mod gadget;
 pub mod intpoly;
+#[allow(unsafe_code)] // SIMD intrinsics, each block with its SAFETY note
 pub mod kernels;
 pub mod modulus;
 pub mod ntt;

@@ -40,7 +40,7 @@ struct Times {
 
 async fn run_ring<R: Ring>(ring: R, batch: usize, reps: usize, netem: Option<LinkParams>) -> Times {
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
-    let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
     let counts = Counts {
         triples: batch * reps,
         bits: 0,

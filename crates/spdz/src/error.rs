@@ -70,6 +70,16 @@ pub enum Error {
         /// How many were left.
         available: u64,
     },
+    /// Material opened for a test does not hold (see [`crate::verify`]).
+    #[error("material check: {kind} item {item}: {what} fails")]
+    MaterialCheck {
+        /// The kind of material.
+        kind: String,
+        /// The index of the first bad item.
+        item: usize,
+        /// The relation that fails.
+        what: &'static str,
+    },
     /// Invalid arguments or parameters.
     #[error("invalid argument: {0}")]
     Invalid(String),
@@ -79,6 +89,10 @@ pub enum Error {
     /// The on-disk preprocessing store is unusable (wrong ring/party/key, corruption, version).
     #[error("preprocessing store: {0}")]
     Store(String),
+    /// An envelope, file or bit-packing error from coterie-base (names the path or the
+    /// content).
+    #[error(transparent)]
+    Base(#[from] coterie_base::Error),
     /// An I/O error of the preprocessing store.
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),

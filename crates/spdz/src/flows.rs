@@ -12,10 +12,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use coterie_base::Progress;
 use coterie_net::Mesh;
 
-use crate::tools::{deal_insecure_to_stores, online_product_demo, produce_ot_to_store};
-use crate::{Counts, Error, Result, Z2k};
+use crate::tools::{
+    insecure_deal_to_stores, online_product_demo, produce_ot_to_store_with_progress,
+};
+use crate::{Counts, Error, Order, Result, Z2k};
 
 /// Items per kind the dealer makes at once (memory stays bounded).
 const DEAL_CHUNK: usize = 1 << 16;
@@ -23,26 +26,35 @@ const DEAL_CHUNK: usize = 1 << 16;
 const OT_CHUNK: usize = 4096;
 
 /// **Insecure** trusted dealer: writes `parties` SPDZ_2k stores (`Z_2^64`, `s = 64`) under
-/// `out` (`out/party-<i>`), each holding `counts`, and returns their directories. Every secret
-/// passes through this process: for tests and online benchmarks only. Needs at least 2 parties.
+/// `out` (`out/party-<i>`), each holding `counts` (`masks_per_party` input masks for every
+/// owner), reporting to `progress`, and returns their directories. Every secret passes through
+/// this process: for tests and online benchmarks only. Needs at least 2 parties.
 ///
 /// # Example
 ///
 /// ```
+/// use coterie_base::Progress;
 /// use coterie_spdz::{Counts, Kind, PrepStore, Z2k};
 /// let out = std::env::temp_dir().join(format!("coterie-flows-doc-{}", std::process::id()));
 /// let counts = Counts { triples: 4, ..Counts::default() };
-/// let dirs = coterie_spdz::flows::insecure_deal(&out, 2, counts).unwrap();
+/// let none = Progress::none();
+/// let dirs = coterie_spdz::flows::insecure_deal(&out, 2, counts, &none).unwrap();
 /// let s = PrepStore::open(&dirs[1], Z2k::spdz2k_64(), 1, 2).unwrap();
 /// assert_eq!(s.available(Kind::Triples).unwrap(), 4);
-/// assert!(coterie_spdz::flows::insecure_deal(&out, 1, counts).is_err());
+/// assert!(coterie_spdz::flows::insecure_deal(&out, 1, counts, &none).is_err());
 /// std::fs::remove_dir_all(&out).unwrap();
 /// ```
-pub fn insecure_deal(out: &Path, parties: usize, counts: Counts) -> Result<Vec<PathBuf>> {
+pub fn insecure_deal(
+    out: &Path,
+    parties: usize,
+    counts: Counts,
+    progress: &Progress,
+) -> Result<Vec<PathBuf>> {
     if parties < 2 {
         return Err(Error::Invalid("need at least 2 parties".into()));
     }
-    deal_insecure_to_stores(out, Z2k::spdz2k_64(), parties, counts, DEAL_CHUNK)
+    let order = Order::from_counts(counts, parties);
+    insecure_deal_to_stores(out, Z2k::spdz2k_64(), parties, &order, DEAL_CHUNK, progress)
 }
 
 /// What [`prep_ot`] did.
@@ -55,12 +67,14 @@ pub struct PrepReport {
 }
 
 /// One party's OT-based SPDZ_2k preprocessing (`Z_2^64`, `s = 64`) of `counts` into its new
-/// store at `dir` (see [`crate::tools::produce_ot_to_store`]).
+/// store at `dir`, reporting to `progress` (see
+/// [`crate::tools::produce_ot_to_store_with_progress`]).
 ///
 /// # Example
 ///
 /// ```
 /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+/// use coterie_base::Progress;
 /// use coterie_spdz::Counts;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let base = std::env::temp_dir().join(format!("coterie-flows-ot-doc-{}", std::process::id()));
@@ -69,7 +83,7 @@ pub struct PrepReport {
 /// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
 ///     let dir = base.join(format!("party-{}", mesh.id()));
 ///     tasks.push(tokio::spawn(async move {
-///         let r = coterie_spdz::flows::prep_ot(&mut mesh, &dir, counts).await;
+///         let r = coterie_spdz::flows::prep_ot(&mut mesh, &dir, counts, Progress::none()).await;
 ///         mesh.close().await.ok();
 ///         r
 ///     }));
@@ -80,9 +94,16 @@ pub struct PrepReport {
 /// std::fs::remove_dir_all(&base).unwrap();
 /// # });
 /// ```
-pub async fn prep_ot<M: Mesh>(mesh: &mut M, dir: &Path, counts: Counts) -> Result<PrepReport> {
+pub async fn prep_ot<M: Mesh>(
+    mesh: &mut M,
+    dir: &Path,
+    counts: Counts,
+    progress: Progress,
+) -> Result<PrepReport> {
     let t = Instant::now();
-    let store = produce_ot_to_store(mesh, dir, Z2k::spdz2k_64(), counts, OT_CHUNK).await?;
+    let ring = Z2k::spdz2k_64();
+    let store =
+        produce_ot_to_store_with_progress(mesh, dir, ring, counts, OT_CHUNK, progress).await?;
     drop(store);
     Ok(PrepReport {
         secs: t.elapsed().as_secs_f64(),
@@ -102,7 +123,8 @@ pub async fn prep_ot<M: Mesh>(mesh: &mut M, dir: &Path, counts: Counts) -> Resul
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
 /// let base = std::env::temp_dir().join(format!("coterie-flows-online-doc-{}", std::process::id()));
 /// let counts = Counts { triples: 1, randoms: 1, masks_per_party: 1, ..Counts::default() };
-/// let dirs = coterie_spdz::flows::insecure_deal(&base, 2, counts).unwrap();
+/// let none = coterie_base::Progress::none();
+/// let dirs = coterie_spdz::flows::insecure_deal(&base, 2, counts, &none).unwrap();
 /// let mut tasks = Vec::new();
 /// for (mut mesh, dir) in InMemoryMesh::group(2, MeshOptions::default()).into_iter().zip(dirs) {
 ///     tasks.push(tokio::spawn(async move {
@@ -154,7 +176,9 @@ mod tests {
                         let r = if online {
                             online_demo(&mut mesh, &dir, v).await
                         } else {
-                            prep_ot(&mut mesh, &dir, counts).await.map(|r| r.bytes_sent)
+                            prep_ot(&mut mesh, &dir, counts, Progress::none())
+                                .await
+                                .map(|r| r.bytes_sent)
                         };
                         mesh.close().await.ok();
                         r

@@ -3,21 +3,35 @@
 //! The arithmetic black box (seed 000 §3, F_ABB) for a dishonest majority with abort:
 //! authenticated additive secret sharing with information-theoretic MACs.
 //!
-//! * [`ring`]: the rings, behind one trait — `Z_{2^k}` with MAC ring `Z_{2^{k+s}}` (SPDZ_2k,
-//!   Cramer–Damgård–Escudero–Scholl–Xing, CRYPTO 2018; `k = 32, 64`, `s = 64`) and `F_p` for
-//!   primes up to 4096 bits (SPDZ; a word-size fast path for `p < 2^62`).
-//! * [`engine`]: the online phase, generic over the ring: input, linear operations, Beaver
-//!   multiplication, batched and truncated openings, random bits, MAC checks; runs over any
-//!   coterie-net `Mesh`.
-//! * [`prep`]: the [`Preprocessing`] trait the engine consumes, in-memory material, the
-//!   **insecure** trusted dealer for tests and online benchmarks, and down-casting.
-//! * [`ot`], [`ot_prep`]: SPDZ_2k preprocessing by oblivious transfer for any number of parties
-//!   ([`OtPrep`]: Chou–Orlandi base OTs, KOS extension, Gilboa products with the combine step
-//!   against selective failure, COPE authentication with its check, the sacrifice, random bits),
-//!   secure with abort against a malicious dishonest majority as documented in [`ot_prep`].
-//! * [`store`]: the per-party on-disk preprocessing store with a durable consumption cursor.
-//! * [`tools`]: drivers for the command line (stores from the insecure dealer or from
-//!   [`OtPrep`], with a progress bar on a terminal; an online demo).
+//! ## Layers
+//!
+//! From the bottom up; each layer only uses the ones below it.
+//!
+//! 1. **Rings** ([`ring`]): one trait, [`Ring`], for `Z_{2^k}` with MAC ring `Z_{2^{k+s}}`
+//!    (SPDZ_2k, Cramer–Damgård–Escudero–Scholl–Xing, CRYPTO 2018; `k = 32, 64`, `s = 64`) and
+//!    `F_p` for primes up to 4096 bits (SPDZ; a word-size fast path for `p < 2^62`). A ring fixes
+//!    the share ring, the MAC key space and the fixed-width wire encoding.
+//! 2. **Shares** ([`prep`]): [`Share`] `(x_i, m_i)` with `Σ m_i = α·Σ x_i`, and the material
+//!    built from them: [`Triple`], [`InputMask`], [`MatrixTriple`]. The kinds of material are
+//!    one table ([`kind`]: [`Kind`], [`KINDS`]) giving each kind's name, file and element count.
+//! 3. **Engine** ([`engine`]): the online phase, generic over the ring: input, linear
+//!    operations, Beaver multiplication, batched and truncated openings, random bits, MAC
+//!    checks, and authentication of plain shares; runs over any coterie-net `Mesh`.
+//! 4. **Preprocessing trait** ([`Preprocessing`]): what the engine consumes, one party's source
+//!    of fresh material that is never handed out twice. [`VecPrep`] (in memory), [`PrepStore`]
+//!    (on disk) and [`prep::DowncastPrep`] implement it.
+//! 5. **Producers** ([`producer`]): the [`Producer`] trait — one party's protocol that makes an
+//!    [`Order`] of material under its MAC key share — with [`OtPrep`] (SPDZ_2k by oblivious
+//!    transfer, [`ot`] and [`ot_prep`]; secure with abort against a malicious dishonest majority,
+//!    argued in `docs/spdz-ot-security.md`) and the **insecure** [`InsecureSeededDealer`] /
+//!    [`InsecureDealer`] for tests and online benchmarks. HE- and HSS-based producers implement
+//!    the same trait in their crates and authenticate plain shares through an
+//!    [`Authenticator`] ([`authenticate`]); [`verify`] checks any producer's output in tests.
+//! 6. **Store** ([`store`]): the per-party on-disk [`PrepStore`], filled from any producer
+//!    ([`producer::produce_into_store`]) and consumed by the engine, with a durable cursor: every
+//!    item is marked used before it is used, so a crash never reuses one.
+//!
+//! [`tools`] holds the drivers the command line calls; [`wire`] the envelopes on the wire.
 //!
 //! ```
 //! use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
@@ -25,7 +39,7 @@
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
 //! let ring = Z2k::spdz2k_64();
 //! let mut rng = rand::rng();
-//! let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+//! let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
 //! let counts = Counts { triples: 1, randoms: 1, masks_per_party: 1, ..Counts::default() };
 //! let preps = dealer.deal(counts, &mut rng);
 //! let mut tasks = Vec::new();
@@ -48,22 +62,32 @@
 //! ```
 #![warn(missing_docs)]
 
+pub mod authenticate;
 pub mod engine;
 mod error;
 pub mod flows;
+pub mod kind;
 pub mod ot;
 pub mod ot_prep;
 pub mod prep;
+pub mod producer;
 pub mod ring;
 pub mod store;
 pub mod tools;
+pub mod verify;
+pub mod wire;
 
 #[cfg(test)]
 mod tests;
 
+pub use authenticate::Authenticator;
 pub use engine::{Engine, PendingSingleCheck};
 pub use error::{Error, Result};
+pub use kind::{KINDS, Kind, KindRow};
 pub use ot_prep::OtPrep;
-pub use prep::{Counts, InputMask, InsecureDealer, Kind, Preprocessing, Share, Triple, VecPrep};
+pub use prep::{
+    Counts, InputMask, InsecureDealer, MatrixTriple, Preprocessing, Share, Triple, VecPrep,
+};
+pub use producer::{InsecureSeededDealer, Order, Producer};
 pub use ring::{BigElem, Fp64, FpBig, PrimeField, Ring, RingDescriptor, Z2k};
 pub use store::PrepStore;

@@ -1,45 +1,74 @@
 //! The per-party on-disk preprocessing store: typed, append-only, with a durable consumption
 //! cursor.
 //!
-//! Layout of a store directory (one per party and ring):
+//! Layout of a store directory (one per party and ring); every small file is a coterie-base
+//! envelope:
 //!
-//! * `header.bin`: postcard [`StoreHeader`] (format version, ring, party, number of parties and a
-//!   BLAKE3 fingerprint of the MAC key share);
-//! * `key.bin`: the MAC key share (mode 0600 on Unix);
-//! * `<kind>.dat`: fixed-width records of one kind (`triples`, `bits`, `randoms`,
-//!   `input-masks-<owner>`), appended and fsynced, never rewritten;
-//! * `<kind>.cursor`: how many records of the kind have been handed out, replaced atomically
-//!   (write to a temporary file, fsync, rename, fsync the directory).
+//! * `header.bin`: [`StoreHeader`] (ring, party, number of parties and a BLAKE3 fingerprint of
+//!   the MAC key share), tag `SPDh`;
+//! * `key.bin`: the MAC key share (tag `SPDk`, mode 0600 on Unix);
+//! * `<kind>.dat`: fixed-width records of one [`Kind`] (`triples`, `bits`, `randoms`,
+//!   `input-masks-<owner>`, `matrix-triples-<d>`; the width comes from the kind's row of
+//!   [`crate::kind::KINDS`]), appended and fsynced, never rewritten;
+//! * `<kind>.cursor`: how many records of the kind have been handed out (tag `SPDc`), replaced
+//!   atomically ([`coterie_base::fsio::write_atomic`]: temporary file, fsync, rename, fsync of
+//!   the directory).
 //!
 //! **Exactly-once consumption.** [`PrepStore`] moves the cursor past the records and makes that
 //! durable *before* it reads and hands them out. A crash between the two loses those records
 //! (they are never used), but never hands a record out twice. Reading past the end is
 //! [`Error::Exhausted`]. A store made for another ring, party, number of parties or MAC key is
-//! refused, and material made under another MAC key cannot be appended.
+//! refused, and material made under another MAC key cannot be appended. Every kind, matrix
+//! triples included, goes through the same code.
+//!
+//! # Example
+//!
+//! ```
+//! use coterie_spdz::{InsecureDealer, Kind, Order, PrepStore, Preprocessing, Z2k};
+//! let dir = std::env::temp_dir().join(format!("coterie-spdz-doc-store-{}", std::process::id()));
+//! let ring = Z2k::spdz2k_64();
+//! let mut rng = rand::rng();
+//! let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
+//! let mut preps = dealer.empty();
+//! let order = Order::new().with(Kind::Triples, 4).with(Kind::MatrixTriples(2), 2);
+//! dealer.fill_order(&mut preps, &order, &mut rng).unwrap();
+//! let store = PrepStore::create(&dir, ring, 0, 2, preps[0].mac_key_share()).unwrap();
+//! store.append(&mut preps[0]).unwrap();
+//! drop(store);
+//! let mut store = PrepStore::open(&dir, ring, 0, 2).unwrap();
+//! assert_eq!(store.triples(3).unwrap().len(), 3);
+//! assert_eq!(store.matrix_triples(2, 1).unwrap()[0].a.len(), 4);
+//! assert_eq!(store.available(Kind::MatrixTriples(2)).unwrap(), 1);
+//! std::fs::remove_dir_all(&dir).unwrap();
+//! ```
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use coterie_base::envelope::{self, Versioned};
+use coterie_base::fsio::{read_bounded, sync_dir, write_atomic, write_atomic_private};
 use coterie_net::PartyId;
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroize;
 
-use crate::prep::{InputMask, Kind, Preprocessing, Share, Triple, VecPrep};
+use crate::kind::Kind;
+use crate::prep::{InputMask, MatrixTriple, Preprocessing, Share, Triple, VecPrep};
 use crate::ring::{Ring, RingDescriptor};
 use crate::{Error, Result};
 
-/// Format version of the store files.
-pub const STORE_VERSION: u32 = 1;
-const CURSOR_MAGIC: &[u8; 8] = b"CTRSPDZC";
-/// Largest accepted header file (bytes); the header of a 4096-bit prime field is about 600.
-const MAX_HEADER: u64 = 64 << 10;
+/// Largest accepted header payload (bytes); the header of a 4096-bit prime field is about 600.
+const MAX_HEADER: usize = 64 << 10;
+/// Envelope tag of the key file.
+const KEY_TAG: [u8; 4] = *b"SPDk";
+/// Envelope tag of a cursor file.
+const CURSOR_TAG: [u8; 4] = *b"SPDc";
+/// Format version of the key and cursor files.
+const FILE_VERSION: u16 = 1;
 
 /// The header of a store.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoreHeader {
-    /// [`STORE_VERSION`].
-    pub version: u32,
     /// The ring of the material.
     pub ring: RingDescriptor,
     /// The party that owns the material.
@@ -50,6 +79,11 @@ pub struct StoreHeader {
     pub key_fingerprint: [u8; 32],
 }
 
+impl Versioned for StoreHeader {
+    const TAG: [u8; 4] = *b"SPDh";
+    const VERSION: u16 = 1;
+}
+
 fn fingerprint<R: Ring>(ring: &R, key: &R::Elem) -> [u8; 32] {
     let mut b = Vec::new();
     ring.write(key, &mut b);
@@ -58,8 +92,9 @@ fn fingerprint<R: Ring>(ring: &R, key: &R::Elem) -> [u8; 32] {
     f
 }
 
-fn kind_name(k: Kind) -> String {
-    k.to_string()
+fn not_found(e: &Error) -> bool {
+    matches!(e, Error::Base(coterie_base::Error::Io { source, .. })
+        if source.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// A party's preprocessing store on disk (see the module docs).
@@ -77,46 +112,28 @@ impl<R: Ring> Drop for PrepStore<R> {
     }
 }
 
-fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)?.sync_all()?;
-    Ok(())
-}
-
-fn write_atomic(dir: &Path, name: &str, bytes: &[u8], secret: bool) -> Result<()> {
-    let tmp = dir.join(format!("{name}.tmp"));
-    let mut o = OpenOptions::new();
-    o.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    if secret {
-        use std::os::unix::fs::OpenOptionsExt;
-        o.mode(0o600);
-    }
-    #[cfg(not(unix))]
-    let _ = secret;
-    let mut f = o.open(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    drop(f);
-    fs::rename(&tmp, dir.join(name))?;
-    sync_dir(dir)
-}
-
-fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>> {
-    let f = File::open(path)?;
-    let len = f.metadata()?.len();
-    if len > max {
-        return Err(Error::Store(format!(
-            "{} is {len} bytes, over the limit of {max}",
-            path.display()
-        )));
-    }
-    let mut b = Vec::with_capacity(len as usize);
-    f.take(max).read_to_end(&mut b)?;
-    Ok(b)
-}
-
 impl<R: Ring> PrepStore<R> {
     /// Creates an empty store in `dir` (created if missing; must not hold a store yet).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_spdz::{Counts, InsecureDealer, Kind, PrepStore, Preprocessing, Fp64};
+    /// let dir = std::env::temp_dir().join(format!("coterie-spdz-doc-create-{}", std::process::id()));
+    /// let ring = Fp64::mersenne61();
+    /// let mut rng = rand::rng();
+    /// let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
+    /// let mut preps = dealer.deal(Counts { randoms: 3, ..Counts::default() }, &mut rng);
+    /// let store = PrepStore::create(&dir, ring, 1, 2, preps[1].mac_key_share()).unwrap();
+    /// store.append(&mut preps[1]).unwrap(); // fsynced
+    /// assert!(store.append(&mut preps[0]).is_err()); // another party's material
+    /// drop(store);
+    /// let mut store = PrepStore::open(&dir, ring, 1, 2).unwrap();
+    /// store.randoms(1).unwrap(); // marked used durably, then read
+    /// assert_eq!((store.consumed(Kind::Randoms).unwrap(), store.available(Kind::Randoms).unwrap()), (1, 2));
+    /// assert!(PrepStore::open(&dir, ring, 0, 2).is_err()); // not party 0's store
+    /// std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
     pub fn create(dir: &Path, ring: R, party: PartyId, n: usize, key: R::Elem) -> Result<Self> {
         if party >= n {
             return Err(Error::Invalid(format!("party {party} of {n}")));
@@ -129,7 +146,6 @@ impl<R: Ring> PrepStore<R> {
             )));
         }
         let header = StoreHeader {
-            version: STORE_VERSION,
             ring: ring.descriptor(),
             party,
             n,
@@ -137,10 +153,12 @@ impl<R: Ring> PrepStore<R> {
         };
         let mut kb = Vec::new();
         ring.write(&key, &mut kb);
-        write_atomic(dir, "key.bin", &kb, true)?;
+        let mut sealed = envelope::seal_bytes(KEY_TAG, FILE_VERSION, &kb)?;
         kb.zeroize();
-        let hb = postcard::to_allocvec(&header).map_err(|e| Error::Codec(e.to_string()))?;
-        write_atomic(dir, "header.bin", &hb, false)?;
+        let written = write_atomic_private(&dir.join("key.bin"), &sealed);
+        sealed.zeroize();
+        written?;
+        write_atomic(&dir.join("header.bin"), &envelope::to_envelope(&header)?)?;
         Ok(Self {
             dir: dir.to_path_buf(),
             ring,
@@ -153,12 +171,12 @@ impl<R: Ring> PrepStore<R> {
     /// Opens the store in `dir`, which must have been made for `ring`, `party` and `n`
     /// parties, with an intact MAC key share.
     pub fn open(dir: &Path, ring: R, party: PartyId, n: usize) -> Result<Self> {
-        let hb = read_bounded(&dir.join("header.bin"), MAX_HEADER)?;
-        let h: StoreHeader = postcard::from_bytes(&hb)
+        let hb = read_bounded(
+            &dir.join("header.bin"),
+            (MAX_HEADER + envelope::HEADER_LEN) as u64,
+        )?;
+        let h: StoreHeader = envelope::from_envelope(&hb, MAX_HEADER)
             .map_err(|e| Error::Store(format!("unreadable header: {e}")))?;
-        if h.version != STORE_VERSION {
-            return Err(Error::Store(format!("store format version {}", h.version)));
-        }
         if h.ring != ring.descriptor() {
             return Err(Error::Store(format!(
                 "store is for ring {:?}, not {:?}",
@@ -172,11 +190,13 @@ impl<R: Ring> PrepStore<R> {
                 h.party, h.n
             )));
         }
-        let mut kb = read_bounded(&dir.join("key.bin"), ring.elem_bytes() as u64)?;
-        let key = ring
-            .read(&kb)
-            .map_err(|e| Error::Store(format!("key: {e}")))?;
+        let eb = ring.elem_bytes();
+        let mut kb = read_bounded(&dir.join("key.bin"), (eb + envelope::HEADER_LEN) as u64)?;
+        let key = envelope::open_bytes(KEY_TAG, FILE_VERSION, &kb, eb)
+            .map_err(|e| Error::Store(format!("key: {e}")))
+            .and_then(|b| ring.read(b).map_err(|e| Error::Store(format!("key: {e}"))));
         kb.zeroize();
+        let key = key?;
         if fingerprint(&ring, &key) != h.key_fingerprint {
             return Err(Error::Store(
                 "MAC key share does not match the header".into(),
@@ -206,27 +226,20 @@ impl<R: Ring> PrepStore<R> {
         Ok(s)
     }
 
-    fn elems_per_record(&self, kind: Kind) -> usize {
-        match kind {
-            Kind::Triples => 6,
-            Kind::Bits | Kind::Randoms => 2,
-            Kind::InputMasks(o) if o == self.party => 3,
-            Kind::InputMasks(_) => 2,
-        }
-    }
     fn record_bytes(&self, kind: Kind) -> u64 {
-        (self.elems_per_record(kind) * self.ring.elem_bytes()) as u64
+        (kind.elems_per_item(self.party) * self.ring.elem_bytes()) as u64
     }
     fn data_path(&self, kind: Kind) -> PathBuf {
-        self.dir.join(format!("{}.dat", kind_name(kind)))
+        self.dir.join(format!("{kind}.dat"))
     }
-    fn cursor_name(kind: Kind) -> String {
-        format!("{}.cursor", kind_name(kind))
+    fn cursor_path(&self, kind: Kind) -> PathBuf {
+        self.dir.join(format!("{kind}.cursor"))
     }
 
     /// Number of complete records of `kind` on disk (a torn tail from a crash during an append
     /// is not counted).
     pub fn total(&self, kind: Kind) -> Result<u64> {
+        kind.validate(self.n)?;
         match fs::metadata(self.data_path(kind)) {
             Ok(m) => Ok(m.len() / self.record_bytes(kind)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(0),
@@ -236,17 +249,19 @@ impl<R: Ring> PrepStore<R> {
 
     /// Number of records of `kind` handed out so far (durable).
     pub fn consumed(&self, kind: Kind) -> Result<u64> {
-        let p = self.dir.join(Self::cursor_name(kind));
-        let b = match read_bounded(&p, 16) {
+        kind.validate(self.n)?;
+        let p = self.cursor_path(kind);
+        let b = match read_bounded(&p, (8 + envelope::HEADER_LEN) as u64) {
             Ok(b) => b,
-            Err(Error::Io(e)) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
-            Err(e) => return Err(e),
+            Err(e) => {
+                let e = Error::from(e);
+                return if not_found(&e) { Ok(0) } else { Err(e) };
+            }
         };
-        if b.len() != 16 || &b[..8] != CURSOR_MAGIC {
-            return Err(Error::Store(format!("corrupt cursor {}", p.display())));
-        }
-        let mut c = [0u8; 8];
-        c.copy_from_slice(&b[8..]);
+        let c = envelope::open_bytes(CURSOR_TAG, FILE_VERSION, &b, 8)
+            .ok()
+            .and_then(|c| <[u8; 8]>::try_from(c).ok())
+            .ok_or_else(|| Error::Store(format!("corrupt cursor {}", p.display())))?;
         Ok(u64::from_le_bytes(c))
     }
 
@@ -255,14 +270,19 @@ impl<R: Ring> PrepStore<R> {
         Ok(self.total(kind)?.saturating_sub(self.consumed(kind)?))
     }
 
+    /// Appends `elems` (whole records of `kind`) to the kind's data file, durably.
     fn append_records(&self, kind: Kind, elems: &[R::Elem]) -> Result<()> {
+        if elems.is_empty() {
+            return Ok(());
+        }
         let rec = self.record_bytes(kind);
         let complete = self.total(kind)? * rec;
+        let path = self.data_path(kind);
         let mut f = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
-            .open(self.data_path(kind))?;
+            .open(&path)?;
         // drop a torn tail left by a crash during an earlier append
         f.set_len(complete)?;
         f.seek(SeekFrom::Start(complete))?;
@@ -270,11 +290,12 @@ impl<R: Ring> PrepStore<R> {
         f.write_all(&bytes)?;
         bytes.zeroize();
         f.sync_all()?;
-        sync_dir(&self.dir)
+        Ok(sync_dir(&self.dir)?)
     }
 
     /// Appends all material of `batch` (which must be this store's ring, party, number of
-    /// parties and MAC key share), draining it.
+    /// parties and MAC key share), draining it. Every kind is laid out as its shared elements
+    /// `(v, m)` in order, then the owner's clear elements.
     pub fn append(&self, batch: &mut VecPrep<R>) -> Result<()> {
         if batch.ring().descriptor() != self.ring.descriptor()
             || batch.party() != self.party
@@ -285,31 +306,31 @@ impl<R: Ring> PrepStore<R> {
         if fingerprint(&self.ring, &batch.mac_key_share()) != fingerprint(&self.ring, &self.key) {
             return Err(Error::Store("material made under another MAC key".into()));
         }
+        fn push<E: Clone + Zeroize>(el: &mut Vec<E>, s: &Share<E>) {
+            el.push(s.v.clone());
+            el.push(s.m.clone());
+        }
         let mut el = Vec::new();
         for t in batch.triples.drain(..) {
-            el.extend([t.a.v, t.a.m, t.b.v, t.b.m, t.c.v, t.c.m].iter().cloned());
+            for s in [&t.a, &t.b, &t.c] {
+                push(&mut el, s);
+            }
         }
         self.append_records(Kind::Triples, &el)?;
         el.zeroize();
-        let mut el: Vec<R::Elem> = batch
-            .bits
-            .drain(..)
-            .flat_map(|s| [s.v.clone(), s.m.clone()])
-            .collect();
+        for s in batch.bits.drain(..) {
+            push(&mut el, &s);
+        }
         self.append_records(Kind::Bits, &el)?;
         el.zeroize();
-        let mut el: Vec<R::Elem> = batch
-            .randoms
-            .drain(..)
-            .flat_map(|s| [s.v.clone(), s.m.clone()])
-            .collect();
+        for s in batch.randoms.drain(..) {
+            push(&mut el, &s);
+        }
         self.append_records(Kind::Randoms, &el)?;
         el.zeroize();
         for owner in 0..self.n {
-            let mut el = Vec::new();
             for m in batch.masks[owner].drain(..) {
-                el.push(m.share.v.clone());
-                el.push(m.share.m.clone());
+                push(&mut el, &m.share);
                 if owner == self.party {
                     el.push(
                         m.value.clone().ok_or_else(|| {
@@ -319,6 +340,23 @@ impl<R: Ring> PrepStore<R> {
                 }
             }
             self.append_records(Kind::InputMasks(owner), &el)?;
+            el.zeroize();
+        }
+        for (d, q) in batch.matrix_triples.iter_mut() {
+            let kind = Kind::MatrixTriples(*d);
+            kind.validate(self.n)?;
+            for t in q.drain(..) {
+                if t.d != *d || t.a.len() != d * d || t.b.len() != d * d || t.c.len() != d * d {
+                    el.zeroize();
+                    return Err(Error::Invalid(format!(
+                        "a matrix triple that is not {d}x{d}"
+                    )));
+                }
+                for s in t.shares() {
+                    push(&mut el, s);
+                }
+            }
+            self.append_records(kind, &el)?;
             el.zeroize();
         }
         Ok(())
@@ -345,17 +383,16 @@ impl<R: Ring> PrepStore<R> {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let mut cb = Vec::with_capacity(16);
-        cb.extend_from_slice(CURSOR_MAGIC);
-        cb.extend_from_slice(&(c + count as u64).to_le_bytes());
-        write_atomic(&self.dir, &Self::cursor_name(kind), &cb, false)?;
+        let cursor =
+            envelope::seal_bytes(CURSOR_TAG, FILE_VERSION, &(c + count as u64).to_le_bytes())?;
+        write_atomic(&self.cursor_path(kind), &cursor)?;
         after_mark();
         let rec = self.record_bytes(kind);
         let mut f = File::open(self.data_path(kind))?;
         f.seek(SeekFrom::Start(c * rec))?;
         let mut buf = vec![0u8; count * rec as usize];
         f.read_exact(&mut buf)?;
-        let per = self.elems_per_record(kind);
+        let per = kind.elems_per_item(self.party);
         let out = self
             .ring
             .decode(&buf, count * per)
@@ -374,15 +411,22 @@ impl<R: Ring> PrepStore<R> {
         self.take_with(kind, count, f)
     }
 
-    fn shares(&mut self, kind: Kind, count: usize) -> Result<Vec<Share<R::Elem>>> {
+    /// `count` items of `kind` as their shared elements (`shared_per_item` shares per item,
+    /// the owner's clear elements dropped), consumed durably before they are read.
+    pub fn take_shares(&mut self, kind: Kind, count: usize) -> Result<Vec<Share<R::Elem>>> {
+        let per = kind.elems_per_item(self.party);
+        let shared = kind.shared_per_item();
         let el = self.take_with(kind, count, || ())?;
-        Ok(el
-            .chunks_exact(2)
-            .map(|c| Share {
-                v: c[0].clone(),
-                m: c[1].clone(),
-            })
-            .collect())
+        let mut out = Vec::with_capacity(count * shared);
+        for rec in el.chunks_exact(per) {
+            for s in rec[..2 * shared].chunks_exact(2) {
+                out.push(Share {
+                    v: s[0].clone(),
+                    m: s[1].clone(),
+                });
+            }
+        }
+        Ok(out)
     }
 }
 
@@ -400,37 +444,27 @@ impl<R: Ring> Preprocessing<R> for PrepStore<R> {
         self.key.clone()
     }
     fn triples(&mut self, count: usize) -> Result<Vec<Triple<R::Elem>>> {
-        let el = self.take_with(Kind::Triples, count, || ())?;
-        Ok(el
-            .chunks_exact(6)
+        let s = self.take_shares(Kind::Triples, count)?;
+        Ok(s.chunks_exact(3)
             .map(|c| Triple {
-                a: Share {
-                    v: c[0].clone(),
-                    m: c[1].clone(),
-                },
-                b: Share {
-                    v: c[2].clone(),
-                    m: c[3].clone(),
-                },
-                c: Share {
-                    v: c[4].clone(),
-                    m: c[5].clone(),
-                },
+                a: c[0].clone(),
+                b: c[1].clone(),
+                c: c[2].clone(),
             })
             .collect())
     }
     fn bits(&mut self, count: usize) -> Result<Vec<Share<R::Elem>>> {
-        self.shares(Kind::Bits, count)
+        self.take_shares(Kind::Bits, count)
     }
     fn randoms(&mut self, count: usize) -> Result<Vec<Share<R::Elem>>> {
-        self.shares(Kind::Randoms, count)
+        self.take_shares(Kind::Randoms, count)
     }
     fn input_masks(&mut self, owner: PartyId, count: usize) -> Result<Vec<InputMask<R::Elem>>> {
         if owner >= self.n {
             return Err(Error::Invalid(format!("no party {owner}")));
         }
         let kind = Kind::InputMasks(owner);
-        let per = self.elems_per_record(kind);
+        let per = kind.elems_per_item(self.party);
         let el = self.take_with(kind, count, || ())?;
         Ok(el
             .chunks_exact(per)
@@ -443,12 +477,22 @@ impl<R: Ring> Preprocessing<R> for PrepStore<R> {
             })
             .collect())
     }
+    fn matrix_triples(&mut self, d: usize, count: usize) -> Result<Vec<MatrixTriple<R::Elem>>> {
+        let kind = Kind::MatrixTriples(d);
+        kind.validate(self.n)?;
+        let per = kind.shared_per_item();
+        let s = self.take_shares(kind, count)?;
+        s.chunks_exact(per)
+            .map(|c| MatrixTriple::from_shares(d, c))
+            .collect()
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::prep::{Counts, InsecureDealer};
+    use crate::producer::Order;
     use crate::ring::{Fp64, Z2k};
     use rand::SeedableRng;
     use rand_chacha::ChaCha20Rng;
@@ -472,7 +516,7 @@ mod tests {
 
     fn material(n: usize, seed: u64) -> Vec<VecPrep<Z2k>> {
         let mut rng = ChaCha20Rng::seed_from_u64(seed);
-        let d = InsecureDealer::new_insecure(Z2k::spdz2k_64(), n, &mut rng).unwrap();
+        let d = InsecureDealer::insecure_new(Z2k::spdz2k_64(), n, &mut rng).unwrap();
         d.deal(
             Counts {
                 triples: 5,
@@ -597,17 +641,88 @@ mod tests {
     }
 
     const CRASH_ENV: &str = "COTERIE_SPDZ_CRASH_DIR";
+    const CRASH_KIND_ENV: &str = "COTERIE_SPDZ_CRASH_MATRIX_D";
 
-    /// Child half of `crash_between_mark_and_use_never_reuses`: marks 3 random values used and
-    /// is killed (abort) before it reads them. Does nothing when run on its own.
+    /// Child half of `crash_between_mark_and_use_never_reuses` (and of the matrix-triple
+    /// version): marks 3 random values (or 3 matrix triples of the given `d`) used and is killed
+    /// (abort) before it reads them. Does nothing when run on its own.
     #[test]
     #[ignore]
     fn crash_child() {
         if let Ok(dir) = std::env::var(CRASH_ENV) {
+            let kind = match std::env::var(CRASH_KIND_ENV) {
+                Ok(d) => Kind::MatrixTriples(d.parse().unwrap()),
+                Err(_) => Kind::Randoms,
+            };
             let mut s = PrepStore::open(Path::new(&dir), Z2k::spdz2k_64(), 0, 2).unwrap();
-            let _ = s.take_then(Kind::Randoms, 3, || std::process::abort());
+            let _ = s.take_then(kind, 3, || std::process::abort());
             unreachable!("the child must have been killed after marking");
         }
+    }
+
+    fn run_crash_child(dir: &Path, matrix_d: Option<usize>) {
+        let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+        cmd.args([
+            "--exact",
+            "store::tests::crash_child",
+            "--ignored",
+            "--nocapture",
+        ])
+        .env(CRASH_ENV, dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+        if let Some(d) = matrix_d {
+            cmd.env(CRASH_KIND_ENV, d.to_string());
+        }
+        let status = cmd.status().unwrap();
+        assert!(!status.success(), "the child was to be killed");
+    }
+
+    /// Matrix triples go through the store like every other kind: written, taken, a restart
+    /// keeps the cursor, a crash between marking and use loses (never reuses) the marked ones.
+    #[test]
+    fn matrix_triples_write_take_restart_crash_no_reuse() {
+        let t = TempDir::new("matrix");
+        let ring = Z2k::spdz2k_64();
+        let mut rng = ChaCha20Rng::seed_from_u64(9);
+        let d = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
+        let mut preps = d.empty();
+        let order = Order::new()
+            .with(Kind::MatrixTriples(3), 8)
+            .with(Kind::MatrixTriples(1), 2)
+            .with(Kind::Triples, 1);
+        d.fill_order(&mut preps, &order, &mut rng).unwrap();
+        crate::verify::verify_material(&preps).unwrap();
+        let orig: Vec<MatrixTriple<u128>> = preps[0].matrix_triples[&3].iter().cloned().collect();
+        let mut s = PrepStore::create(&t.0, ring, 0, 2, preps[0].mac_key_share()).unwrap();
+        s.append(&mut preps[0]).unwrap();
+        assert!(preps[0].matrix_triples[&3].is_empty());
+        assert_eq!(s.available(Kind::MatrixTriples(3)).unwrap(), 8);
+        assert_eq!(s.available(Kind::MatrixTriples(1)).unwrap(), 2);
+        assert_eq!(s.available(Kind::MatrixTriples(2)).unwrap(), 0);
+        assert!(s.total(Kind::MatrixTriples(0)).is_err());
+        // take 2, restart: the cursor survives and the next ones follow
+        assert_eq!(s.matrix_triples(3, 2).unwrap(), orig[..2]);
+        drop(s);
+        let s = PrepStore::open(&t.0, ring, 0, 2).unwrap();
+        assert_eq!(s.consumed(Kind::MatrixTriples(3)).unwrap(), 2);
+        drop(s);
+        // crash after marking 3 more: they are lost, never handed out
+        run_crash_child(&t.0, Some(3));
+        let mut s = PrepStore::open(&t.0, ring, 0, 2).unwrap();
+        assert_eq!(s.consumed(Kind::MatrixTriples(3)).unwrap(), 5);
+        let rest = s.matrix_triples(3, 3).unwrap();
+        assert_eq!(rest, orig[5..]);
+        for r in &rest {
+            assert!(!orig[..5].contains(r));
+        }
+        assert!(matches!(
+            s.matrix_triples(3, 1),
+            Err(Error::Exhausted { .. })
+        ));
+        // the other dimension and kind are untouched
+        assert_eq!(s.matrix_triples(1, 2).unwrap().len(), 2);
+        assert_eq!(s.triples(1).unwrap().len(), 1);
     }
 
     /// Kill a party between marking and using material, restart it, and show nothing is reused.
@@ -622,19 +737,7 @@ mod tests {
         let first = s.randoms(2).unwrap();
         assert_eq!(first, orig[..2]);
         drop(s);
-        let status = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "store::tests::crash_child",
-                "--ignored",
-                "--nocapture",
-            ])
-            .env(CRASH_ENV, &t.0)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(!status.success(), "the child was to be killed");
+        run_crash_child(&t.0, None);
         let mut s = PrepStore::open(&t.0, ring, 0, 2).unwrap();
         assert_eq!(s.consumed(Kind::Randoms).unwrap(), 5);
         let rest = s.randoms(5).unwrap();

@@ -1,13 +1,16 @@
-//! Drivers for the command line (for the lead to wire into `coterie`): fill per-party
-//! preprocessing stores from the **insecure** dealer or from the OT-based producer.
+//! Drivers for the command line: fill per-party preprocessing stores from the **insecure**
+//! dealer or from the OT-based producer, and a small online demo. Progress goes to a
+//! [`Progress`] callback; the CLI draws it.
 
 use std::path::{Path, PathBuf};
 
+use coterie_base::Progress;
 use coterie_net::Mesh;
 
 use crate::Result;
 use crate::ot_prep::OtPrep;
-use crate::prep::{Counts, InsecureDealer, Preprocessing};
+use crate::prep::{Counts, InsecureDealer};
+use crate::producer::{Order, produce_into_store};
 use crate::ring::{Ring, Z2k};
 use crate::store::PrepStore;
 
@@ -17,14 +20,62 @@ pub fn party_dir(base: &Path, party: usize) -> PathBuf {
 }
 
 /// **Insecure** (trusted dealer: this process sees every secret): creates one store per party
-/// under `base` (see [`party_dir`]) and fills it with `counts`, dealing in chunks of at most
-/// `chunk` items per kind so memory stays bounded. For tests and online-phase benchmarks only.
-/// Shows a progress bar on stderr when stderr is a terminal.
+/// under `base` (see [`party_dir`]) and fills it with `order`, dealing in chunks of at most
+/// `chunk` items per kind so memory stays bounded, reporting to `progress` (one unit per item
+/// of every kind). For tests and online-phase benchmarks only.
+///
+/// ```
+/// use coterie_base::Progress;
+/// use coterie_spdz::tools::{insecure_deal_to_stores, party_dir};
+/// use coterie_spdz::{Kind, Order, PrepStore, Z2k};
+/// let base = std::env::temp_dir().join(format!("coterie-spdz-doc-{}", std::process::id()));
+/// let order = Order::new().with(Kind::Triples, 10).with(Kind::MatrixTriples(2), 3);
+/// insecure_deal_to_stores(&base, Z2k::spdz2k_64(), 2, &order, 4, &Progress::none()).unwrap();
+/// let s = PrepStore::open(&party_dir(&base, 1), Z2k::spdz2k_64(), 1, 2).unwrap();
+/// assert_eq!(s.available(Kind::Triples).unwrap(), 10);
+/// assert_eq!(s.available(Kind::MatrixTriples(2)).unwrap(), 3);
+/// std::fs::remove_dir_all(&base).unwrap();
+/// ```
+pub fn insecure_deal_to_stores<R: Ring>(
+    base: &Path,
+    ring: R,
+    n: usize,
+    order: &Order,
+    chunk: usize,
+    progress: &Progress,
+) -> Result<Vec<PathBuf>> {
+    order.validate(n)?;
+    let mut rng = coterie_math::prg::Csprng::new();
+    let dealer = InsecureDealer::insecure_new(ring.clone(), n, &mut rng)?;
+    let dirs: Vec<PathBuf> = (0..n).map(|i| party_dir(base, i)).collect();
+    let stores = dirs
+        .iter()
+        .enumerate()
+        .map(|(i, d)| PrepStore::create(d, ring.clone(), i, n, dealer.key_shares()[i].clone()))
+        .collect::<Result<Vec<_>>>()?;
+    let units = |o: &Order| o.items().map(|(_, c)| c as u64).sum::<u64>();
+    let task = progress.task("insecure dealer", units(order));
+    let mut left = order.clone();
+    while !left.is_empty() {
+        let step = left.take_chunk(chunk);
+        let mut preps = dealer.empty();
+        dealer.fill_order(&mut preps, &step, &mut rng)?;
+        for (s, p) in stores.iter().zip(preps.iter_mut()) {
+            s.append(p)?;
+        }
+        task.inc(units(&step));
+    }
+    task.finish();
+    Ok(dirs)
+}
+
+/// **Insecure**: [`insecure_deal_to_stores`] for `counts` (`masks_per_party` input masks for
+/// every owner) without progress reports; the name the CLI uses.
 ///
 /// ```
 /// use coterie_spdz::tools::{deal_insecure_to_stores, party_dir};
 /// use coterie_spdz::{Counts, Kind, PrepStore, Z2k};
-/// let base = std::env::temp_dir().join(format!("coterie-spdz-doc-{}", std::process::id()));
+/// let base = std::env::temp_dir().join(format!("coterie-spdz-doc-old-{}", std::process::id()));
 /// let counts = Counts { triples: 10, ..Counts::default() };
 /// deal_insecure_to_stores(&base, Z2k::spdz2k_64(), 2, counts, 4).unwrap();
 /// let s = PrepStore::open(&party_dir(&base, 1), Z2k::spdz2k_64(), 1, 2).unwrap();
@@ -38,48 +89,47 @@ pub fn deal_insecure_to_stores<R: Ring>(
     counts: Counts,
     chunk: usize,
 ) -> Result<Vec<PathBuf>> {
-    let mut rng = coterie_math::prg::Csprng::new();
-    let dealer = InsecureDealer::new_insecure(ring.clone(), n, &mut rng)?;
-    let dirs: Vec<PathBuf> = (0..n).map(|i| party_dir(base, i)).collect();
-    let stores = dirs
-        .iter()
-        .enumerate()
-        .map(|(i, d)| PrepStore::create(d, ring.clone(), i, n, dealer.key_shares()[i].clone()))
-        .collect::<Result<Vec<_>>>()?;
-    let chunk = chunk.max(1);
-    let units = |c: &Counts| (c.triples + c.bits + c.randoms + c.masks_per_party * n) as u64;
-    let bar = progress_bar(units(&counts), 0).inspect(|pb| pb.set_prefix("insecure dealer"));
-    let mut left = counts;
-    while left != Counts::default() {
-        let step = Counts {
-            triples: left.triples.min(chunk),
-            bits: left.bits.min(chunk),
-            randoms: left.randoms.min(chunk),
-            masks_per_party: left.masks_per_party.min(chunk),
-        };
-        let mut preps = dealer.deal(step, &mut rng);
-        for (s, p) in stores.iter().zip(preps.iter_mut()) {
-            s.append(p)?;
-        }
-        if let Some(pb) = &bar {
-            pb.inc(units(&step));
-        }
-        left.triples -= step.triples;
-        left.bits -= step.bits;
-        left.randoms -= step.randoms;
-        left.masks_per_party -= step.masks_per_party;
-    }
-    if let Some(pb) = bar {
-        pb.finish();
-    }
-    Ok(dirs)
+    let order = Order::from_counts(counts, n);
+    insecure_deal_to_stores(base, ring, n, &order, chunk, &Progress::none())
 }
 
 /// One party's side of OT-based SPDZ_2k preprocessing into a new store at `dir` (each producer
 /// session samples a fresh MAC key, so it cannot extend a store made under another key: that is
 /// refused). Runs the producer's set-up, then produces `counts` in chunks of at most `chunk`
-/// items per kind, appending (fsynced) after each chunk. See [`OtPrep`] for its
-/// security. Shows a progress bar on stderr (in [`ot_work_units`]) when stderr is a terminal.
+/// items per kind, appending (fsynced) after each chunk, reporting to `progress` in
+/// [`ot_work_units`] (one task for the whole run). See [`OtPrep`] for its security.
+///
+/// ```no_run
+/// # async fn run(mut mesh: coterie_net::InMemoryMesh) -> coterie_spdz::Result<()> {
+/// use coterie_base::Progress;
+/// use coterie_spdz::tools::produce_ot_to_store_with_progress;
+/// use coterie_spdz::{Counts, Z2k};
+/// let counts = Counts { triples: 1000, ..Counts::default() };
+/// let dir = std::path::Path::new("prep/party-0");
+/// produce_ot_to_store_with_progress(&mut mesh, dir, Z2k::spdz2k_64(), counts, 256, Progress::none())
+///     .await?;
+/// # Ok(()) }
+/// ```
+pub async fn produce_ot_to_store_with_progress<M: Mesh>(
+    mesh: &mut M,
+    dir: &Path,
+    ring: Z2k,
+    counts: Counts,
+    chunk: usize,
+    progress: Progress,
+) -> Result<PrepStore<Z2k>> {
+    let mut producer = OtPrep::setup(mesh, ring).await?;
+    let (me, n) = (mesh.id(), mesh.n());
+    producer.set_progress(progress);
+    producer.start_progress(ot_work_units(counts, n));
+    let store = PrepStore::create(dir, ring, me, n, producer.mac_key_share())?;
+    let order = Order::from_counts(counts, n);
+    let res = produce_into_store(&mut producer, mesh, &store, &order, chunk).await;
+    producer.finish_progress();
+    res.map(|()| store)
+}
+
+/// [`produce_ot_to_store_with_progress`] without progress reports (the name the CLI uses).
 pub async fn produce_ot_to_store<M: Mesh>(
     mesh: &mut M,
     dir: &Path,
@@ -87,59 +137,20 @@ pub async fn produce_ot_to_store<M: Mesh>(
     counts: Counts,
     chunk: usize,
 ) -> Result<PrepStore<Z2k>> {
-    let mut producer = OtPrep::setup(mesh, ring).await?;
-    let (me, n) = (mesh.id(), mesh.n());
-    producer.set_progress(progress_bar(ot_work_units(counts, n), me));
-    let store = PrepStore::create(dir, ring, me, n, producer.mac_key_share())?;
-    let chunk = chunk.max(1);
-    let mut left = counts;
-    while left != Counts::default() {
-        let step = Counts {
-            triples: left.triples.min(chunk),
-            bits: left.bits.min(chunk),
-            randoms: left.randoms.min(chunk),
-            masks_per_party: left.masks_per_party.min(chunk),
-        };
-        let mut p = producer.produce(mesh, step).await?;
-        debug_assert_eq!(p.mac_key_share(), producer.mac_key_share());
-        store.append(&mut p)?;
-        left.triples -= step.triples;
-        left.bits -= step.bits;
-        left.randoms -= step.randoms;
-        left.masks_per_party -= step.masks_per_party;
-    }
-    if let Some(pb) = &producer.progress_bar() {
-        pb.finish();
-    }
-    Ok(store)
+    produce_ot_to_store_with_progress(mesh, dir, ring, counts, chunk, Progress::none()).await
 }
 
-/// The units of work [`OtPrep`] reports to its progress bar for `counts` with `n` parties:
+/// The units of work [`OtPrep`] reports to its progress for `counts` with `n` parties:
 /// one per triple made (including the `2n − 1` per random bit) and one per authenticated
 /// random value or input mask (including the `2n` per random bit).
+///
+/// ```
+/// use coterie_spdz::Counts;
+/// let c = Counts { triples: 10, bits: 1, randoms: 2, masks_per_party: 3 };
+/// assert_eq!(coterie_spdz::tools::ot_work_units(c, 2), 10 + 3 + 4 + 2 + 6);
+/// ```
 pub fn ot_work_units(counts: Counts, n: usize) -> u64 {
-    let n = n as u64;
-    counts.triples as u64
-        + counts.bits as u64 * (2 * n - 1)
-        + counts.bits as u64 * 2 * n
-        + counts.randoms as u64
-        + counts.masks_per_party as u64 * n
-}
-
-/// A progress bar of `total` units on stderr, or `None` when stderr is not a terminal.
-pub fn progress_bar(total: u64, party: usize) -> Option<indicatif::ProgressBar> {
-    use std::io::IsTerminal;
-    if !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let pb = indicatif::ProgressBar::new(total);
-    let style = indicatif::ProgressStyle::with_template(
-        "{prefix} [{elapsed_precise}] {wide_bar} {pos}/{len} ({per_sec}, eta {eta})",
-    )
-    .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-    pb.set_style(style);
-    pb.set_prefix(format!("party {party} OT preprocessing"));
-    Some(pb)
+    crate::ot_prep::ot_order_units(&Order::from_counts(counts, n), n)
 }
 
 /// One party's side of a small online demonstration on material from its store at `dir`

@@ -163,9 +163,11 @@ async fn run_party(
     let party_dir = |d: &Path| d.join(format!("party-{id}"));
     let summary = match protocol {
         Protocol::SpdzPrepOt { dir, amounts } => {
-            let r = coterie_spdz::flows::prep_ot(&mut mesh, &party_dir(&dir), amounts.into())
-                .await
-                .map_err(|e| Error::Protocol(format!("SPDZ preprocessing: {e}")))?;
+            let progress = crate::progress::progress_bar(&format!("party {id}"));
+            let r =
+                coterie_spdz::flows::prep_ot(&mut mesh, &party_dir(&dir), amounts.into(), progress)
+                    .await
+                    .map_err(|e| Error::Protocol(format!("SPDZ preprocessing: {e}")))?;
             let c: coterie_spdz::Counts = amounts.into();
             println!(
                 "party {id}: {} triples, {} bits, {} randoms, {} masks per owner in {:.2} s ({} bytes sent)",

@@ -65,8 +65,9 @@ pub fn run(cmd: SpdzCmd) -> Result<(), String> {
 /// The **insecure** dealer (`coterie_spdz::flows::insecure_deal`), with its warning and the
 /// store directories printed.
 pub fn deal_insecure(out: &Path, parties: usize, counts: Counts) -> Result<(), String> {
-    let dirs =
-        coterie_spdz::flows::insecure_deal(out, parties, counts).map_err(|e| e.to_string())?;
+    let progress = crate::progress::progress_bar("");
+    let dirs = coterie_spdz::flows::insecure_deal(out, parties, counts, &progress)
+        .map_err(|e| e.to_string())?;
     eprintln!(
         "WARNING: insecure trusted dealer — every secret passed through this process; \
          use for tests and online benchmarks only"

@@ -1,0 +1,348 @@
+//! Authentication (COPE and SPDZ_2k's authentication check), random values, input masks and
+//! random bits (`docs/spdz-ot-security.md`, Authenticate, Authentication check, Random values,
+//! Random bits).
+
+use coterie_base::bits::{BitReader, BitWriter};
+use coterie_math::prg::Xof;
+use coterie_net::Mesh;
+use rand::Rng;
+use zeroize::Zeroize;
+
+use super::{OtPrep, TAG_COPE, malformed, pairwise_bytes};
+use crate::engine::Engine;
+use crate::prep::{InputMask, Share};
+use crate::ring::{Ring, Z2k};
+use crate::{Error, Result};
+
+impl OtPrep {
+    /// MAC shares for this party's shares `xs` (every party calls it with its own shares of the
+    /// same number of values): `α_i x_i` plus the COPE shares with every peer. One round; no
+    /// check (callers add the authentication check).
+    pub(super) async fn cope<M: Mesh>(&mut self, mesh: &mut M, xs: &[u128]) -> Result<Vec<u128>> {
+        let r = self.ring;
+        let s = r.s() as usize;
+        let kk = r.k() + r.s();
+        let cnt = xs.len();
+        let batch = self.batch;
+        self.batch += 1;
+        let mut macs: Vec<u128> = xs.iter().map(|x| r.mul(&self.alpha, x)).collect();
+        let read = |xof: &mut Xof| r.random(xof);
+        let per: u64 = (0..s as u64).map(|l| kk as u64 - l).sum();
+        let u_len = (cnt as u64 * per).div_ceil(8) as usize;
+        let mut out: Vec<Option<Vec<u8>>> = (0..self.n).map(|_| None).collect();
+        for j in 0..self.n {
+            if j == self.me {
+                continue;
+            }
+            let p = self.pair(j)?;
+            let mut us = BitWriter::with_capacity(u_len);
+            let mut x0: Vec<Xof> = p
+                .cope_send_keys
+                .iter()
+                .map(|(k0, _)| Xof::new(k0, b"coterie-spdz/cope", batch))
+                .collect();
+            let mut x1: Vec<Xof> = p
+                .cope_send_keys
+                .iter()
+                .map(|(_, k1)| Xof::new(k1, b"coterie-spdz/cope", batch))
+                .collect();
+            for (v, x) in xs.iter().enumerate() {
+                let mut share = 0u128;
+                for l in 0..s {
+                    let r0 = read(&mut x0[l]);
+                    let r1 = read(&mut x1[l]);
+                    let u = r.add(&r.sub(&r0, &r1), x);
+                    us.put_u128(u, kk - l as u32);
+                    share = r.sub(&share, &r.mul(&r0, &(1u128 << l)));
+                }
+                macs[v] = r.add(&macs[v], &share);
+            }
+            out[j] = Some(us.finish());
+        }
+        let got = pairwise_bytes(mesh, TAG_COPE, out, |_| u_len).await?;
+        for j in 0..self.n {
+            if j == self.me {
+                continue;
+            }
+            let p = self.pair(j)?;
+            let bytes = got[j].as_ref().ok_or_else(|| malformed(j, "missing u"))?;
+            let mut rd = BitReader::new(bytes);
+            let mut us = Vec::with_capacity(cnt * s);
+            for _ in 0..cnt {
+                for l in 0..s as u32 {
+                    us.push(
+                        rd.get_u128(kk - l)
+                            .ok_or_else(|| malformed(j, "short corrections u"))?,
+                    );
+                }
+            }
+            let mut xk: Vec<Xof> = p
+                .cope_recv_keys
+                .iter()
+                .map(|k| Xof::new(k, b"coterie-spdz/cope", batch))
+                .collect();
+            for (v, mac) in macs.iter_mut().enumerate() {
+                let mut share = 0u128;
+                for (l, xof) in xk.iter_mut().enumerate() {
+                    let rr = read(xof);
+                    let al = 0u128.wrapping_sub((self.alpha >> l) & 1);
+                    let q = r.add(&rr, &(us[v * s + l] & al));
+                    share = r.add(&share, &r.mul(&q, &(1u128 << l)));
+                }
+                *mac = r.add(mac, &share);
+            }
+        }
+        Ok(macs)
+    }
+
+    /// The authentication step for shares made elsewhere (HSS- or HE-based producers that make
+    /// unauthenticated additive shares over the same `Z_{2^{k+s}}`): every party passes its
+    /// additive shares `xs` of the same number of values and gets them back authenticated
+    /// under the MAC key `α = Σ α_i` of this producer (COPE with every peer, then SPDZ_2k's
+    /// authentication check on a random combination masked by one extra random value). Aborts
+    /// as `authentication-mac-check` if a party used inconsistent inputs. Two coin tosses and
+    /// one opening besides the COPE round.
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{OtPrep, Z2k};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut tasks = Vec::new();
+    /// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_32()).await?;
+    ///         // additive shares of 5 and 7 (party 0 holds them all, party 1 zeros)
+    ///         let mine: Vec<u128> = if mesh.id() == 0 { vec![5, 7] } else { vec![0, 0] };
+    ///         let shares = p.authenticate(&mut mesh, &mine).await?;
+    ///         mesh.close().await?;
+    ///         Ok::<_, coterie_spdz::Error>((shares, p.mac_key_share()))
+    ///     }));
+    /// }
+    /// let mut per_party = Vec::new();
+    /// let mut alpha = 0u128;
+    /// for t in tasks {
+    ///     let (s, k) = t.await.unwrap().unwrap();
+    ///     per_party.push(s);
+    ///     alpha = alpha.wrapping_add(k);
+    /// }
+    /// let ring = Z2k::spdz2k_32();
+    /// let opened = coterie_spdz::verify::verify_shares(&ring, &alpha, &per_party).unwrap();
+    /// assert_eq!(opened, [5, 7]);
+    /// # });
+    /// ```
+    pub async fn authenticate<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        xs: &[u128],
+    ) -> Result<Vec<Share<u128>>> {
+        let r = self.ring;
+        let bits = r.k() + r.s();
+        if xs.iter().any(|x| Z2k::low_bits(*x, bits) != *x) {
+            return Err(Error::Invalid(format!(
+                "shares to authenticate must lie in Z_2^{bits}"
+            )));
+        }
+        self.authenticate_checked(mesh, xs).await
+    }
+
+    /// COPE on `xs` plus one random mask, then the authentication check; returns `xs`
+    /// authenticated.
+    async fn authenticate_checked<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        xs: &[u128],
+    ) -> Result<Vec<Share<u128>>> {
+        let r = self.ring;
+        let mut all = Vec::with_capacity(xs.len() + 1);
+        all.extend_from_slice(xs);
+        all.push(r.random(&mut self.rng)); // the mask of the authentication check
+        let macs = self.cope(mesh, &all).await?;
+        let mut shares: Vec<Share<u128>> = all
+            .iter()
+            .zip(&macs)
+            .map(|(v, m)| Share { v: *v, m: *m })
+            .collect();
+        all.zeroize();
+        // authentication check: open Σ χ_j x_j + extra (uniform), then the MAC check
+        let seed = self.coin_toss(mesh, "auth-check").await?;
+        let mut xof = Xof::new(&seed, b"coterie-spdz/auth-check-chi", 0);
+        let mut e = Engine::new(self.empty_prep()).with_check_name("authentication-mac-check");
+        let total = shares.len();
+        let mut acc = shares[total - 1].clone();
+        for s in &shares[..total - 1] {
+            acc = e.add(&acc, &e.mul_const(s, &r.random_key(&mut xof)));
+        }
+        e.open_unmasked(mesh, &[acc]).await?;
+        e.check(mesh).await?;
+        if let Some(mut m) = shares.pop() {
+            m.zeroize();
+        }
+        Ok(shares)
+    }
+
+    /// Authenticated values: `randoms` uniformly random values (every party contributes a random
+    /// share) and `masks` input masks per owner (the owner's share is its random value, the
+    /// others' are zero, so only the owner knows it). Ends with an authentication check.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{OtPrep, Z2k};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut tasks = Vec::new();
+    /// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_32()).await?;
+    ///         let out = p.randoms_and_masks(&mut mesh, 2, 1).await?;
+    ///         mesh.close().await?;
+    ///         Ok::<_, coterie_spdz::Error>(out)
+    ///     }));
+    /// }
+    /// for t in tasks {
+    ///     let out = t.await.unwrap().unwrap();
+    ///     assert_eq!((out.0.len(), out.1.len(), out.1[0].len()), (2, 2, 1));
+    /// }
+    /// # });
+    /// ```
+    pub async fn randoms_and_masks<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        randoms: usize,
+        masks: usize,
+    ) -> Result<(Vec<Share<u128>>, Vec<Vec<InputMask<u128>>>)> {
+        let per_owner = vec![masks; self.n];
+        self.randoms_and_owner_masks(mesh, randoms, &per_owner)
+            .await
+    }
+
+    /// As [`OtPrep::randoms_and_masks`] with `masks[o]` input masks for owner `o`.
+    pub async fn randoms_and_owner_masks<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        randoms: usize,
+        masks: &[usize],
+    ) -> Result<(Vec<Share<u128>>, Vec<Vec<InputMask<u128>>>)> {
+        if masks.len() != self.n {
+            return Err(Error::Invalid(format!(
+                "input mask counts for {} owners, {} parties",
+                masks.len(),
+                self.n
+            )));
+        }
+        let r = self.ring;
+        let all_masks: usize = masks.iter().sum();
+        let mut xs = Vec::with_capacity(randoms + all_masks);
+        for _ in 0..randoms {
+            xs.push(r.random(&mut self.rng));
+        }
+        for (owner, &count) in masks.iter().enumerate() {
+            for _ in 0..count {
+                xs.push(if owner == self.me {
+                    r.random(&mut self.rng)
+                } else {
+                    0
+                });
+            }
+        }
+        let shares = self.authenticate_checked(mesh, &xs).await?;
+        self.progress((randoms + all_masks) as u64);
+        let rnd = shares[..randoms].to_vec();
+        let mut ms = Vec::with_capacity(self.n);
+        let mut base = randoms;
+        for (owner, &count) in masks.iter().enumerate() {
+            ms.push(
+                (0..count)
+                    .map(|i| InputMask {
+                        share: shares[base + i].clone(),
+                        value: (owner == self.me).then_some(xs[base + i]),
+                    })
+                    .collect(),
+            );
+            base += count;
+        }
+        xs.zeroize();
+        Ok((rnd, ms))
+    }
+
+    /// Produces `count` random bits from the other material (see the module docs).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{OtPrep, Z2k};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut tasks = Vec::new();
+    /// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_32()).await?;
+    ///         let out = p.bits(&mut mesh, 2).await?;
+    ///         mesh.close().await?;
+    ///         Ok::<_, coterie_spdz::Error>(out)
+    ///     }));
+    /// }
+    /// for t in tasks {
+    ///     let out = t.await.unwrap().unwrap();
+    ///     assert_eq!(out.len(), 2);
+    /// }
+    /// # });
+    /// ```
+    pub async fn bits<M: Mesh>(&mut self, mesh: &mut M, count: usize) -> Result<Vec<Share<u128>>> {
+        if count == 0 {
+            return Ok(Vec::new());
+        }
+        let n = self.n;
+        let mut prep = self.empty_prep();
+        prep.triples
+            .extend(self.triples(mesh, count * (2 * n - 1)).await?);
+        let (rnd, masks) = self.randoms_and_masks(mesh, count * n, count).await?;
+        prep.randoms.extend(rnd);
+        for (q, m) in prep.masks.iter_mut().zip(masks) {
+            q.extend(m);
+        }
+        let mut e = Engine::new(prep);
+        let mut inputs = Vec::with_capacity(n);
+        for owner in 0..n {
+            let mine: Vec<u128> = if owner == self.me {
+                (0..count)
+                    .map(|_| (self.rng.next_u64() & 1) as u128)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            let vals = (owner == self.me).then_some(mine.as_slice());
+            inputs.push(e.input(mesh, owner, vals, count).await?);
+        }
+        // bit checks: β(1 − β) = 0 for every input
+        let one = 1u128;
+        let all: Vec<Share<u128>> = inputs.iter().flatten().cloned().collect();
+        let om: Vec<Share<u128>> = all.iter().map(|x| e.add_const(&e.neg(x), &one)).collect();
+        let prod = e.mul(mesh, &all, &om).await?;
+        let opened = e.open(mesh, &prod).await?;
+        if opened.iter().any(|v| *v != 0) {
+            let err = Error::PrepCheckFailed {
+                check: "random-bit-input",
+                party: self.me,
+            };
+            mesh.abort(&err.to_string()).await;
+            return Err(err);
+        }
+        // XOR all inputs
+        let mut acc = inputs[0].clone();
+        for inp in &inputs[1..] {
+            let p = e.mul(mesh, &acc, inp).await?;
+            acc = acc
+                .iter()
+                .zip(inp)
+                .zip(&p)
+                .map(|((x, y), xy)| {
+                    let s = e.add(x, y);
+                    e.sub(&s, &e.mul_const(xy, &2))
+                })
+                .collect();
+        }
+        e.check(mesh).await?;
+        Ok(acc)
+    }
+}

@@ -1,0 +1,465 @@
+//! SPDZ_2k preprocessing by oblivious transfer ([`OtPrep`]), for any number of parties, secure
+//! with abort against an actively malicious dishonest majority: MAC key, triples, authenticated
+//! random values, input masks and random bits.
+//!
+//! In short: Chou–Orlandi base OTs ([`crate::ot`]) set up KOS OT extension and COPE between
+//! every ordered pair of parties; triples come from Gilboa products on KOS correlated OTs
+//! ([`triples`](OtPrep::triples)), combined over `τ = 2(k+s) + 2σ` random bits against
+//! selective failure ([`combine_width`]), authenticated by COPE ([`OtPrep::authenticate`],
+//! which also serves other producers) and checked by the SPDZ_2k sacrifice and MAC check;
+//! random bits are XORs of input bits. Aborts name their check: `kos-consistency`,
+//! `triple-sacrifice`, `authentication-mac-check`, `random-bit-input`.
+//!
+//! The protocol step by step, its parameters and its security argument are in
+//! `docs/spdz-ot-security.md` at the root of the repository.
+
+// Loops over party ids index several per-party vectors at once; ranges read better there.
+#![allow(clippy::needless_range_loop)]
+
+mod auth;
+mod triples;
+
+use coterie_base::progress::{Progress, ProgressTask};
+use coterie_math::prg::Csprng;
+use coterie_net::commit::commit_open_all;
+use coterie_net::{Mesh, PartyId};
+use curve25519_dalek::ristretto::CompressedRistretto;
+use rand::Rng;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use zeroize::Zeroize;
+
+use crate::kind::Kind;
+use crate::ot::{self, BaseOtSender, Seed};
+use crate::prep::{Counts, Preprocessing, VecPrep};
+use crate::producer::{Order, Producer, check_order};
+use crate::ring::{Ring, Z2k};
+use crate::wire::{open_ot, open_ot_bytes, seal_ot, seal_ot_bytes};
+use crate::{Error, Result};
+
+pub(crate) const TAG_BASE_A: u32 = 0x5D21_0001;
+pub(crate) const TAG_BASE_B: u32 = 0x5D21_0002;
+pub(crate) const TAG_KOS_U: u32 = 0x5D21_0003;
+pub(crate) const TAG_KOS_SEED: u32 = 0x5D21_0004;
+pub(crate) const TAG_KOS_RESP: u32 = 0x5D21_0005;
+pub(crate) const TAG_GILBOA: u32 = 0x5D21_0006;
+pub(crate) const TAG_COPE: u32 = 0x5D21_0007;
+
+/// Largest number of triples produced in one extension (bounds message sizes: the KOS matrix
+/// and the Gilboa corrections are each about 6 KB per triple per peer for `k = s = 64`, so a
+/// batch sends two messages of about 6.3 MB to each peer, well below the default frame limit).
+pub const MAX_TRIPLE_BATCH: usize = 1024;
+
+/// Statistical security `σ` of the combine step (an adversary's advantage from selective
+/// failure on the Gilboa OTs is at most `2^{-σ-1}` per triple; see the module docs).
+pub const COMBINE_SIGMA: u32 = 64;
+
+/// The number `τ` of random bits (one OT each) combined into one triple's `(a, â)`:
+/// `τ = 2(k+s) + 2σ` (384 for `k = s = 64`; see the module docs for the argument).
+pub fn combine_width(ring: &Z2k) -> usize {
+    (2 * (ring.k() + ring.s()) + 2 * COMBINE_SIGMA) as usize
+}
+
+struct PairState {
+    kos_recv_keys: Vec<(Seed, Seed)>,
+    kos_delta: u128,
+    kos_send_keys: Vec<Seed>,
+    cope_send_keys: Vec<(Seed, Seed)>,
+    cope_recv_keys: Vec<Seed>,
+}
+
+impl Drop for PairState {
+    fn drop(&mut self) {
+        self.kos_recv_keys.zeroize();
+        self.kos_delta.zeroize();
+        self.kos_send_keys.zeroize();
+        self.cope_send_keys.zeroize();
+        self.cope_recv_keys.zeroize();
+    }
+}
+
+/// Sends this party's message to every peer (`out[j]`, already an envelope) and receives one
+/// from every peer, all with `tag`.
+async fn exchange_pairwise<M: Mesh>(
+    mesh: &mut M,
+    tag: u32,
+    out: Vec<Option<Vec<u8>>>,
+) -> Result<Vec<Option<Vec<u8>>>> {
+    let me = mesh.id();
+    for (j, m) in out.iter().enumerate() {
+        if j != me {
+            let m = m
+                .as_ref()
+                .ok_or_else(|| Error::Invalid("pairwise: missing message".into()))?;
+            mesh.send_bytes(j, tag, m).await?;
+        }
+    }
+    let mut res = Vec::with_capacity(out.len());
+    for j in 0..out.len() {
+        res.push(if j == me {
+            None
+        } else {
+            Some(mesh.recv_bytes(j, tag).await?)
+        });
+    }
+    Ok(res)
+}
+
+/// One typed message to and from every peer, each in an OT envelope of at most `max` payload
+/// bytes.
+async fn pairwise<M: Mesh, T: Serialize + DeserializeOwned>(
+    mesh: &mut M,
+    tag: u32,
+    out: Vec<Option<T>>,
+    max: usize,
+) -> Result<Vec<Option<T>>> {
+    let sealed = out
+        .iter()
+        .map(|m| m.as_ref().map(seal_ot).transpose())
+        .collect::<Result<Vec<_>>>()?;
+    let got = exchange_pairwise(mesh, tag, sealed).await?;
+    got.iter()
+        .enumerate()
+        .map(|(j, b)| b.as_ref().map(|b| open_ot(j, b, max)).transpose())
+        .collect()
+}
+
+/// One byte string to and from every peer in OT envelopes; `expect(j)` is the exact payload
+/// length expected from peer `j`.
+async fn pairwise_bytes<M: Mesh>(
+    mesh: &mut M,
+    tag: u32,
+    out: Vec<Option<Vec<u8>>>,
+    expect: impl Fn(PartyId) -> usize,
+) -> Result<Vec<Option<Vec<u8>>>> {
+    let sealed = out
+        .iter()
+        .map(|m| m.as_deref().map(seal_ot_bytes).transpose())
+        .collect::<Result<Vec<_>>>()?;
+    let got = exchange_pairwise(mesh, tag, sealed).await?;
+    got.iter()
+        .enumerate()
+        .map(|(j, b)| {
+            b.as_ref()
+                .map(|b| {
+                    let want = expect(j);
+                    let p = open_ot_bytes(j, b, want)?;
+                    if p.len() != want {
+                        return Err(malformed(j, "wrong message length"));
+                    }
+                    Ok(p.to_vec())
+                })
+                .transpose()
+        })
+        .collect()
+}
+
+fn malformed(party: PartyId, cause: &str) -> Error {
+    Error::Malformed {
+        party,
+        cause: cause.into(),
+    }
+}
+
+/// One party's OT-based SPDZ_2k producer over [`Z2k`], secure with abort against an actively
+/// malicious dishonest majority (see the module docs for a summary and
+/// `docs/spdz-ot-security.md` for the protocol, parameters and arguments). It is a
+/// [`Producer`] of triples, random bits, random values and input masks, and an
+/// [`crate::Authenticator`] for shares other producers make.
+pub struct OtPrep {
+    ring: Z2k,
+    me: PartyId,
+    n: usize,
+    alpha: u128,
+    pairs: Vec<Option<PairState>>,
+    batch: u64,
+    rng: Csprng,
+    progress: Progress,
+    task: Option<ProgressTask>,
+}
+
+impl Drop for OtPrep {
+    fn drop(&mut self) {
+        self.alpha.zeroize();
+    }
+}
+
+fn bits_of(x: u128, nbits: u32) -> impl Iterator<Item = bool> {
+    (0..nbits).map(move |l| (x >> l) & 1 == 1)
+}
+
+impl OtPrep {
+    /// Sets up the producer: samples this party's MAC key share `α_i ∈ Z_{2^s}` and runs the
+    /// base OTs with every peer (two rounds).
+    ///
+    /// # Example
+    ///
+    /// Two parties over the in-memory mesh make triples and check them (`coterie_spdz::verify`).
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{Kind, OtPrep, Order, Producer, Z2k};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut tasks = Vec::new();
+    /// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_32()).await?;
+    ///         let order = Order::new().with(Kind::Triples, 2).with(Kind::Randoms, 1);
+    ///         let prep = Producer::produce(&mut p, &mut mesh, &order).await?;
+    ///         mesh.close().await?;
+    ///         Ok::<_, coterie_spdz::Error>(prep)
+    ///     }));
+    /// }
+    /// let mut preps = Vec::new();
+    /// for t in tasks {
+    ///     preps.push(t.await.unwrap().unwrap());
+    /// }
+    /// coterie_spdz::verify::verify_material(&preps).unwrap();
+    /// # });
+    /// ```
+    pub async fn setup<M: Mesh>(mesh: &mut M, ring: Z2k) -> Result<Self> {
+        let me = mesh.id();
+        let n = mesh.n();
+        let s = ring.s();
+        let mut rng = Csprng::new();
+        let alpha = ring.random_key(&mut rng);
+        // Round 1: as base-OT sender toward every peer (128 KOS-receiver + s COPE-sender OTs).
+        let senders: Vec<Option<BaseOtSender>> = (0..n)
+            .map(|j| (j != me).then(|| BaseOtSender::new(&mut rng)))
+            .collect();
+        let out: Vec<Option<[u8; 32]>> = senders
+            .iter()
+            .map(|s| s.as_ref().map(|s| s.big_a.to_bytes()))
+            .collect();
+        let got: Vec<Option<[u8; 32]>> = pairwise(mesh, TAG_BASE_A, out, 64).await?;
+        // Round 2: as base-OT receiver with choices Δ_j (128 bits) ‖ α (s bits).
+        let mut deltas = vec![0u128; n];
+        let mut recv_keys: Vec<Vec<Seed>> = vec![Vec::new(); n];
+        let mut out: Vec<Option<Vec<[u8; 32]>>> = (0..n).map(|_| None).collect();
+        for j in 0..n {
+            if j == me {
+                continue;
+            }
+            let a = got[j].ok_or_else(|| malformed(j, "missing A"))?;
+            let delta = ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128;
+            let choices: Vec<bool> = bits_of(delta, 128).chain(bits_of(alpha, s)).collect();
+            let (bs, keys) = ot::base_ot_receive(&mut rng, &CompressedRistretto(a), &choices)
+                .map_err(|e| malformed(j, &e.to_string()))?;
+            deltas[j] = delta;
+            recv_keys[j] = keys;
+            out[j] = Some(bs.iter().map(|b| b.to_bytes()).collect());
+        }
+        let got: Vec<Option<Vec<[u8; 32]>>> =
+            pairwise(mesh, TAG_BASE_B, out, 40 * (128 + s as usize) + 16).await?;
+        let mut pairs: Vec<Option<PairState>> = (0..n).map(|_| None).collect();
+        for j in 0..n {
+            if j == me {
+                continue;
+            }
+            let bs: Vec<CompressedRistretto> = got[j]
+                .as_ref()
+                .ok_or_else(|| malformed(j, "missing B"))?
+                .iter()
+                .map(|b| CompressedRistretto(*b))
+                .collect();
+            if bs.len() != 128 + s as usize {
+                return Err(malformed(j, "wrong number of base OTs"));
+            }
+            let sender = senders[j]
+                .as_ref()
+                .ok_or_else(|| Error::Invalid("missing base-OT sender".into()))?;
+            let keys = sender.keys(&bs).map_err(|e| malformed(j, &e.to_string()))?;
+            let rk = std::mem::take(&mut recv_keys[j]);
+            pairs[j] = Some(PairState {
+                kos_recv_keys: keys[..128].to_vec(),
+                cope_send_keys: keys[128..].to_vec(),
+                kos_delta: deltas[j],
+                kos_send_keys: rk[..128].to_vec(),
+                cope_recv_keys: rk[128..].to_vec(),
+            });
+        }
+        deltas.zeroize();
+        Ok(Self {
+            ring,
+            me,
+            n,
+            alpha,
+            pairs,
+            batch: 0,
+            rng,
+            progress: Progress::none(),
+            task: None,
+        })
+    }
+
+    /// Reports progress to `progress` from now on: each [`Producer::produce`] call is one task
+    /// (one unit per triple made, including those consumed by random bits, and one per
+    /// authenticated random value or input mask; see [`crate::tools::ot_work_units`]), unless
+    /// a task spanning several calls was started with [`OtPrep::start_progress`].
+    pub fn set_progress(&mut self, progress: Progress) {
+        self.progress = progress;
+    }
+
+    /// Starts one progress task of `total` units spanning the next calls (a chunked run into a
+    /// store); ended by [`OtPrep::finish_progress`].
+    pub fn start_progress(&mut self, total: u64) {
+        let label = format!("party {} OT preprocessing", self.me);
+        self.task = Some(self.progress.task(label, total));
+    }
+
+    /// Ends the task started by [`OtPrep::start_progress`].
+    pub fn finish_progress(&mut self) {
+        if let Some(t) = self.task.take() {
+            t.finish();
+        }
+    }
+
+    fn progress(&self, n: u64) {
+        if let Some(t) = &self.task {
+            t.inc(n);
+        }
+    }
+
+    /// This party's MAC key share.
+    pub fn mac_key_share(&self) -> u128 {
+        self.alpha
+    }
+
+    fn pair(&self, j: PartyId) -> Result<&PairState> {
+        self.pairs
+            .get(j)
+            .and_then(|p| p.as_ref())
+            .ok_or_else(|| Error::Invalid(format!("no pair state for party {j}")))
+    }
+
+    fn empty_prep(&self) -> VecPrep<Z2k> {
+        VecPrep::new(self.ring, self.me, self.n, self.alpha)
+    }
+
+    async fn coin_toss<M: Mesh>(&mut self, mesh: &mut M, label: &str) -> Result<Seed> {
+        let mut sd = [0u8; 32];
+        self.rng.fill_bytes(&mut sd);
+        let domain = format!("coterie-spdz/ot-prep/{label}/{}", self.batch);
+        let all: Vec<[u8; 32]> = commit_open_all(mesh, &domain, &sd).await?;
+        let mut h = blake3::Hasher::new_derive_key("coterie-spdz 2026 ot-prep coins v1");
+        h.update(domain.as_bytes());
+        for x in &all {
+            h.update(x);
+        }
+        Ok(*h.finalize().as_bytes())
+    }
+
+    /// Produces a party's whole [`VecPrep`] with `counts` of every kind. The [`Producer`] form,
+    /// `Producer::produce(&mut p, mesh, &order)`, takes an [`Order`] (per-owner mask counts).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{OtPrep, Z2k};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut tasks = Vec::new();
+    /// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_32()).await?;
+    ///         let counts = coterie_spdz::Counts { triples: 2, bits: 1, ..Default::default() };
+    ///         let out = p.produce(&mut mesh, counts).await?;
+    ///         mesh.close().await?;
+    ///         Ok::<_, coterie_spdz::Error>(out)
+    ///     }));
+    /// }
+    /// for t in tasks {
+    ///     let out = t.await.unwrap().unwrap();
+    ///     assert_eq!((out.triples.len(), out.bits.len()), (2, 1));
+    /// }
+    /// # });
+    /// ```
+    pub async fn produce<M: Mesh>(&mut self, mesh: &mut M, counts: Counts) -> Result<VecPrep<Z2k>> {
+        let order = Order::from_counts(counts, self.n);
+        self.produce_order(mesh, &order).await
+    }
+
+    async fn produce_order<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        order: &Order,
+    ) -> Result<VecPrep<Z2k>> {
+        check_order(self, order)?;
+        let own_task = self.task.is_none();
+        if own_task {
+            let total = ot_order_units(order, self.n);
+            self.start_progress(total);
+        }
+        let res = self.produce_inner(mesh, order).await;
+        if own_task {
+            self.finish_progress();
+        }
+        res
+    }
+
+    async fn produce_inner<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        order: &Order,
+    ) -> Result<VecPrep<Z2k>> {
+        let counts = Counts {
+            triples: order.count(Kind::Triples),
+            bits: order.count(Kind::Bits),
+            randoms: order.count(Kind::Randoms),
+            masks_per_party: 0,
+        };
+        let mut p = self.empty_prep();
+        p.triples.extend(self.triples(mesh, counts.triples).await?);
+        p.bits.extend(self.bits(mesh, counts.bits).await?);
+        let (rnd, masks) = self
+            .randoms_and_owner_masks(mesh, counts.randoms, &order.masks_per_owner(self.n))
+            .await?;
+        p.randoms.extend(rnd);
+        for (q, m) in p.masks.iter_mut().zip(masks) {
+            q.extend(m);
+        }
+        debug_assert_eq!(p.party(), self.me);
+        Ok(p)
+    }
+}
+
+/// The progress units of [`OtPrep`] for `order` with `n` parties (see
+/// [`crate::tools::ot_work_units`]).
+pub(crate) fn ot_order_units(order: &Order, n: usize) -> u64 {
+    let n = n as u64;
+    let bits = order.count(Kind::Bits) as u64;
+    let masks: u64 = order
+        .masks_per_owner(n as usize)
+        .iter()
+        .map(|&c| c as u64)
+        .sum();
+    order.count(Kind::Triples) as u64
+        + bits * (2 * n - 1)
+        + bits * 2 * n
+        + order.count(Kind::Randoms) as u64
+        + masks
+}
+
+impl Producer<Z2k> for OtPrep {
+    fn ring(&self) -> &Z2k {
+        &self.ring
+    }
+    fn party(&self) -> PartyId {
+        self.me
+    }
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn mac_key_share(&self) -> u128 {
+        self.alpha
+    }
+    fn supports(&self, kind: Kind) -> bool {
+        !matches!(kind, Kind::MatrixTriples(_))
+    }
+    fn set_progress(&mut self, progress: Progress) {
+        OtPrep::set_progress(self, progress);
+    }
+    async fn produce<M: Mesh>(&mut self, mesh: &mut M, order: &Order) -> Result<VecPrep<Z2k>> {
+        self.produce_order(mesh, order).await
+    }
+}

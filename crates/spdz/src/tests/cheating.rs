@@ -1,0 +1,606 @@
+//! Cheating parties, through `coterie_net::tamper::TamperMesh`: the cheater runs the honest code
+//! and a rule rewrites some of its outgoing messages. Every deviation must end in an abort that
+//! names the check that caught it.
+//!
+//! Where a former test changed a *local* value of the cheater (a MAC share, a triple share),
+//! the same deviation is expressed as the change of the message that value influences, and the
+//! test says so.
+
+use coterie_base::bits::{BitReader, BitWriter};
+use coterie_base::envelope::HEADER_LEN;
+use coterie_net::commit::{Opening, commit};
+use coterie_net::tamper::{Select, TamperMesh};
+use coterie_net::{Blob, InMemoryMesh, Mesh};
+use rand::SeedableRng;
+use rand_chacha::ChaCha20Rng;
+
+use super::ot_producer::produce_on;
+use super::{big_prime, opts, run_with};
+use crate::engine::{TAG_CHECK_C, TAG_CHECK_D, TAG_INPUT, TAG_OPEN, TAG_SINGLE_O};
+use crate::ot_prep::{TAG_COPE, TAG_GILBOA, TAG_KOS_U};
+use crate::wire::{open_elems, seal_elems};
+use crate::*;
+
+type Tampered = TamperMesh<InMemoryMesh>;
+
+fn tampered_group(n: usize) -> Vec<Tampered> {
+    InMemoryMesh::group(n, opts())
+        .into_iter()
+        .map(TamperMesh::new)
+        .collect()
+}
+
+/// Adds `e` to element `index` of an engine message (an envelope of ring elements in a
+/// [`Blob`]).
+fn add_to_elem<R: Ring>(ring: &R, msg: &mut Blob, index: usize, e: &R::Elem) {
+    let count = (msg.0.len() - HEADER_LEN) / ring.elem_bytes();
+    let mut v = open_elems(ring, 0, &msg.0, count).unwrap();
+    v[index] = ring.add(&v[index], e);
+    *msg = seal_elems(ring, &v).unwrap();
+}
+
+/// A rule adding `e` to element `index` of the selected engine messages.
+fn elem_error<R: Ring>(
+    sel: Select,
+    ring: &R,
+    index: usize,
+    e: R::Elem,
+) -> coterie_net::tamper::Rule {
+    let ring = ring.clone();
+    sel.rewrite(move |m: &mut Blob| add_to_elem(&ring, m, index, &e))
+}
+
+/// How party 1 cheats in [`cheating_run`].
+#[derive(Clone, Copy)]
+enum EngineCheat {
+    /// Adds this to its share of the first value of its next opening (the Beaver opening).
+    ShareError(u64),
+    /// A MAC-share error: its σ in the MAC check is not the one its MAC shares give.
+    MacError,
+    /// Reveals a value other than the committed one in the MAC check's opening round.
+    BadCommitOpen,
+}
+
+/// Runs a 3-party Beaver multiplication + opening + MAC check where party 1 cheats as `cheat`
+/// says; returns every party's result.
+async fn cheating_run<R: Ring>(ring: R, cheat: EngineCheat) -> Vec<Result<()>> {
+    let mut rng = ChaCha20Rng::seed_from_u64(99);
+    let dealer = InsecureDealer::insecure_new(ring, 3, &mut rng).unwrap();
+    let counts = Counts {
+        triples: 4,
+        bits: 0,
+        randoms: 8,
+        masks_per_party: 4,
+    };
+    let preps = dealer.deal(counts, &mut rng);
+    run_with(
+        tampered_group(3),
+        preps,
+        move |mut e, mut mesh| async move {
+            let me = mesh.id();
+            let r = e.ring().clone();
+            let vals: Vec<_> = (0..4).map(|i| r.embed_u64(i + 5)).collect();
+            let x = e
+                .input(&mut mesh, 0, (me == 0).then_some(&vals[..]), 4)
+                .await?;
+            let y = e
+                .input(&mut mesh, 2, (me == 2).then_some(&vals[..]), 4)
+                .await?;
+            let mut x = x;
+            if me == 1 {
+                match cheat {
+                    EngineCheat::ShareError(err) => {
+                        // A consistent cheater: it adds the error to the share it sends in its next
+                        // opening (the Beaver opening of x_0 − a_0) and uses the same share in its
+                        // own sum, so every party opens the same wrong value and the MAC check
+                        // itself must catch it. (The error changes the share the cheater holds; the
+                        // message it influences carries it. A cheater that only rewrites the
+                        // message is caught earlier: `wire_only_share_error_is_caught_by_the_echo`.)
+                        x[0].v = r.add(&x[0].v, &r.embed_u64(err));
+                    }
+                    EngineCheat::MacError => {
+                        // Formerly an error added to the local MAC share of the first checked
+                        // value; it reaches the wire only through σ_1 (committed in round C, opened
+                        // in round D). Express it there: commit to and open a σ_1 other than the
+                        // one the MAC shares give, consistently, so the commitment opens and the
+                        // sum Σ σ_i is not zero.
+                        let wrong = r.encode(&[r.embed_u64(0x5eed)]);
+                        let (c, o) = commit("coterie-spdz/mac-check/0/sigma", 1, &wrong);
+                        mesh.add(Select::any().tag(TAG_CHECK_C).replace(&c));
+                        mesh.add(Select::any().tag(TAG_CHECK_D).replace(&(o, wrong)));
+                    }
+                    EngineCheat::BadCommitOpen => {
+                        mesh.add(
+                            Select::any()
+                                .tag(TAG_CHECK_D)
+                                .rewrite(|m: &mut (Opening, Vec<u8>)| m.1[0] ^= 1),
+                        );
+                    }
+                }
+            }
+            let z = e.mul(&mut mesh, &x, &y).await?;
+            e.open(&mut mesh, &z).await?;
+            e.check(&mut mesh).await?;
+            // One more round, so that a cheater whose own view passed the check (a wrong σ_1 on
+            // the wire only) learns of the honest parties' abort instead of closing first.
+            let _: Vec<u8> = mesh.exchange_all_tagged(0x5D2F_0001, &0u8).await?;
+            mesh.close().await?;
+            Ok(())
+        },
+    )
+    .await
+}
+
+fn assert_honest_caught(res: &[Result<()>], check: &str, party: Option<usize>) {
+    for (i, r) in res.iter().enumerate() {
+        if i == 1 {
+            assert!(r.is_err(), "the cheater's run must end in an abort too");
+            continue;
+        }
+        match r {
+            Err(e) => {
+                // an honest party either detected it itself (naming the check) or was told by
+                // the abort of another honest party (whose message names the check)
+                let named = e.check() == Some(check) || e.to_string().contains(check);
+                assert!(named, "party {i}: {e} does not name {check}");
+                if let (Some(p), Some(c)) = (party, e.check())
+                    && c == check
+                {
+                    match e {
+                        Error::CommitmentMismatch { party: q, .. } => assert_eq!(*q, p),
+                        Error::InconsistentBroadcast { party: q, .. } => assert_eq!(*q, p),
+                        _ => {}
+                    }
+                }
+            }
+            Ok(()) => panic!("party {i} accepted a cheat"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cheat_share_error_is_caught() {
+    for ring_case in 0..2 {
+        let cheat = EngineCheat::ShareError(1);
+        let res = if ring_case == 0 {
+            cheating_run(Z2k::spdz2k_64(), cheat).await
+        } else {
+            cheating_run(Fp64::mersenne61(), cheat).await
+        };
+        assert_honest_caught(&res, "mac-check", None);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cheat_mac_share_error_is_caught() {
+    for ring_case in 0..2 {
+        let res = if ring_case == 0 {
+            cheating_run(Z2k::spdz2k_32(), EngineCheat::MacError).await
+        } else {
+            cheating_run(FpBig::new(big_prime(128)).unwrap(), EngineCheat::MacError).await
+        };
+        assert_honest_caught(&res, "mac-check", None);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cheat_commitment_opening_is_caught() {
+    let res = cheating_run(Z2k::spdz2k_64(), EngineCheat::BadCommitOpen).await;
+    assert_honest_caught(&res, "mac-check-commitment", Some(1));
+    for r in [&res[0], &res[2]] {
+        if let Err(Error::CommitmentMismatch { party, .. }) = r {
+            assert_eq!(*party, 1);
+        }
+    }
+}
+
+/// An error only in the high `s` bits of a Z_2^k share (no change of the value mod 2^k) is
+/// harmless, but an error at bit k-1 must be caught.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cheat_error_at_top_value_bit_is_caught() {
+    let res = cheating_run(Z2k::spdz2k_32(), EngineCheat::ShareError(1 << 31)).await;
+    assert_honest_caught(&res, "mac-check", None);
+}
+
+/// A cheater that only rewrites its share in the Beaver opening (its own sum keeps the honest
+/// share) opens another value than the honest parties: the echo of the opened values at the
+/// start of the MAC check catches it and names a party whose view differs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wire_only_share_error_is_caught_by_the_echo() {
+    let mut rng = ChaCha20Rng::seed_from_u64(98);
+    let ring = Z2k::spdz2k_64();
+    let dealer = InsecureDealer::insecure_new(ring, 3, &mut rng).unwrap();
+    let counts = Counts {
+        triples: 2,
+        randoms: 2,
+        masks_per_party: 2,
+        ..Counts::default()
+    };
+    let preps = dealer.deal(counts, &mut rng);
+    let res = run_with(
+        tampered_group(3),
+        preps,
+        move |mut e, mut mesh| async move {
+            let me = mesh.id();
+            let x = e
+                .input(&mut mesh, 0, (me == 0).then_some(&[3u128, 4][..]), 2)
+                .await?;
+            let fired = (me == 1).then(|| {
+                // the first opening is the Beaver opening: one message to each peer
+                mesh.add(elem_error(
+                    Select::any().tag(TAG_OPEN).indices(0..2),
+                    &ring,
+                    0,
+                    1,
+                ))
+            });
+            let z = e.mul(&mut mesh, &x, &x).await?;
+            e.open(&mut mesh, &z).await?;
+            if let Some(f) = fired {
+                assert_eq!(f.fired(), 2);
+            }
+            e.check(&mut mesh).await?;
+            mesh.close().await?;
+            Ok(())
+        },
+    )
+    .await;
+    for (i, r) in res.iter().enumerate() {
+        let e = r.as_ref().expect_err("a cheat must abort");
+        assert!(
+            e.to_string().contains("opened-values-echo"),
+            "party {i}: {e}"
+        );
+    }
+}
+
+/// SingleCheck (per-value, 2 rounds): honest runs pass, split into its two halves with an
+/// opening in between; a share error and a bad commitment opening are each caught.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn single_check_honest_and_cheating() {
+    for case in 0..3 {
+        let mut rng = ChaCha20Rng::seed_from_u64(50 + case);
+        let dealer = InsecureDealer::insecure_new(Z2k::spdz2k_64(), 3, &mut rng).unwrap();
+        let preps = dealer.deal(
+            Counts {
+                triples: 2,
+                randoms: 4,
+                masks_per_party: 2,
+                ..Counts::default()
+            },
+            &mut rng,
+        );
+        let res = run_with(
+            tampered_group(3),
+            preps,
+            move |mut e, mut mesh| async move {
+                let me = mesh.id();
+                let v = [5u128, 6];
+                let x = e
+                    .input(&mut mesh, 0, (me == 0).then_some(&v[..]), 2)
+                    .await?;
+                let r = *e.ring();
+                if me == 1 && case == 2 {
+                    // the first single check's opening reveals another σ than committed
+                    mesh.add(
+                        Select::any()
+                            .tag(TAG_SINGLE_O)
+                            .indices(0..2)
+                            .rewrite(|m: &mut (Opening, Vec<u8>)| m.1[0] ^= 1),
+                    );
+                }
+                // case 1: a consistent cheater's share error of 3 on the first value of the Beaver
+                // opening (x_0 − a_0; see `cheating_run`)
+                let mut xa = x.clone();
+                if me == 1 && case == 1 {
+                    xa[0].v = r.add(&xa[0].v, &3);
+                }
+                let z = e.mul(&mut mesh, &xa, &x).await?;
+                let o1 = e.open(&mut mesh, &z[..1]).await?;
+                let pending = e.check_single_commit(&mut mesh).await?;
+                let o2 = e.open(&mut mesh, &z[1..]).await?;
+                e.check_single_open(&mut mesh, pending).await?;
+                e.check_single(&mut mesh).await?;
+                mesh.close().await?;
+                Ok((o1[0], o2[0]))
+            },
+        )
+        .await;
+        for (i, r) in res.iter().enumerate() {
+            match (case, r) {
+                (0, Ok(o)) => assert_eq!(*o, (25, 36)),
+                (1, Err(e)) if i != 1 => {
+                    assert!(e.to_string().contains("single-check"), "{e}")
+                }
+                (2, Err(e)) if i != 1 => {
+                    assert!(e.to_string().contains("single-check-commitment"), "{e}");
+                    if let Error::CommitmentMismatch { party, .. } = e {
+                        assert_eq!(*party, 1);
+                    }
+                }
+                (_, Err(_)) if i == 1 => {}
+                (c, r) => panic!("case {c} party {i}: {r:?}"),
+            }
+        }
+    }
+}
+
+/// An input owner that sends different masked values to different parties is caught by the
+/// echo round, which names a party whose view differs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn equivocating_input_owner_is_caught() {
+    let mut rng = ChaCha20Rng::seed_from_u64(90);
+    let ring = Fp64::mersenne61();
+    let dealer = InsecureDealer::insecure_new(ring, 3, &mut rng).unwrap();
+    let preps = dealer.deal(
+        Counts {
+            masks_per_party: 1,
+            ..Counts::default()
+        },
+        &mut rng,
+    );
+    let res = run_with(
+        tampered_group(3),
+        preps,
+        move |mut e, mut mesh| async move {
+            let me = mesh.id();
+            if me == 1 {
+                // the owner sends x − r + 1 to the last party, x − r to the others
+                mesh.add(elem_error(Select::to(2).tag(TAG_INPUT).nth(0), &ring, 0, 1));
+            }
+            e.input(&mut mesh, 1, (me == 1).then_some(&[5u64][..]), 1)
+                .await?;
+            mesh.close().await?;
+            Ok(())
+        },
+    )
+    .await;
+    for (i, r) in res.iter().enumerate() {
+        let e = r.as_ref().expect_err("equivocation must abort");
+        if i != 1 {
+            assert!(e.to_string().contains("input-broadcast"), "party {i}: {e}");
+        }
+    }
+}
+
+// ----- the OT producer -----
+
+/// Runs the OT producer for `counts` on `n` parties, party `cheater` with `rules`.
+async fn produce_cheating(
+    n: usize,
+    ring: Z2k,
+    counts: Counts,
+    cheater: usize,
+    rules: impl FnOnce(&mut Tampered),
+) -> Vec<Result<VecPrep<Z2k>>> {
+    let mut meshes = tampered_group(n);
+    rules(&mut meshes[cheater]);
+    produce_on(meshes, ring, counts).await
+}
+
+/// Every honest party's error names `check`; the cheater fails too (it gets the abort).
+fn assert_prep_abort(res: &[Result<VecPrep<Z2k>>], cheater: usize, check: &str) {
+    for (i, r) in res.iter().enumerate() {
+        let e = r.as_ref().expect_err("a cheat must abort");
+        if i != cheater {
+            assert!(
+                e.check() == Some(check) || e.to_string().contains(check),
+                "party {i}: {e} (wanted {check})"
+            );
+        }
+    }
+}
+
+/// Adds `e` (mod 2^128) to the `i`-th 128-bit value of an OT message whose payload packs
+/// 128-bit values (`k + s = 128`).
+fn add_to_u128(msg: &mut Blob, i: usize, e: u128) {
+    let at = HEADER_LEN + 16 * i;
+    let mut b = [0u8; 16];
+    b.copy_from_slice(&msg.0[at..at + 16]);
+    let v = u128::from_le_bytes(b).wrapping_add(e);
+    msg.0[at..at + 16].copy_from_slice(&v.to_le_bytes());
+}
+
+/// A party that adds an error to its share of a triple's c is caught by the sacrifice.
+///
+/// Formerly a local error on the share of `c` of the first triple before authentication. On the
+/// wire it shows in the COPE corrections that authenticate `c` (all `u_l` of value `2t`, the
+/// first `c`, carry `c + e`: the peers' MAC parts then authenticate `c + e`) and in the
+/// sacrifice's opening of `z = t·c − ĉ − ρ·b`, the value the sacrifice tests: the cheater's
+/// share of `z_0` carries the error too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cheating_triple_is_caught_by_the_sacrifice() {
+    let counts = Counts {
+        triples: 8,
+        ..Counts::default()
+    };
+    let ring = Z2k::spdz2k_64();
+    let err = 1u128 << 63;
+    let (s, kk) = (ring.s(), ring.k() + ring.s());
+    let res = produce_cheating(3, ring, counts, 1, |m| {
+        let t = counts.triples;
+        m.add(
+            Select::any()
+                .tag(TAG_COPE)
+                .indices(0..2)
+                .rewrite_bytes(move |b| {
+                    rewrite_cope(
+                        b,
+                        s,
+                        kk,
+                        |v, _l, u| if v == 2 * t { u.wrapping_add(err) } else { u },
+                    )
+                }),
+        );
+        // the triple batch opens (ρ, y) then z: the z opening is the second TAG_OPEN to
+        // each peer
+        m.add(elem_error(
+            Select::any().tag(TAG_OPEN).indices(2..4),
+            &ring,
+            0,
+            err,
+        ));
+    })
+    .await;
+    for (i, r) in res.iter().enumerate() {
+        let e = r.as_ref().expect_err("a cheat must abort");
+        if i != 1 {
+            assert!(
+                e.check() == Some("triple-sacrifice") || e.to_string().contains("sacrifice"),
+                "party {i}: {e}"
+            );
+        }
+    }
+}
+
+/// Rewrites every packed COPE correction `u_l` of value `v` (width `k + s − l`) in a
+/// postcard byte-string message holding an OT envelope: `f(v, l, u)` gives the new value.
+fn rewrite_cope(msg: &mut Vec<u8>, s: u32, kk: u32, f: impl Fn(usize, u32, u128) -> u128) {
+    let mut blob: Blob = postcard::from_bytes(msg).unwrap();
+    let payload = blob.0[HEADER_LEN..].to_vec();
+    let per: u64 = (0..s as u64).map(|l| kk as u64 - l).sum();
+    let count = (payload.len() as u64 * 8 / per) as usize;
+    let mut rd = BitReader::new(&payload);
+    let mut w = BitWriter::with_capacity(payload.len());
+    for v in 0..count {
+        for l in 0..s {
+            let u = rd.get_u128(kk - l).unwrap();
+            w.put_u128(f(v, l, u), kk - l);
+        }
+    }
+    let out = w.finish();
+    assert_eq!(out.len(), payload.len());
+    blob.0.truncate(HEADER_LEN);
+    blob.0.extend_from_slice(&out);
+    *msg = postcard::to_allocvec(&blob).unwrap();
+}
+
+/// A selective-failure probe: a cheating OT sender adds an error to every Gilboa correction
+/// of one triple toward every peer; the combined triple is wrong, so the sacrifice aborts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn gilboa_probe_is_caught_by_the_sacrifice() {
+    let counts = Counts {
+        triples: 4,
+        ..Counts::default()
+    };
+    let ring = Z2k::spdz2k_64();
+    let tau = crate::ot_prep::combine_width(&ring);
+    for (n, err) in [(2, 1u128), (3, 1u128 << 100)] {
+        let res = produce_cheating(n, ring, counts, 0, |m| {
+            // the corrections of the first triple are the first τ values (k + s = 128 bits)
+            m.add(Select::any().tag(TAG_GILBOA).rewrite(move |b: &mut Blob| {
+                for h in 0..tau {
+                    add_to_u128(b, h, err);
+                }
+            }));
+        })
+        .await;
+        assert_prep_abort(&res, 0, "sacrifice");
+    }
+}
+
+/// A party that deviates in COPE (different inputs `x` in different `u_l`) gets a wrong MAC
+/// on the authenticated value; the authentication check catches it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inconsistent_cope_input_is_caught() {
+    let cope_error = |ring: Z2k, e: u128| {
+        let (s, kk) = (ring.s(), ring.k() + ring.s());
+        move |m: &mut Tampered| {
+            // u_l + e for l ≥ 1 of the first value of every COPE message
+            m.add(Select::any().tag(TAG_COPE).rewrite_bytes(move |b| {
+                rewrite_cope(b, s, kk, |v, l, u| {
+                    if v == 0 && l >= 1 {
+                        u.wrapping_add(e)
+                    } else {
+                        u
+                    }
+                })
+            }));
+        }
+    };
+    let counts = Counts {
+        triples: 3,
+        ..Counts::default()
+    };
+    for (n, cheater) in [(2, 1), (3, 2)] {
+        let ring = Z2k::spdz2k_64();
+        let res = produce_cheating(n, ring, counts, cheater, cope_error(ring, 5)).await;
+        assert_prep_abort(&res, cheater, "authentication-mac-check");
+    }
+    // also when only authenticated values are made (masks and randoms)
+    let counts = Counts {
+        randoms: 3,
+        masks_per_party: 2,
+        ..Counts::default()
+    };
+    let ring = Z2k::spdz2k_32();
+    let res = produce_cheating(2, ring, counts, 0, cope_error(ring, 1 << 70)).await;
+    assert_prep_abort(&res, 0, "authentication-mac-check");
+}
+
+/// An additive error on a triple share after authentication (value changed, MAC not) is
+/// caught by the MAC check on the preprocessing openings.
+///
+/// Formerly a local error on the share (not the MAC) of the first triple's `c` after
+/// authentication. The share reaches the wire only in the sacrifice's openings; it is expressed
+/// as the error it makes in the cheater's share of `z_0 = t·c_0 − ĉ_0 − ρ_0·b_0` (the second
+/// engine opening of the batch), which the sacrifice tests.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn triple_share_error_after_authentication_is_caught() {
+    let counts = Counts {
+        triples: 3,
+        ..Counts::default()
+    };
+    let ring = Z2k::spdz2k_64();
+    let res = produce_cheating(3, ring, counts, 1, |m| {
+        m.add(elem_error(
+            Select::any().tag(TAG_OPEN).indices(2..4),
+            &ring,
+            0,
+            1 << 20,
+        ));
+    })
+    .await;
+    for (i, r) in res.iter().enumerate() {
+        let e = r.as_ref().expect_err("a cheat must abort");
+        if i != 1 {
+            let c = e.check();
+            assert!(
+                c == Some("triple-sacrifice")
+                    || c == Some("authentication-mac-check")
+                    || e.to_string().contains("sacrifice")
+                    || e.to_string().contains("authentication-mac-check"),
+                "party {i}: {e}"
+            );
+        }
+    }
+}
+
+/// A KOS receiver with inconsistent choice bits is caught by the consistency check, which
+/// names it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inconsistent_ot_extension_is_caught() {
+    let counts = Counts {
+        triples: 2,
+        ..Counts::default()
+    };
+    let res = produce_cheating(2, Z2k::spdz2k_64(), counts, 1, |m| {
+        // flip one choice bit (bit 0 of word 0) in half of the 128 KOS columns u sent to the
+        // peer; the payload is the columns one after the other
+        m.add(Select::any().tag(TAG_KOS_U).rewrite(|b: &mut Blob| {
+            let col = (b.0.len() - HEADER_LEN) / 128;
+            for c in 0..64 {
+                b.0[HEADER_LEN + c * col] ^= 1;
+            }
+        }));
+    })
+    .await;
+    match &res[0] {
+        Err(Error::PrepCheckFailed { check, party }) => {
+            assert_eq!((*check, *party), ("kos-consistency", 1));
+        }
+        Err(e) => assert!(e.to_string().contains("kos-consistency"), "{e}"),
+        Ok(_) => panic!("inconsistent OT extension accepted"),
+    }
+    assert!(res[1].is_err());
+}

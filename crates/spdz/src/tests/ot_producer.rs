@@ -1,0 +1,285 @@
+//! The OT-based SPDZ_2k producer: correct and authentic material for 2 to 4 parties, in memory
+//! and over TLS, progress reports, uniform random bits, and material that drives the engine.
+
+use std::sync::{Arc, Mutex};
+
+use coterie_base::{Progress, ProgressEvent};
+use coterie_net::{InMemoryMesh, Mesh};
+
+use super::{opts, run_mem, tls};
+use crate::*;
+
+/// Runs the producer for `counts` on every mesh of `meshes` (one per party).
+pub(super) async fn produce_on<M: Mesh + 'static>(
+    meshes: Vec<M>,
+    ring: Z2k,
+    counts: Counts,
+) -> Vec<Result<VecPrep<Z2k>>> {
+    let mut tasks = Vec::new();
+    for mut mesh in meshes {
+        tasks.push(tokio::spawn(async move {
+            let mut p = OtPrep::setup(&mut mesh, ring).await?;
+            let out = p.produce(&mut mesh, counts).await?;
+            mesh.close().await?;
+            Ok(out)
+        }));
+    }
+    let mut out = Vec::new();
+    for t in tasks {
+        out.push(t.await.unwrap());
+    }
+    out
+}
+
+async fn produce(n: usize, ring: Z2k, counts: Counts) -> Vec<Result<VecPrep<Z2k>>> {
+    produce_on(InMemoryMesh::group(n, opts()), ring, counts).await
+}
+
+fn open_share(ring: &Z2k, shares: &[&Share<u128>]) -> (u128, u128) {
+    let v = shares.iter().fold(0, |a, s| ring.add(&a, &s.v));
+    let m = shares.iter().fold(0, |a, s| ring.add(&a, &s.m));
+    (v, m)
+}
+
+/// Checks the material against plaintext (`c = a·b` over all of `Z_{2^{k+s}}`, stricter than
+/// [`crate::verify::verify_material`], which is also run).
+fn verify_material(ring: Z2k, preps: &[VecPrep<Z2k>], counts: Counts) {
+    crate::verify::verify_material(preps).unwrap();
+    let n = preps.len();
+    let alpha = preps
+        .iter()
+        .fold(0u128, |a, p| ring.add(&a, &p.mac_key_share()));
+    let authentic = |sh: Vec<&Share<u128>>| {
+        let (v, m) = open_share(&ring, &sh);
+        assert_eq!(m, ring.mul(&alpha, &v), "MAC does not match");
+        v
+    };
+    for i in 0..counts.triples {
+        let a = authentic(preps.iter().map(|p| &p.triples[i].a).collect());
+        let b = authentic(preps.iter().map(|p| &p.triples[i].b).collect());
+        let c = authentic(preps.iter().map(|p| &p.triples[i].c).collect());
+        assert_eq!(c, ring.mul(&a, &b), "triple {i} is wrong");
+    }
+    let mut ones = 0;
+    for i in 0..counts.bits {
+        let b = authentic(preps.iter().map(|p| &p.bits[i]).collect());
+        assert!(ring.to_value(&b) <= 1, "bit {i} = {b}");
+        ones += ring.to_value(&b) as usize;
+    }
+    if counts.bits >= 16 {
+        assert!(ones > 0 && ones < counts.bits);
+    }
+    for i in 0..counts.randoms {
+        authentic(preps.iter().map(|p| &p.randoms[i]).collect());
+    }
+    for owner in 0..n {
+        for i in 0..counts.masks_per_party {
+            let r = authentic(preps.iter().map(|p| &p.masks[owner][i].share).collect());
+            assert_eq!(preps[owner].masks[owner][i].value, Some(r));
+            for (j, p) in preps.iter().enumerate() {
+                assert_eq!(p.masks[owner][i].value.is_some(), j == owner);
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ot_material_is_correct_and_authentic() {
+    let counts = Counts {
+        triples: 24,
+        bits: 20,
+        randoms: 10,
+        masks_per_party: 4,
+    };
+    for (n, ring) in [(2, Z2k::spdz2k_64()), (3, Z2k::spdz2k_32())] {
+        let res = produce(n, ring, counts).await;
+        let preps: Vec<_> = res.into_iter().map(|r| r.unwrap()).collect();
+        verify_material(ring, &preps, counts);
+    }
+    let small = Counts {
+        triples: 5,
+        bits: 3,
+        randoms: 2,
+        masks_per_party: 2,
+    };
+    let res = produce(4, Z2k::spdz2k_64(), small).await;
+    let preps: Vec<_> = res.into_iter().map(|r| r.unwrap()).collect();
+    verify_material(Z2k::spdz2k_64(), &preps, small);
+}
+
+/// The producer over TLS (3 parties): the material is correct and authentic.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ot_producer_over_tls() {
+    let counts = Counts {
+        triples: 6,
+        bits: 2,
+        randoms: 2,
+        masks_per_party: 1,
+    };
+    let ring = Z2k::spdz2k_64();
+    let meshes = tls::tls_group(3).await;
+    let mut tasks = Vec::new();
+    for mut mesh in meshes {
+        tasks.push(tokio::spawn(async move {
+            let mut p = OtPrep::setup(&mut mesh, ring).await?;
+            let out = p.produce(&mut mesh, counts).await?;
+            mesh.close().await?;
+            Ok::<_, Error>(out)
+        }));
+    }
+    let mut preps = Vec::new();
+    for t in tasks {
+        preps.push(t.await.unwrap().unwrap());
+    }
+    verify_material(ring, &preps, counts);
+}
+
+/// The producer's progress reports end at `tools::ot_work_units` of the counts, in one task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_counts_all_work() {
+    let counts = Counts {
+        triples: 3,
+        bits: 2,
+        randoms: 4,
+        masks_per_party: 1,
+    };
+    let n = 3;
+    let meshes = InMemoryMesh::group(n, opts());
+    let mut tasks = Vec::new();
+    for mut mesh in meshes {
+        tasks.push(tokio::spawn(async move {
+            let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_32()).await?;
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let log = seen.clone();
+            p.set_progress(Progress::new(move |e: &ProgressEvent| {
+                log.lock().unwrap().push(e.clone());
+            }));
+            p.produce(&mut mesh, counts).await?;
+            mesh.close().await?;
+            let events = seen.lock().unwrap().clone();
+            Ok::<_, Error>(events)
+        }));
+    }
+    let want = crate::tools::ot_work_units(counts, n);
+    for t in tasks {
+        let events = t.await.unwrap().unwrap();
+        assert!(
+            matches!(events.first(), Some(ProgressEvent::Start { total, .. }) if *total == want)
+        );
+        let last_done = events.iter().rev().find_map(|e| match e {
+            ProgressEvent::Advance { done, .. } => Some(*done),
+            _ => None,
+        });
+        assert_eq!(last_done, Some(want));
+        assert!(matches!(events.last(), Some(ProgressEvent::Finish { .. })));
+    }
+}
+
+/// Random bits from the OT producer are bits and uniform (2 parties, 512 bits: the count of
+/// ones and of the four patterns of consecutive pairs).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ot_random_bits_are_uniform() {
+    let counts = Counts {
+        bits: 512,
+        ..Counts::default()
+    };
+    let ring = Z2k::spdz2k_32();
+    let preps: Vec<_> = produce(2, ring, counts)
+        .await
+        .into_iter()
+        .map(|r| r.unwrap())
+        .collect();
+    let bits: Vec<u128> = (0..counts.bits)
+        .map(|i| {
+            let v = ring.add(&preps[0].bits[i].v, &preps[1].bits[i].v);
+            ring.to_value(&v)
+        })
+        .collect();
+    assert!(bits.iter().all(|b| *b <= 1));
+    let ones = bits.iter().filter(|b| **b == 1).count() as f64;
+    // binomial(512, 1/2): sd 11.3; 5 sd
+    assert!((ones - 256.0).abs() < 57.0, "ones = {ones}");
+    let mut pairs = [0usize; 4];
+    for w in bits.chunks_exact(2) {
+        pairs[(w[0] * 2 + w[1]) as usize] += 1;
+    }
+    let chi2: f64 = pairs
+        .iter()
+        .map(|&h| (h as f64 - 64.0).powi(2) / 64.0)
+        .sum();
+    // 3 degrees of freedom: 25 is far beyond the 0.9999 quantile (21.1)
+    assert!(chi2 < 25.0, "chi2 = {chi2}, pairs {pairs:?}");
+}
+
+/// The material drives the online engine: inputs, a product, an opening, the MAC check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ot_material_drives_the_engine() {
+    let counts = Counts {
+        triples: 4,
+        bits: 0,
+        randoms: 4,
+        masks_per_party: 4,
+    };
+    let preps: Vec<_> = produce(2, Z2k::spdz2k_64(), counts)
+        .await
+        .into_iter()
+        .map(|r| r.unwrap())
+        .collect();
+    let res = run_mem(preps, |mut e, mut mesh| async move {
+        let me = mesh.id();
+        let v: Vec<u128> = vec![u64::MAX as u128, 2, 3, 1 << 40];
+        let x = e
+            .input(&mut mesh, 0, (me == 0).then_some(&v[..]), 4)
+            .await?;
+        let y = e
+            .input(&mut mesh, 1, (me == 1).then_some(&v[..]), 4)
+            .await?;
+        let z = e.mul(&mut mesh, &x, &y).await?;
+        let o = e.open_checked(&mut mesh, &z).await?;
+        mesh.close().await?;
+        Ok(o)
+    })
+    .await;
+    let want: Vec<u128> = [u64::MAX as u128, 2, 3, 1 << 40]
+        .iter()
+        .map(|x| x.wrapping_mul(*x) & (u64::MAX as u128))
+        .collect();
+    for r in res {
+        assert_eq!(r.unwrap(), want);
+    }
+}
+
+/// The bit packing of the OT messages (coterie-base's packer, formerly a private one here):
+/// values of every width from 0 to 128 bits, as COPE packs `u_l` in `k + s − l` bits, round
+/// trip, and reading past the end of a short buffer fails instead of inventing bits.
+#[test]
+fn bit_packing_round_trip() {
+    use coterie_base::bits::{BitReader, BitWriter, packed_len};
+    use rand::Rng;
+    let mut rng = coterie_math::prg::Csprng::from_seed_insecure_for_tests([3; 32]);
+    let widths: Vec<u32> = (0..300).map(|i| (i * 37 % 129) as u32).collect();
+    let vals: Vec<u128> = widths
+        .iter()
+        .map(|_| ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128)
+        .collect();
+    let mut w = BitWriter::new();
+    for (v, n) in vals.iter().zip(&widths) {
+        w.put_u128(*v, *n);
+    }
+    let total: u64 = widths.iter().map(|n| *n as u64).sum();
+    let b = w.finish();
+    assert_eq!(b.len() as u64, total.div_ceil(8));
+    assert_eq!(b.len(), packed_len(1, total as u32));
+    let mut r = BitReader::new(&b);
+    for (v, n) in vals.iter().zip(&widths) {
+        let want = if *n == 128 {
+            *v
+        } else {
+            v & ((1u128 << n) - 1)
+        };
+        assert_eq!(r.get_u128(*n), Some(want), "width {n}");
+    }
+    let mut short = BitReader::new(&b[..b.len() - 9]);
+    let got: Option<Vec<u128>> = widths.iter().map(|n| short.get_u128(*n)).collect();
+    assert!(got.is_none());
+}

@@ -1,0 +1,103 @@
+//! Messages on the wire. Every message of the engine that carries ring elements, and every
+//! message of the OT producer, is one coterie-base envelope (magic, a tag naming the content,
+//! its format version, a bounded length) sent as a byte string; the receiver checks the tag, the
+//! exact version and the length before it decodes anything.
+
+use coterie_base::envelope::{self, HEADER_LEN};
+use coterie_net::{Blob, PartyId};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::ring::Ring;
+use crate::{Error, Result};
+
+/// Envelope tag of a batch of fixed-width ring elements (openings, input broadcasts).
+pub const ELEMS_TAG: [u8; 4] = *b"SPel";
+/// Format version of [`ELEMS_TAG`] envelopes.
+pub const ELEMS_VERSION: u16 = 1;
+/// Envelope tag of an OT-producer message (base OTs, KOS, Gilboa, COPE).
+pub const OT_TAG: [u8; 4] = *b"SPot";
+/// Format version of [`OT_TAG`] envelopes.
+pub const OT_VERSION: u16 = 1;
+
+/// `elems` in one envelope, encoded straight behind the header (no second copy).
+pub(crate) fn seal_elems<R: Ring>(ring: &R, elems: &[R::Elem]) -> Result<Blob> {
+    let mut out = Vec::with_capacity(HEADER_LEN + elems.len() * ring.elem_bytes());
+    out.extend_from_slice(&envelope::seal_bytes(ELEMS_TAG, ELEMS_VERSION, &[])?);
+    for x in elems {
+        ring.write(x, &mut out);
+    }
+    // The payload length field (bytes 10..14 of the documented header layout).
+    let len = u32::try_from(out.len() - HEADER_LEN)
+        .map_err(|_| Error::Invalid(format!("{} elements do not fit one message", elems.len())))?;
+    out[HEADER_LEN - 4..HEADER_LEN].copy_from_slice(&len.to_le_bytes());
+    Ok(Blob(out))
+}
+
+/// Exactly `count` elements from an envelope sent by `from`.
+pub(crate) fn open_elems<R: Ring>(
+    ring: &R,
+    from: PartyId,
+    bytes: &[u8],
+    count: usize,
+) -> Result<Vec<R::Elem>> {
+    let malformed = |cause: String| Error::Malformed { party: from, cause };
+    let payload = envelope::open_bytes(
+        ELEMS_TAG,
+        ELEMS_VERSION,
+        bytes,
+        count.saturating_mul(ring.elem_bytes()),
+    )
+    .map_err(|e| malformed(e.to_string()))?;
+    ring.decode(payload, count)
+        .map_err(|e| malformed(e.to_string()))
+}
+
+/// `body` in an OT-producer envelope.
+pub(crate) fn seal_ot<T: Serialize>(body: &T) -> Result<Vec<u8>> {
+    Ok(envelope::seal(OT_TAG, OT_VERSION, body)?)
+}
+
+/// Raw bytes in an OT-producer envelope.
+pub(crate) fn seal_ot_bytes(body: &[u8]) -> Result<Vec<u8>> {
+    Ok(envelope::seal_bytes(OT_TAG, OT_VERSION, body)?)
+}
+
+/// The body of an OT-producer envelope from `from` (at most `max` payload bytes).
+pub(crate) fn open_ot<T: DeserializeOwned>(from: PartyId, bytes: &[u8], max: usize) -> Result<T> {
+    envelope::open(OT_TAG, OT_VERSION, bytes, max).map_err(|e| Error::Malformed {
+        party: from,
+        cause: e.to_string(),
+    })
+}
+
+/// The raw payload of an OT-producer envelope from `from` (at most `max` bytes).
+pub(crate) fn open_ot_bytes(from: PartyId, bytes: &[u8], max: usize) -> Result<&[u8]> {
+    envelope::open_bytes(OT_TAG, OT_VERSION, bytes, max).map_err(|e| Error::Malformed {
+        party: from,
+        cause: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ring::Z2k;
+
+    #[test]
+    fn elems_round_trip_and_refusals() {
+        let r = Z2k::spdz2k_64();
+        let xs = [1u128, 2, u128::MAX];
+        let b = seal_elems(&r, &xs).unwrap();
+        assert_eq!(open_elems(&r, 1, &b.0, 3).unwrap(), xs);
+        // wrong count, truncated, wrong tag
+        assert!(matches!(
+            open_elems(&r, 1, &b.0, 2),
+            Err(Error::Malformed { party: 1, .. })
+        ));
+        assert!(open_elems(&r, 1, &b.0[..b.0.len() - 1], 3).is_err());
+        let other = seal_ot_bytes(&b.0[HEADER_LEN..]).unwrap();
+        assert!(open_elems(&r, 1, &other, 3).is_err());
+        assert_eq!(open_ot_bytes(0, &other, 48).unwrap(), &b.0[HEADER_LEN..]);
+    }
+}
