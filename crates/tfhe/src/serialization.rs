@@ -186,7 +186,7 @@ impl<T: Torus> Versioned for LweCiphertext<T> {
         self.clone()
     }
     fn from_wire(w: Self::Wire) -> Result<Self> {
-        if w.data.is_empty() || w.data.len() > MAX_LWE_DIMENSION * MAX_GLWE_DIMENSION + 1 {
+        if w.as_slice().len() > MAX_LWE_DIMENSION * MAX_GLWE_DIMENSION + 1 {
             return malformed("LWE ciphertext length out of range");
         }
         Ok(w)

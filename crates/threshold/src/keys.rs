@@ -367,22 +367,18 @@ impl PublicKey {
         } else {
             (1u64 << self.k) - 1
         };
-        let mut a = vec![0u64; self.n];
+        let mut a = vec![0u64; self.n + 1];
         let mut b = mu << (self.k - m);
         for (i, bi) in self.b.iter().enumerate() {
             if rng.next_u64() & 1 == 1 {
-                for (x, y) in a.iter_mut().zip(self.a(i)) {
+                for (x, y) in a[..self.n].iter_mut().zip(self.a(i)) {
                     *x = x.wrapping_add(y) & mask;
                 }
                 b = b.wrapping_add(*bi);
             }
         }
-        Ok(LweCiphertext {
-            k: self.k,
-            m,
-            a,
-            b: b & mask,
-        })
+        a[self.n] = b & mask;
+        LweCiphertext::from_parts(a, self.k, m).map_err(|e| Error::Key(e.to_string()))
     }
 }
 

@@ -199,7 +199,7 @@ pub fn shifted_phase<P: Preprocessing<Z2k>>(
     // Σ a_i·[s_i] with 64-bit a_i (cheaper products), subtracted at the end; all arithmetic
     // wraps modulo 2^128 and is reduced into the share ring Z_{2^{k+s}} (a power of two ≤ 2^128).
     let (mut v, mut m) = (0u128, 0u128);
-    for (a, s) in ct.a.iter().zip(&key.coeffs) {
+    for (a, s) in ct.mask().iter().zip(&key.coeffs) {
         let a = u128::from(*a);
         v = v.wrapping_add(a.wrapping_mul(s.v));
         m = m.wrapping_add(a.wrapping_mul(s.m));
@@ -209,7 +209,7 @@ pub fn shifted_phase<P: Preprocessing<Z2k>>(
         v: ring.add(&v, &0),
         m: ring.add(&m, &0),
     };
-    let c = u128::from(ct.b) + (1u128 << (params.l() - 1));
+    let c = u128::from(ct.body()) + (1u128 << (params.l() - 1));
     eng.add_const(&acc, &ring.add(&c, &0))
 }
 

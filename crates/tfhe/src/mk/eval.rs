@@ -25,6 +25,7 @@
 //! coefficients. Test T8 (measured variance within 1.15x of Eq. 14) checks that its error stays
 //! below the model.
 
+use crate::boolean::Gate;
 use crate::bootstrap::{BootstrapBuffers, FourierBootstrapKey, blind_rotate_assign};
 use crate::glwe::{GlweCiphertext, extract_lwe_sample_from_glwe_ciphertext};
 use crate::lwe::{LweCiphertext, LweKeyswitchKey, keyswitch_lwe_ciphertext};
@@ -46,8 +47,8 @@ pub fn embed(ct: &LweCiphertext<u32>, slot: usize, k: usize) -> Result<LweCipher
     }
     let n = ct.dimension();
     let mut out = LweCiphertext::zero(k * n);
-    out.data[slot * n..(slot + 1) * n].copy_from_slice(ct.mask());
-    out.data[k * n] = ct.body();
+    out.as_mut_slice()[slot * n..(slot + 1) * n].copy_from_slice(ct.mask());
+    *out.body_mut() = ct.body();
     Ok(out)
 }
 
@@ -74,10 +75,10 @@ pub fn sum_local_encryptions(parts: &[LweCiphertext<u32>]) -> Result<LweCipherte
     let mut out = LweCiphertext::zero(k * n);
     let mut body = 0u32;
     for (slot, c) in parts.iter().enumerate() {
-        out.data[slot * n..(slot + 1) * n].copy_from_slice(c.mask());
+        out.as_mut_slice()[slot * n..(slot + 1) * n].copy_from_slice(c.mask());
         body = body.wrapping_add(c.body());
     }
-    out.data[k * n] = body;
+    *out.body_mut() = body;
     Ok(out)
 }
 
@@ -177,51 +178,6 @@ impl MkServerKey {
     }
 }
 
-/// The Boolean gates of [`MkEvaluator::gate`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MkGate {
-    /// `¬(a ∧ b)`: bootstrap `1/8 − a − b`.
-    Nand,
-    /// `a ∧ b`: bootstrap `a + b − 1/8`.
-    And,
-    /// `a ∨ b`: bootstrap `a + b + 1/8`.
-    Or,
-    /// `¬(a ∨ b)`: bootstrap `−a − b − 1/8`.
-    Nor,
-    /// `a ⊕ b`: bootstrap `2(a + b) + 1/4`. Its noise multiplier is `Σ k_i² = 8` instead of the
-    /// `2` the parameters were designed for (Eq. 16), so its error rate is higher (κ halves).
-    Xor,
-    /// `¬(a ⊕ b)`: bootstrap `−2(a + b) − 1/4`; same caveat as [`MkGate::Xor`].
-    Xnor,
-}
-
-impl MkGate {
-    /// The plaintext truth function.
-    pub fn eval(self, a: bool, b: bool) -> bool {
-        match self {
-            MkGate::Nand => !(a && b),
-            MkGate::And => a && b,
-            MkGate::Or => a || b,
-            MkGate::Nor => !(a || b),
-            MkGate::Xor => a ^ b,
-            MkGate::Xnor => !(a ^ b),
-        }
-    }
-
-    /// `(coefficient of a and b, constant)` of the linear pre-combination.
-    fn linear(self) -> (i64, u32) {
-        let e = EIGHTH_U32;
-        match self {
-            MkGate::Nand => (-1, e),
-            MkGate::And => (1, e.wrapping_neg()),
-            MkGate::Or => (1, e),
-            MkGate::Nor => (-1, e.wrapping_neg()),
-            MkGate::Xor => (2, 2 * e),
-            MkGate::Xnor => (-2, (2 * e).wrapping_neg()),
-        }
-    }
-}
-
 /// Bootstrapping buffers bound to one [`MkServerKey`].
 #[derive(Debug)]
 pub struct MkEvaluator<'a> {
@@ -253,7 +209,7 @@ impl MkEvaluator<'_> {
     /// If the dimension is not `k·n`.
     pub fn blind_rotate(&mut self, ct: &LweCiphertext<u32>) -> Result<&GlweCiphertext<u64>> {
         self.check(ct)?;
-        for (d, s) in self.lifted.data.iter_mut().zip(&ct.data) {
+        for (d, s) in self.lifted.as_mut_slice().iter_mut().zip(ct.as_slice()) {
             *d = u64::from(*s) << 32;
         }
         self.acc.data.fill(0);
@@ -281,7 +237,12 @@ impl MkEvaluator<'_> {
     /// If the dimension is not `k·n`.
     pub fn bootstrap(&mut self, ct: &LweCiphertext<u32>) -> Result<LweCiphertext<u32>> {
         self.blind_rotate_extract(ct)?;
-        for (d, s) in self.extracted32.data.iter_mut().zip(&self.extracted.data) {
+        for (d, s) in self
+            .extracted32
+            .as_mut_slice()
+            .iter_mut()
+            .zip(self.extracted.as_slice())
+        {
             *d = (s.wrapping_add(1 << 31) >> 32) as u32;
         }
         let mut out = LweCiphertext::zero(self.key.lwe_dimension());
@@ -295,13 +256,13 @@ impl MkEvaluator<'_> {
     /// If a dimension is not `k·n`.
     pub fn gate(
         &mut self,
-        g: MkGate,
+        g: Gate,
         a: &LweCiphertext<u32>,
         b: &LweCiphertext<u32>,
     ) -> Result<LweCiphertext<u32>> {
         self.check(a)?;
         self.check(b)?;
-        let (c, k) = g.linear();
+        let (c, k) = g.linear::<u32>();
         let mut t = a.clone();
         t.add_assign(b);
         t.scalar_mul_assign(c);
@@ -318,7 +279,7 @@ impl MkEvaluator<'_> {
         a: &LweCiphertext<u32>,
         b: &LweCiphertext<u32>,
     ) -> Result<LweCiphertext<u32>> {
-        self.gate(MkGate::Nand, a, b)
+        self.gate(Gate::Nand, a, b)
     }
 
     /// `a ∧ b`.
@@ -330,7 +291,7 @@ impl MkEvaluator<'_> {
         a: &LweCiphertext<u32>,
         b: &LweCiphertext<u32>,
     ) -> Result<LweCiphertext<u32>> {
-        self.gate(MkGate::And, a, b)
+        self.gate(Gate::And, a, b)
     }
 
     /// `a ∨ b`.
@@ -342,7 +303,7 @@ impl MkEvaluator<'_> {
         a: &LweCiphertext<u32>,
         b: &LweCiphertext<u32>,
     ) -> Result<LweCiphertext<u32>> {
-        self.gate(MkGate::Or, a, b)
+        self.gate(Gate::Or, a, b)
     }
 
     /// `¬a` (no bootstrapping: negation).

@@ -516,8 +516,8 @@ fn ciphertexts_digest(cts: &[LweCiphertext<u32>]) -> Result<[u8; 32]> {
     let mut h = blake3::Hasher::new_derive_key("coterie mk-tfhe joint decryption ciphertexts v1");
     h.update(&(cts.len() as u64).to_le_bytes());
     for c in cts {
-        h.update(&(c.data.len() as u64).to_le_bytes());
-        for w in &c.data {
+        h.update(&(c.as_slice().len() as u64).to_le_bytes());
+        for w in c.as_slice() {
             h.update(&w.to_le_bytes());
         }
     }
