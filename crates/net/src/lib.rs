@@ -7,6 +7,8 @@
 //!   party config ([`config`]); certificates can be made with [`certs`].
 //! * [`commit`]: domain-separated hash commitments and a commit-then-open round.
 //! * [`netem`]: a user-space link emulator (latency and bandwidth) for benchmarks.
+//! * [`TamperMesh`] ([`tamper`]): wraps any mesh and rewrites, replaces, drops or delays this
+//!   party's outgoing messages, for cheating tests.
 //!
 //! ```
 //! use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
@@ -36,13 +38,16 @@ pub mod local;
 mod memory;
 mod mesh;
 pub mod netem;
+pub mod tamper;
 mod tls;
+pub mod topology;
 
 pub use config::{ConfigFile, PartyEntry, Roster};
 pub use error::{Error, Result};
 pub use frame::Blob;
 pub use memory::InMemoryMesh;
 pub use mesh::{Mesh, MeshOptions, Stats};
+pub use tamper::TamperMesh;
 pub use tls::{Identity, TlsMesh};
 
 /// A party's index, `0..n`.
