@@ -143,10 +143,9 @@ pub async fn party_demo<M: Mesh>(
     let out = keygen(
         mesh,
         &params,
-        &KeygenOptions {
-            progress: true,
-            insecure_misbehaviour: None,
-        },
+        // TODO(lead): pass `coterie::progress_bar(..)` here once it lands (was an indicatif bar
+        // inside coterie-tfhe).
+        &KeygenOptions::default(),
         &mut rng,
     )
     .await

@@ -15,7 +15,7 @@
 //!
 //! ```
 //! use coterie_threshold::{LweCiphertext, Params};
-//! let p = Params::toy(4, 16, 2, 3).unwrap();
+//! let p = Params::insecure_toy(4, 16, 2, 3).unwrap();
 //! let ct = LweCiphertext::encrypt_with_secret_key(&[1, 0, 1, 1], 3, -100, 16, 2, &mut rand::rng());
 //! assert!(ct.check(&p).is_ok());
 //! let back = LweCiphertext::from_bytes(&ct.to_bytes()).unwrap();
@@ -63,10 +63,16 @@ mod tests {
         let mut bad = bytes.clone();
         bad[h + 8 + 7] = 0xff; // a_0 ≥ 2^16
         assert!(LweCiphertext::from_bytes(&bad).is_err());
-        let p = Params::toy(4, 16, 2, 3).unwrap();
+        let p = Params::insecure_toy(4, 16, 2, 3).unwrap();
         assert!(ct.check(&p).is_ok());
-        assert!(ct.check(&Params::toy(5, 16, 2, 3).unwrap()).is_err());
-        assert!(ct.check(&Params::toy(4, 16, 1, 3).unwrap()).is_err());
+        assert!(
+            ct.check(&Params::insecure_toy(5, 16, 2, 3).unwrap())
+                .is_err()
+        );
+        assert!(
+            ct.check(&Params::insecure_toy(4, 16, 1, 3).unwrap())
+                .is_err()
+        );
     }
 
     #[test]

@@ -58,7 +58,9 @@ use crate::{Error, Result};
 
 /// Wire format version of the pipelined schedule's messages.
 pub const PIPELINE_WIRE_VERSION: u8 = 2;
-const TAG_BASE: u32 = 0x7D00_0000;
+/// Wire tags of the pipelined schedule: round `r` (1..=5) is sent with tag `TAG_BASE + r`
+/// (public so that cheating tests can select a round's messages on a tampering mesh).
+pub const TAG_BASE: u32 = 0x7D00_0000;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct RoundMsg {
@@ -323,26 +325,7 @@ pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
     pool: &mut GatePool,
     sid: u64,
 ) -> Result<Vec<u64>> {
-    pipelined_inner(eng, mesh, params, key, cts, pool, sid, 0).await
-}
-
-/// **Test hook, not an API**: [`decrypt_pipelined`] at a *cheating* party that commits to (and
-/// later opens) its share of `w` shifted by `w_shift`, while computing its share of `Y = w + χ·w'`
-/// honestly: the attack the paper's unchecked `w` allows (with `w_shift = L` the output flips).
-/// The other parties must abort (`w-consistency`).
-#[doc(hidden)]
-#[allow(clippy::too_many_arguments)]
-pub async fn decrypt_pipelined_cheating_w<P: Preprocessing<Z2k>, M: Mesh>(
-    eng: &mut Engine<Z2k, P>,
-    mesh: &mut M,
-    params: &Params,
-    key: &SharedKey,
-    cts: &[LweCiphertext],
-    pool: &mut GatePool,
-    sid: u64,
-    w_shift: u128,
-) -> Result<Vec<u64>> {
-    pipelined_inner(eng, mesh, params, key, cts, pool, sid, w_shift).await
+    pipelined_inner(eng, mesh, params, key, cts, pool, sid).await
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -354,7 +337,6 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
     cts: &[LweCiphertext],
     pool: &mut GatePool,
     sid: u64,
-    w_shift: u128,
 ) -> Result<Vec<u64>> {
     params.validate()?;
     for (i, ct) in cts.iter().enumerate() {
@@ -405,7 +387,7 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
     let dom_coin = format!("coterie-threshold/pipelined/{sid}/coin");
     let mut w_bytes = ring.encode(
         &ws.iter()
-            .map(|x| ring.add(&x.v, &w_shift))
+            .map(|x| x.v)
             .chain(ws2.iter().map(|x| x.v))
             .collect::<Vec<_>>(),
     );

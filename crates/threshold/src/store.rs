@@ -22,7 +22,6 @@
 //! schedules only (see [`GateBundle::downcast`]).
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use coterie_base::bits::{BitReader, BitWriter};

@@ -483,40 +483,43 @@ async fn gate_store_survives_restart_without_reuse() {
     let _ = std::fs::remove_dir_all(&base);
 }
 
-/// The attack on the paper's unchecked output mask: party 1 commits to (and opens) its share of
-/// `w` shifted by `L` (which would flip the output and pass the multiple-of-L test) while it
-/// computes `Y = w + χ·w'` honestly. The pipelined schedule's `W + χ·W' = Y` test must make every
-/// honest party abort; without the shift the same run decrypts.
+/// A cheating party 1 opens (R5) a share of `w` shifted by `L` in its last bit pattern — the
+/// opened `w` would flip the output and pass the multiple-of-L test — while its share of
+/// `Y = w + χ·w'` is honest. The cheat is done on the wire (a `TamperMesh` rewrites party 1's R5
+/// message; no hook in the protocol code), so the shifted share no longer opens party 1's R1
+/// commitment: every honest party must abort (`w-opening`, before the `W + χ·W' = Y` test);
+/// without the rewrite the same run decrypts.
 #[tokio::test]
 async fn pipelined_shifted_w_commitment_is_caught() {
-    use coterie_threshold::pipelined::decrypt_pipelined_cheating_w;
+    use coterie_net::tamper::{Select, TamperMesh};
+    use coterie_threshold::pipelined::{TAG_BASE, decrypt_pipelined};
     let p = params(4, 16, 2, 3);
     let lt = p.lt().unwrap();
     for shift_by_l in [false, true] {
         let c = counts(&lt, 2, 2, 4, 0, 2);
-        let res = run_mem(deal(3, 16, c), move |i, mut eng, mut mesh| async move {
+        let res = run_mem(deal(3, 16, c), move |i, mut eng, mesh| async move {
+            let mut mesh = TamperMesh::new(mesh);
+            let fired =
+                (i == 1 && shift_by_l).then(|| {
+                    // R5's message ends with the (w, w') share bytes: shift the last one.
+                    mesh.add(Select::any().tag(TAG_BASE + 5).all().rewrite_bytes(
+                        |b: &mut Vec<u8>| {
+                            if let Some(x) = b.last_mut() {
+                                *x ^= 1 << 3;
+                            }
+                        },
+                    ))
+                });
             let key = SharedKey::generate(&mut eng, 4, KeyDistribution::Binary)?;
             let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 1, 0).await?;
             let mut pool = GatePool::new(lt);
             pool.push(b)?;
             let ct = lwe(16, 2, vec![0, 0, 0, 0], 1 << 14); // μ = 1 under any key
-            let shift = if i == 1 && shift_by_l {
-                1u128 << lt.l
-            } else {
-                0
-            };
-            let out = decrypt_pipelined_cheating_w(
-                &mut eng,
-                &mut mesh,
-                &p,
-                &key,
-                &[ct],
-                &mut pool,
-                3,
-                shift,
-            )
-            .await;
+            let out = decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool, 3).await;
             mesh.close().await.ok();
+            if let Some(f) = fired {
+                assert_eq!(f.fired(), 2, "party 1's R5 message to both peers rewritten");
+            }
             out
         })
         .await;
