@@ -187,6 +187,29 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 
 impl GateStore {
     /// Creates an empty store in the (new or empty) directory `dir`.
+    ///
+    /// # Example
+    ///
+    /// **Insecure** dealer bundles (tests only), stored, reopened and consumed once:
+    ///
+    /// ```
+    /// use coterie_spdz::{InsecureDealer, Z2k};
+    /// use coterie_threshold::gates::insecure_deal_bundles;
+    /// use coterie_threshold::store::GateStore;
+    /// use coterie_threshold::Params;
+    /// let lt = Params::insecure_toy(4, 16, 2, 3).unwrap().lt().unwrap();
+    /// let mut rng = rand::rng();
+    /// let ring = Z2k::new(16, 64).unwrap();
+    /// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    /// let per_party = insecure_deal_bundles(&dealer, &ring, &lt, 3, 0, &mut rng);
+    /// let dir = std::env::temp_dir().join(format!("coterie-store-doc-{}", std::process::id()));
+    /// let store = GateStore::create(&dir, lt).unwrap();
+    /// store.append(&per_party[0]).unwrap();
+    /// let store = GateStore::open(&dir, lt).unwrap();
+    /// assert_eq!(store.take(2).unwrap().len(), 2);
+    /// assert_eq!(store.available().unwrap(), 1);
+    /// std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
     pub fn create(dir: &Path, lt: LtParams) -> Result<Self> {
         fs::create_dir_all(dir).map_err(io)?;
         if dir.join("header.bin").exists() {

@@ -254,6 +254,30 @@ impl MkEvaluator<'_> {
     ///
     /// # Errors
     /// If a dimension is not `k·n`.
+    ///
+    /// # Example
+    ///
+    /// Two parties' keys simulated in one process (**insecure**, toy parameters):
+    ///
+    /// ```
+    /// use coterie_math::prg::Csprng;
+    /// use coterie_tfhe::boolean::Gate;
+    /// use coterie_tfhe::mk::eval::{MkServerKey, decrypt_bool_with_all_keys, embed};
+    /// use coterie_tfhe::mk::keygen::{Crs, insecure_simulate_all_parties};
+    /// use coterie_tfhe::mk::params::MkParams;
+    /// use coterie_tfhe::public_key::ProductMethod;
+    /// let mut rng = Csprng::new();
+    /// let params = MkParams::insecure_toy(2);
+    /// let crs = Crs { seed: [1; 32] };
+    /// let (sks, ek) =
+    ///     insecure_simulate_all_parties(&params, 2, &crs, ProductMethod::Exact, &mut rng).unwrap();
+    /// let server = MkServerKey::new(&ek).unwrap();
+    /// let mut ev = server.evaluator().unwrap();
+    /// let a = embed(&sks[0].encrypt_bool_local(&params, true, &mut rng).unwrap(), 0, 2).unwrap();
+    /// let b = embed(&sks[1].encrypt_bool_local(&params, true, &mut rng).unwrap(), 1, 2).unwrap();
+    /// let c = ev.gate(Gate::Nand, &a, &b).unwrap();
+    /// assert!(!decrypt_bool_with_all_keys(&[&sks[0], &sks[1]], &c));
+    /// ```
     pub fn gate(
         &mut self,
         g: Gate,

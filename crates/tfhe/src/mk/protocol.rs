@@ -203,6 +203,47 @@ async fn commit_open<M: Mesh>(
 /// # Errors
 /// On a network error, detected misbehaviour (naming the party) or a failed self-test; the
 /// mesh is aborted so the other parties stop too.
+///
+/// # Example
+///
+/// Two parties over the in-memory mesh, **insecure** toy parameters; then a NAND of their
+/// inputs, decrypted jointly with [`decrypt_bits`]:
+///
+/// ```
+/// use coterie_math::prg::Csprng;
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+/// use coterie_tfhe::mk::decrypt::default_smudging_std;
+/// use coterie_tfhe::mk::eval::{MkServerKey, embed};
+/// use coterie_tfhe::mk::params::MkParams;
+/// use coterie_tfhe::mk::protocol::{KeygenOptions, decrypt_bits, keygen};
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let params = MkParams::insecure_toy(2);
+/// let mut tasks = Vec::new();
+/// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
+///     let params = params.clone();
+///     tasks.push(tokio::spawn(async move {
+///         let mut rng = Csprng::new();
+///         let out = keygen(&mut mesh, &params, &KeygenOptions::default(), &mut rng).await?;
+///         // Each party encrypts `true` in its slot; every party evaluates the same NAND.
+///         let mine = out.key.encrypt_bool_local(&params, true, &mut rng)?;
+///         let all: Vec<_> = mesh.exchange_all_tagged(1, &mine).await?;
+///         let server = MkServerKey::new(&out.evaluation_key)?;
+///         let mut ev = server.evaluator()?;
+///         let (a, b) = (embed(&all[0], 0, 2)?, embed(&all[1], 1, 2)?);
+///         let c = ev.nand(&a, &b)?;
+///         // Bootstrapping is not bit-reproducible across processes: party 0's output is used.
+///         let cs: Vec<_> = mesh.exchange_all_tagged(2, &c).await?;
+///         let sigma = default_smudging_std(&params, 2);
+///         let bits = decrypt_bits(&mut mesh, &out.key, &cs[..1], sigma, &mut rng).await?;
+///         mesh.close().await.ok();
+///         Ok::<_, coterie_tfhe::Error>(bits)
+///     }));
+/// }
+/// for t in tasks {
+///     assert_eq!(t.await.unwrap().unwrap(), vec![false]);
+/// }
+/// # });
+/// ```
 pub async fn keygen<M: Mesh, R: CryptoRng + ?Sized>(
     mesh: &mut M,
     params: &MkParams,
