@@ -248,6 +248,43 @@ impl PublicKey {
     /// (lattice-estimator) for uniform error of standard deviation `2^w/√12`; no parameter set
     /// here is claimed secure. Decryption correctness needs about `count/2 · 2^{w-1} < 2^{l-1}`
     /// for [`PublicKey::encrypt`]. Consumes `count·w` random bits.
+    ///
+    /// # Example
+    ///
+    /// Two parties, **insecure** toy parameters and dealer material (tests only): a key made
+    /// inside the ABB, its public samples, and an encryption under them.
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
+    /// use coterie_threshold::keys::{KeyDistribution, PublicKey, SharedKey};
+    /// use coterie_threshold::Params;
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let p = Params::insecure_toy(4, 16, 2, 3).unwrap();
+    /// let mut rng = rand::rng();
+    /// let ring = Z2k::new(16, 64).unwrap();
+    /// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    /// let counts = Counts { triples: 64, bits: 128, randoms: 64, masks_per_party: 0 };
+    /// let mut tasks = Vec::new();
+    /// let parties = InMemoryMesh::group(2, MeshOptions::default());
+    /// for (mut mesh, prep) in parties.into_iter().zip(dealer.deal(counts, &mut rand::rng())) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut eng = Engine::new(prep);
+    ///         let key = SharedKey::generate(&mut eng, 4, KeyDistribution::Binary)?;
+    ///         let pk = PublicKey::generate(&mut eng, &mut mesh, &p, &key, [5; 32], 16, 2).await?;
+    ///         mesh.close().await.ok();
+    ///         Ok::<_, coterie_threshold::Error>(pk)
+    ///     }));
+    /// }
+    /// let mut pks = Vec::new();
+    /// for t in tasks {
+    ///     pks.push(t.await.unwrap().unwrap());
+    /// }
+    /// assert_eq!(pks[0].to_bytes(), pks[1].to_bytes());
+    /// let ct = pks[0].encrypt(3, 2, &mut rng).unwrap();
+    /// assert!(ct.check(&p).is_ok());
+    /// # });
+    /// ```
     pub async fn generate<P: Preprocessing<Z2k>, M: Mesh>(
         eng: &mut Engine<Z2k, P>,
         mesh: &mut M,

@@ -88,6 +88,36 @@ pub fn smudged_failure_probability(params: &MkParams, k: usize, sigma: f64) -> f
 ///
 /// # Errors
 /// If `slot` is out of range, the dimension is not a multiple of `n`, or `sigma` is invalid.
+///
+/// # Example
+///
+/// Two parties' keys simulated in one process (**insecure**, toy parameters), a bootstrapped
+/// NAND, one partial decryption per party, combined:
+///
+/// ```
+/// use coterie_math::prg::Csprng;
+/// use coterie_tfhe::mk::decrypt::*;
+/// use coterie_tfhe::mk::eval::{MkServerKey, embed};
+/// use coterie_tfhe::mk::keygen::{Crs, insecure_simulate_all_parties};
+/// use coterie_tfhe::mk::params::MkParams;
+/// use coterie_tfhe::public_key::ProductMethod;
+/// let mut rng = Csprng::new();
+/// let params = MkParams::insecure_toy(2);
+/// let crs = Crs { seed: [2; 32] };
+/// let (sks, ek) =
+///     insecure_simulate_all_parties(&params, 2, &crs, ProductMethod::Exact, &mut rng).unwrap();
+/// let server = MkServerKey::new(&ek).unwrap();
+/// let mut ev = server.evaluator().unwrap();
+/// let a = embed(&sks[0].encrypt_bool_local(&params, false, &mut rng).unwrap(), 0, 2).unwrap();
+/// let b = embed(&sks[1].encrypt_bool_local(&params, true, &mut rng).unwrap(), 1, 2).unwrap();
+/// let c = ev.nand(&a, &b).unwrap();
+/// let sigma = default_smudging_std(&params, 2);
+/// let parts: Vec<_> = (0..2)
+///     .map(|slot| partial_decrypt(&sks[slot], slot, &c, sigma, &mut rng).unwrap())
+///     .collect();
+/// let (bit, _phase) = combine_partial_decryptions(&c, 2, &parts).unwrap();
+/// assert!(bit);
+/// ```
 pub fn partial_decrypt<R: CryptoRng + ?Sized>(
     sk: &MkSecretKey,
     slot: usize,
@@ -118,6 +148,8 @@ pub fn partial_decrypt<R: CryptoRng + ?Sized>(
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] unless every slot `0..k` appears exactly once.
+///
+/// See the example of [`partial_decrypt`], which ends with this step.
 pub fn combine_partial_decryptions(
     ct: &LweCiphertext<u32>,
     k: usize,
