@@ -235,6 +235,29 @@ impl MkEvaluator<'_> {
     ///
     /// # Errors
     /// If the dimension is not `k·n`.
+    ///
+    /// # Example
+    ///
+    /// Two parties' keys simulated in one process (**insecure**, toy parameters): a fresh
+    /// encryption of `true` by party 1, bootstrapped.
+    ///
+    /// ```
+    /// use coterie_math::prg::Csprng;
+    /// use coterie_tfhe::mk::eval::{MkServerKey, decrypt_bool_with_all_keys, embed};
+    /// use coterie_tfhe::mk::keygen::{Crs, insecure_simulate_all_parties};
+    /// use coterie_tfhe::mk::params::MkParams;
+    /// use coterie_tfhe::public_key::ProductMethod;
+    /// let mut rng = Csprng::new();
+    /// let params = MkParams::insecure_toy(2);
+    /// let crs = Crs { seed: [3; 32] };
+    /// let (sks, ek) =
+    ///     insecure_simulate_all_parties(&params, 2, &crs, ProductMethod::Exact, &mut rng).unwrap();
+    /// let server = MkServerKey::new(&ek).unwrap();
+    /// let mut ev = server.evaluator().unwrap();
+    /// let c = embed(&sks[1].encrypt_bool_local(&params, true, &mut rng).unwrap(), 1, 2).unwrap();
+    /// let fresh = ev.bootstrap(&c).unwrap();
+    /// assert!(decrypt_bool_with_all_keys(&[&sks[0], &sks[1]], &fresh));
+    /// ```
     pub fn bootstrap(&mut self, ct: &LweCiphertext<u32>) -> Result<LweCiphertext<u32>> {
         self.blind_rotate_extract(ct)?;
         for (d, s) in self

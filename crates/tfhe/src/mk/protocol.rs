@@ -474,6 +474,10 @@ pub async fn keygen<M: Mesh, R: CryptoRng + ?Sized>(
 /// # Errors
 /// On a network error, a malformed partial decryption or a ciphertext digest that differs from
 /// ours (naming the party).
+///
+/// # Example
+///
+/// See the example of [`keygen`], which ends with a joint decryption.
 pub async fn decrypt_bits<M: Mesh, R: CryptoRng + ?Sized>(
     mesh: &mut M,
     key: &MkSecretKey,
