@@ -173,7 +173,7 @@ impl<T: Torus> LweKeyswitchKey<T> {
 /// Generates a key-switching key from `input` to `output` (noise of `noise`).
 ///
 /// # Errors
-/// [`Error::InvalidParameter`] if the decomposition does not fit the torus.
+/// [`crate::Error::InvalidParameter`] if the decomposition does not fit the torus.
 ///
 /// ```
 /// use coterie_math::prg::Csprng;

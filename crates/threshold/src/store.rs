@@ -1,7 +1,7 @@
 //! A per-party on-disk store of gate bundles with a durable consumption cursor: bundles are
 //! handed out in id order, and the cursor is advanced on disk (written, synced, renamed)
 //! **before** a bundle is returned, so a crash and restart never hands a bundle out twice
-//! (seed 000 §4 "gates are single-use", §16 [ENG] preprocessing storage).
+//! (seed 000 §4 "gates are single-use", §16 \[ENG\] preprocessing storage).
 //!
 //! Consumed bundles stay in their batch file until the whole batch is consumed (then the file
 //! is deleted); the cursor, not the file contents, is what prevents reuse. Files are not
