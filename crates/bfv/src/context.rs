@@ -1,11 +1,11 @@
 //! The precomputed context of a parameter set: ring contexts per level, base converters, exact
 //! scale-and-round tables, Δ, the Gaussian sampler and the batching tables.
 
-use crate::params::{AUX_PRIME_BITS, Params};
+use crate::params::{AUX_PRIME_BITS, Params, PlaintextModulus, cyclotomic_p};
 use crate::{Error, Result};
 use coterie_math::bigint::BigInt;
 use coterie_math::ntt::NttPlan;
-use coterie_math::poly::RingContext;
+use coterie_math::poly::{Poly, RingContext};
 use coterie_math::primes::ntt_primes_excluding;
 use coterie_math::rns::{BaseConverter, RnsBasis, ScaleRounder};
 use coterie_math::sample::DiscreteGaussian;
@@ -24,8 +24,29 @@ pub(crate) struct Level {
     pub aux: Arc<RingContext>,
     /// Exact base extension `Q_l → P_l`.
     pub q_to_aux: BaseConverter,
-    /// Exact `round(t·x/Q_l)` from `Q_l ∪ P_l` to `Q_l`.
+    /// Exact `round(t·x/Q_l)` (scalar `t`) or `round(x/Q_l)` (cyclotomic, after the exact
+    /// product by `X^D − b`) from `Q_l ∪ P_l` to `Q_l`.
     pub rounder: ScaleRounder,
+    /// The plaintext-modulus-specific tables.
+    pub plain: PlainLevel,
+    /// Modulus-switching tables to each lower level, built on first use.
+    pub switch: Vec<OnceLock<Switch>>,
+}
+
+/// Per-level tables of the plaintext modulus (one per level: the size difference of the
+/// variants does not matter, and no box is put on the decryption path).
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum PlainLevel {
+    /// Scalar `t`.
+    Scalar(ScalarLevel),
+    /// Cyclotomic `X^D − b`.
+    Cyclotomic(CycloLevel),
+}
+
+/// Per-level tables of a scalar plaintext modulus `t`.
+#[derive(Debug)]
+pub(crate) struct ScalarLevel {
     /// `Δ = ⌊Q_l/t⌋ mod q_i`.
     pub delta: Vec<u64>,
     /// Exact conversion `Q_l → {t}` for decryption.
@@ -36,8 +57,27 @@ pub(crate) struct Level {
     /// `⌊Q_l/2⌋ mod t` and `Q_l^{-1} mod t`.
     pub half_q_mod_t: u64,
     pub q_inv_mod_t: u64,
-    /// Modulus-switching tables to each lower level, built on first use.
-    pub switch: Vec<OnceLock<Switch>>,
+}
+
+/// Per-level tables of a cyclotomic plaintext modulus `X^D − b`.
+#[derive(Debug)]
+pub(crate) struct CycloLevel {
+    /// `Δ = round(−(Q_l/p)·Σ_k b^{M−1−k} X^{kD})` in NTT form.
+    pub delta: Poly,
+    /// `b mod q_i` and `b mod p_k` (auxiliary primes).
+    pub b_mod_q: Vec<u64>,
+    pub b_mod_aux: Vec<u64>,
+}
+
+/// Context-wide tables of a cyclotomic plaintext modulus.
+#[derive(Debug)]
+pub(crate) struct CycloTables {
+    pub d: usize,
+    pub m: usize,
+    /// `p = b^M + 1`.
+    pub p: BigInt,
+    /// `b^k mod p`, `k < M`.
+    pub b_pow: Vec<BigInt>,
 }
 
 /// Tables of the one-step modulus switch from `Q_l` to `Q_k` (`k < l`), `D = Q_l/Q_k`.
@@ -65,6 +105,7 @@ struct Inner {
     levels: Vec<OnceLock<Level>>,
     gaussian: DiscreteGaussian,
     batch: Option<BatchTables>,
+    cyclo: Option<CycloTables>,
 }
 
 /// The context of one parameter set, shared by every key, plaintext and ciphertext made under it
@@ -84,9 +125,11 @@ fn bits_of(moduli: &[u64]) -> u32 {
 }
 
 /// Number of auxiliary primes so that `P > 2·t·N·Q` (the exact scale-and-round's requirement
-/// `|t·x/Q| < P/2` for a tensor coefficient `|x| ≤ N·Q²/2`, with margin).
-fn aux_count(q_bits: u32, t: u64, n: usize) -> usize {
-    let need = q_bits + (64 - t.leading_zeros()) + n.trailing_zeros() + 4;
+/// `|t·x/Q| < P/2` for a tensor coefficient `|x| ≤ N·Q²/2`, with margin; `t` is replaced by
+/// `b + 1` for a cyclotomic modulus, whose scale-and-round multiplies by `X^D − b`). The margin
+/// of 4 bits covers tensor coefficients that sum up to 8 products.
+fn aux_count(q_bits: u32, t_bits: u32, n: usize) -> usize {
+    let need = q_bits + t_bits + n.trailing_zeros() + 4;
     need.div_ceil(AUX_PRIME_BITS - 1) as usize
 }
 
@@ -96,13 +139,27 @@ impl Context {
         params.validate()?;
         let n = params.degree();
         let moduli = params.moduli().to_vec();
-        let k = aux_count(bits_of(&moduli), params.plaintext_modulus(), n);
+        let pm = params.plaintext_modulus().clone();
+        let k = aux_count(bits_of(&moduli), pm.expansion_bits(), n);
         let aux_primes = ntt_primes_excluding(AUX_PRIME_BITS, n, k, &moduli)?;
         let gaussian = DiscreteGaussian::new(params.sigma())?;
-        let batch = if params.supports_batching() {
-            Some(batch_tables(n, params.plaintext_modulus())?)
-        } else {
-            None
+        let batch = match pm {
+            PlaintextModulus::Scalar(t) if params.supports_batching() => Some(batch_tables(n, t)?),
+            _ => None,
+        };
+        let cyclo = match pm {
+            PlaintextModulus::Cyclotomic { d, b, m } => {
+                let p = cyclotomic_p(b, m);
+                let mut b_pow = Vec::with_capacity(m);
+                let mut x = BigInt::from(1u32);
+                for _ in 0..m {
+                    b_pow.push(x.clone());
+                    x *= b;
+                    x %= &p;
+                }
+                Some(CycloTables { d, m, p, b_pow })
+            }
+            PlaintextModulus::Scalar(_) => None,
         };
         let mut h = blake3::Hasher::new();
         h.update(b"coterie-bfv/params/v1");
@@ -111,7 +168,16 @@ impl Context {
         for q in &moduli {
             h.update(&q.to_le_bytes());
         }
-        h.update(&params.plaintext_modulus().to_le_bytes());
+        match pm {
+            // The scalar case hashes exactly what version 1 hashed.
+            PlaintextModulus::Scalar(t) => h.update(&t.to_le_bytes()),
+            PlaintextModulus::Cyclotomic { d, b, m } => {
+                h.update(b"cyclotomic");
+                h.update(&(d as u64).to_le_bytes());
+                h.update(&b.to_le_bytes());
+                h.update(&(m as u64).to_le_bytes())
+            }
+        };
         h.update(&params.sigma().to_bits().to_le_bytes());
         h.update(&[params.secret_distribution() as u8]);
         let fingerprint = *h.finalize().as_bytes();
@@ -123,6 +189,7 @@ impl Context {
             levels,
             gaussian,
             batch,
+            cyclo,
         }));
         ctx.level(ctx.max_level())?;
         Ok(ctx)
@@ -143,9 +210,18 @@ impl Context {
         self.0.params.degree()
     }
 
-    /// Plaintext modulus `t`.
-    pub fn plaintext_modulus(&self) -> u64 {
+    /// The plaintext modulus.
+    pub fn plaintext_modulus(&self) -> &PlaintextModulus {
         self.0.params.plaintext_modulus()
+    }
+
+    /// The scalar plaintext modulus `t`, or an error for a cyclotomic one.
+    pub fn scalar_t(&self) -> Result<u64> {
+        self.plaintext_modulus().scalar().ok_or_else(|| {
+            Error::Unsupported(
+                "this needs a scalar plaintext modulus t (the set is cyclotomic)".into(),
+            )
+        })
     }
 
     /// The top level `L − 1` (fresh ciphertexts live there).
@@ -175,10 +251,15 @@ impl Context {
     pub(crate) fn batch(&self) -> Result<&BatchTables> {
         self.0.batch.as_ref().ok_or_else(|| {
             Error::Unsupported(format!(
-                "batching needs a prime t ≡ 1 mod 2N; t = {} (use coefficient encoding)",
+                "batching needs a scalar prime t ≡ 1 mod 2N; plaintext modulus {:?} (use \
+                 coefficient encoding)",
                 self.plaintext_modulus()
             ))
         })
+    }
+
+    pub(crate) fn cyclo(&self) -> Option<&CycloTables> {
+        self.0.cyclo.as_ref()
     }
 
     pub(crate) fn top(&self) -> &Level {
@@ -203,44 +284,52 @@ impl Context {
     fn build_level(&self, level: usize) -> Result<Level> {
         let p = &self.0.params;
         let n = p.degree();
-        let t = p.plaintext_modulus();
+        let pm = p.plaintext_modulus();
         let moduli = &p.moduli()[..=level];
-        let k = aux_count(bits_of(moduli), t, n);
+        let k = aux_count(bits_of(moduli), pm.expansion_bits(), n);
         let aux_primes = &self.0.aux_primes[..k];
         let ring = RingContext::new(n, moduli)?;
         let aux = RingContext::new(n, aux_primes)?;
-        let tb = BigInt::from(t);
         let q_to_aux = BaseConverter::new(ring.basis(), aux.basis())?;
-        let rounder = ScaleRounder::new(ring.basis(), aux.basis(), &tb)?;
-        let q = ring.basis().product();
-        let delta_big = BigInt::from(q / t);
-        let delta = ring.basis().decompose(&delta_big);
-        let t_basis = RnsBasis::new(&[t])?;
-        let dec_conv = BaseConverter::new(ring.basis(), &t_basis)?;
-        let half = BigInt::from(q >> 1u32);
-        let to_t = |x: BigInt| -> Result<u64> {
-            x.to_u64()
-                .ok_or_else(|| Error::InvalidParameter("residue mod t".into()))
+        let plain = match *pm {
+            PlaintextModulus::Scalar(t) => PlainLevel::Scalar(scalar_level(&ring, t)?),
+            PlaintextModulus::Cyclotomic { d, b, m } => {
+                // Δ_{kD} = round(−Q·b^{M−1−k}/p) (seed 002 §3.4 with the q/p fix).
+                let q = ring.basis().product();
+                let pp = cyclotomic_p(b, m);
+                let mut coeffs = vec![BigInt::new(); n];
+                let mut bk = BigInt::from(1u32);
+                for k in (0..m).rev() {
+                    // bk = b^{M−1−k}
+                    let num = BigInt::from(q * &bk);
+                    let (mut quo, rem) = num.div_rem_euc(pp.clone());
+                    if BigInt::from(&rem << 1u32) >= pp {
+                        quo += 1u32;
+                    }
+                    coeffs[k * d] = -quo;
+                    bk *= b;
+                }
+                let mut delta = Poly::from_bigints(&ring, &coeffs)?;
+                delta.to_ntt();
+                let bb = BigInt::from(b);
+                PlainLevel::Cyclotomic(CycloLevel {
+                    delta,
+                    b_mod_q: ring.basis().decompose(&bb),
+                    b_mod_aux: aux.basis().decompose(&bb),
+                })
+            }
         };
-        let half_q_mod_t = to_t(BigInt::from(&half % t))?;
-        let q_inv_mod_t = to_t(
-            BigInt::from(q % t)
-                .invert(&tb)
-                .map_err(|_| Error::InvalidParameter("Q is not invertible mod t".into()))?,
-        )?;
-        let t_mod_q = ring.basis().decompose(&tb);
-        let half_q_mod_q = ring.basis().decompose(&half);
+        let numerator = match pm {
+            PlaintextModulus::Scalar(t) => BigInt::from(*t),
+            PlaintextModulus::Cyclotomic { .. } => BigInt::from(1u32),
+        };
+        let rounder = ScaleRounder::new(ring.basis(), aux.basis(), &numerator)?;
         Ok(Level {
             ring,
             aux,
             q_to_aux,
             rounder,
-            delta,
-            dec_conv,
-            t_mod_q,
-            half_q_mod_q,
-            half_q_mod_t,
-            q_inv_mod_t,
+            plain,
             switch: (0..level).map(|_| OnceLock::new()).collect(),
         })
     }
@@ -282,6 +371,37 @@ impl Context {
         }
         Ok(())
     }
+}
+
+/// The tables of a scalar plaintext modulus `t` at the level of `ring`.
+fn scalar_level(ring: &RingContext, t: u64) -> Result<ScalarLevel> {
+    let tb = BigInt::from(t);
+    let q = ring.basis().product();
+    let delta_big = BigInt::from(q / t);
+    let delta = ring.basis().decompose(&delta_big);
+    let t_basis = RnsBasis::new(&[t])?;
+    let dec_conv = BaseConverter::new(ring.basis(), &t_basis)?;
+    let half = BigInt::from(q >> 1u32);
+    let to_t = |x: BigInt| -> Result<u64> {
+        x.to_u64()
+            .ok_or_else(|| Error::InvalidParameter("residue mod t".into()))
+    };
+    let half_q_mod_t = to_t(BigInt::from(&half % t))?;
+    let q_inv_mod_t = to_t(
+        BigInt::from(q % t)
+            .invert(&tb)
+            .map_err(|_| Error::InvalidParameter("Q is not invertible mod t".into()))?,
+    )?;
+    let t_mod_q = ring.basis().decompose(&tb);
+    let half_q_mod_q = ring.basis().decompose(&half);
+    Ok(ScalarLevel {
+        delta,
+        dec_conv,
+        t_mod_q,
+        half_q_mod_q,
+        half_q_mod_t,
+        q_inv_mod_t,
+    })
 }
 
 /// `x mod m` for a non-negative big integer.

@@ -21,9 +21,20 @@ pub enum Error {
     /// `t ≢ 1 mod 2N`, or a modulus switch at the last level).
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// An envelope or file error of coterie-base (wrong magic, tag or version, too large,
+    /// truncated or trailing bytes, I/O), as its message.
+    #[error("{0}")]
+    Base(String),
     /// A required evaluation key (a Galois element) is missing.
     #[error("missing key: {0}")]
     MissingKey(String),
+}
+
+impl From<coterie_base::Error> for Error {
+    fn from(e: coterie_base::Error) -> Self {
+        // coterie-base's error holds an io::Error (neither Clone nor Eq); keep its message.
+        Error::Base(e.to_string())
+    }
 }
 
 /// Result alias for coterie-bfv.

@@ -13,7 +13,8 @@
 //! * add: `v_1 + v_2`; plaintext product by `p`: `N·‖p‖·‖v‖`;
 //! * product: with `T = (t/2)(1 + N·B_s)` (so that `‖m_i + t·a_i‖ ≤ T + 1/2` where `a_i` is the
 //!   wrap of the phase), `‖v‖ ≤ N(T+½)(v_1+v_2) + N·v_1·v_2 + (t/Q)·(1 + N·B_s + N²B_s²)/2`, plus
-//!   the relinearization term `(t/Q)·L·N·(q_max/2)·B_e`;
+//!   the relinearization term `(t/Q)·L·N·(q_max/2)·B_e` (RNS gadget; `(t/Q)·ℓ·N·(B/2)·B_e` for the
+//!   power-of-two gadget of `ℓ` digits in base `B`, [`NoiseBounds::key_switch`]);
 //! * rotation: `v + (t/Q)·L·N·(q_max/2)·B_e`;
 //! * modulus switching to `Q'`: `v + (t/Q')·(1 + N·B_s)/2`.
 //!
@@ -21,22 +22,22 @@
 //! `B_s` the actual `‖s‖_∞` and `B_u` the secret distribution's bound.
 
 use crate::ciphertext::Ciphertext;
-use crate::keys::SecretKey;
+use crate::keys::{Decomposition, SecretKey};
 use crate::params::SecretDistribution;
 use crate::{Error, Result};
 use coterie_math::bigint::BigInt;
 
 /// `‖v‖_∞` of the invariant noise of `ct` under `sk` (see the [module documentation](self)), as
-/// `log2` (−∞ for a noiseless ciphertext).
+/// `log2` (−∞ for a noiseless ciphertext). Scalar plaintext moduli only (an error otherwise).
 pub fn invariant_noise_log2(sk: &SecretKey, ct: &Ciphertext) -> Result<f64> {
+    let t = sk.ctx.scalar_t()?;
     let x = sk.phase(ct)?;
     let m = sk.decrypt_exact_at_level(ct)?;
-    let t = sk.ctx.plaintext_modulus();
     let q = sk.ctx.modulus_at(ct.level())?;
     let tq = BigInt::from(&q * t);
     let half = BigInt::from(&tq >> 1u32);
     let mut max = BigInt::new();
-    for (xc, &mc) in x.to_bigints()?.into_iter().zip(m.coefficients()) {
+    for (xc, &mc) in x.to_bigints()?.into_iter().zip(m.coefficients()?) {
         // w = t·x − Q·m mod tQ, centered.
         let mut w = BigInt::from(&xc * t) - BigInt::from(&q * mc);
         w %= &tq;
@@ -109,7 +110,7 @@ impl NoiseBounds {
         let mut log_q = Vec::new();
         let mut log_qmax = Vec::new();
         let mut q_mod_t = Vec::new();
-        let t = ctx.plaintext_modulus();
+        let t = ctx.scalar_t()?;
         for l in 0..=ctx.max_level() {
             let q = ctx.modulus_at(l)?;
             log_q.push(log2_big(&q));
@@ -164,17 +165,37 @@ impl NoiseBounds {
     }
 
     fn key_switch_term(&self, level: usize) -> Result<f64> {
-        let lq = self.lq(level)?;
-        let limbs = (level + 1) as f64;
-        Ok(
-            self.t.log2() + limbs.log2() + self.n.log2() + self.log_qmax[level] - 1.0
-                + self.b_e.log2()
-                - lq,
-        )
+        self.key_switch(level, Decomposition::Rns)
     }
 
-    /// Product with relinearization at `level` of ciphertexts with noise `v1`, `v2`.
+    /// The error a gadget product with a fresh key switching key adds at `level`:
+    /// `(t/Q)·ℓ·N·(B/2)·B_e` with `ℓ` digits bounded by `B/2` (RNS: `ℓ = l + 1` digits below
+    /// `q_max/2`; power of two: `ℓ = ⌈log Q_l / β⌉` digits below `2^{β−1}`).
+    pub fn key_switch(&self, level: usize, decomposition: Decomposition) -> Result<f64> {
+        let lq = self.lq(level)?;
+        let (digits, log_half_b) = match decomposition {
+            Decomposition::Rns => ((level + 1) as f64, self.log_qmax[level] - 1.0),
+            Decomposition::PowerOfTwo { base_log } => {
+                let bits = self.log_q[level].ceil();
+                ((bits / base_log as f64).ceil(), base_log as f64 - 1.0)
+            }
+        };
+        Ok(self.t.log2() + digits.log2() + self.n.log2() + log_half_b + self.b_e.log2() - lq)
+    }
+
+    /// Product with relinearization (RNS gadget) at `level` of ciphertexts with noise `v1`, `v2`.
     pub fn mul(&self, v1: f64, v2: f64, level: usize) -> Result<f64> {
+        self.mul_with(v1, v2, level, Decomposition::Rns)
+    }
+
+    /// Product with relinearization by a key of the gadget `decomposition`.
+    pub fn mul_with(
+        &self,
+        v1: f64,
+        v2: f64,
+        level: usize,
+        decomposition: Decomposition,
+    ) -> Result<f64> {
         let lq = self.lq(level)?;
         let big_t = self.t / 2.0 * (1.0 + self.n * self.b_s);
         let lin = (self.n * (big_t + 0.5)).log2() + lse(v1, v2);
@@ -184,7 +205,7 @@ impl NoiseBounds {
             - lq;
         Ok(lse(
             lse(lin, quad),
-            lse(round, self.key_switch_term(level)?),
+            lse(round, self.key_switch(level, decomposition)?),
         ))
     }
 

@@ -2,14 +2,149 @@
 //!
 //! A [`Params`] fixes the ring degree `N`, the ciphertext modulus `Q = q_0 ⋯ q_{L-1}` (NTT-friendly
 //! primes, at most 50 bits each so coterie-math's floating-point product kernel applies), the
-//! plaintext modulus `t`, the error width σ and the secret distribution. The named constructors are
+//! plaintext modulus (a [`PlaintextModulus`]: a scalar `t`, or MatriGear's cyclotomic
+//! `X^D − b`), the error width σ and the secret distribution. The named constructors are
 //! the parameter sets this crate vouches for; each documents its security estimate and its source.
 //! [`Params::custom`] builds anything else and carries whatever security statement the caller
 //! gives (it is never a default).
 
 use crate::{Error, Result};
+use coterie_math::bigint::BigInt;
 use coterie_math::primes::{ntt_primes, ntt_primes_excluding};
 use serde::{Deserialize, Serialize};
+
+/// The plaintext modulus of a BFV parameter set.
+///
+/// * `Scalar(t)`: the plaintext ring is `R_t = Z_t[X]/(X^N+1)` (ordinary BFV), `Δ = ⌊Q/t⌋`.
+/// * `Cyclotomic { d, b, m }`: MatriGear's generalized BFV (seed 002 §3): the plaintext ring is
+///   `R/(X^D − b) ≅ Z_p[X]/(X^D − b)` with `p = b^M + 1` prime and `N = M·D`;
+///   `Δ = round(−(q/p)·Σ_k b^{M−1−k} X^{kD})` and noise grows with `b`, not `p`. `M = 1` is
+///   ordinary BFV with `t = p` (through the same code).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum PlaintextModulus {
+    /// A scalar `t`, `2 ≤ t < 2^40`.
+    Scalar(u64),
+    /// The cyclotomic plaintext ring `R/(X^D − b)`, `p = b^M + 1`.
+    Cyclotomic {
+        /// Number of slots `D` (a power of two).
+        d: usize,
+        /// The base `b` (`p = b^M + 1`).
+        b: u64,
+        /// `M = N/D` (a power of two).
+        m: usize,
+    },
+}
+
+impl PlaintextModulus {
+    /// `t` for a scalar modulus, `None` for a cyclotomic one.
+    pub fn scalar(&self) -> Option<u64> {
+        match self {
+            PlaintextModulus::Scalar(t) => Some(*t),
+            PlaintextModulus::Cyclotomic { .. } => None,
+        }
+    }
+
+    /// The prime (or integer) modulus of the plaintext coefficients: `t`, or `p = b^M + 1`.
+    pub fn modulus(&self) -> BigInt {
+        match self {
+            PlaintextModulus::Scalar(t) => BigInt::from(*t),
+            PlaintextModulus::Cyclotomic { b, m, .. } => cyclotomic_p(*b, *m),
+        }
+    }
+
+    /// The factor by which a product scales the noise, `t` or `b + 1`, as `log2`.
+    pub fn expansion_log2(&self) -> f64 {
+        match self {
+            PlaintextModulus::Scalar(t) => (*t as f64).log2(),
+            PlaintextModulus::Cyclotomic { b, .. } => (*b as f64 + 1.0).log2(),
+        }
+    }
+
+    /// Bit size of the numerator of the tensor's scale-and-round (`t`, or `b + 1` for the
+    /// exact multiplication by `X^D − b`).
+    pub(crate) fn expansion_bits(&self) -> u32 {
+        match self {
+            PlaintextModulus::Scalar(t) => 64 - t.leading_zeros(),
+            PlaintextModulus::Cyclotomic { b, .. } => 65 - b.leading_zeros(),
+        }
+    }
+
+    /// Checks this modulus against the ring degree `n` and the ciphertext primes.
+    pub fn validate(&self, n: usize, moduli: &[u64]) -> Result<()> {
+        match *self {
+            PlaintextModulus::Scalar(t) => {
+                let qmin = moduli.iter().copied().min().unwrap_or(0);
+                if !(2..1 << 40).contains(&t) || t >= qmin / 2 {
+                    return Err(Error::InvalidParameter(format!(
+                        "plaintext modulus {t} must be in [2, 2^40) and below half of every q_i"
+                    )));
+                }
+                if moduli.iter().any(|&q| q % t == 0) {
+                    return Err(Error::InvalidParameter(
+                        "plaintext modulus shares a factor with Q".into(),
+                    ));
+                }
+                Ok(())
+            }
+            PlaintextModulus::Cyclotomic { d, b, m } => {
+                if !d.is_power_of_two() || d < 2 {
+                    return Err(Error::InvalidParameter(format!(
+                        "cyclotomic plaintext: D = {d} is not a power of two ≥ 2"
+                    )));
+                }
+                if !m.is_power_of_two() {
+                    return Err(Error::InvalidParameter(format!(
+                        "cyclotomic plaintext: M = {m} is not a power of two"
+                    )));
+                }
+                if d.checked_mul(m) != Some(n) {
+                    return Err(Error::InvalidParameter(format!(
+                        "cyclotomic plaintext: N = {n} ≠ M·D = {m}·{d}"
+                    )));
+                }
+                if b < 2 {
+                    return Err(Error::InvalidParameter(format!(
+                        "cyclotomic plaintext: b = {b} is below 2"
+                    )));
+                }
+                if m > 4096 / 2 || (64 - b.leading_zeros()) as usize * m > 8192 {
+                    return Err(Error::InvalidParameter(format!(
+                        "cyclotomic plaintext: p = b^M + 1 = {b}^{m} + 1 exceeds 8192 bits"
+                    )));
+                }
+                let p = cyclotomic_p(b, m);
+                let pm1 = BigInt::from(&p - 1u32);
+                if !pm1.is_divisible_u(2 * n as u32) {
+                    return Err(Error::InvalidParameter(format!(
+                        "cyclotomic plaintext: 2N = {} does not divide p − 1 = {b}^{m}",
+                        2 * n
+                    )));
+                }
+                if !coterie_math::bigint::is_probable_prime(&p) {
+                    return Err(Error::InvalidParameter(format!(
+                        "cyclotomic plaintext: p = {b}^{m} + 1 is not prime"
+                    )));
+                }
+                let q_bits: u32 = moduli.iter().map(|q| 64 - q.leading_zeros()).sum();
+                if self.expansion_bits() + n.trailing_zeros() + 2 >= q_bits {
+                    return Err(Error::InvalidParameter(format!(
+                        "cyclotomic plaintext: b = {b} is too large for log q = {q_bits}"
+                    )));
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `b^m + 1`.
+pub(crate) fn cyclotomic_p(b: u64, m: usize) -> BigInt {
+    let mut p = BigInt::from(1u32);
+    for _ in 0..m {
+        p *= b;
+    }
+    p + 1u32
+}
 
 /// Largest bit size of a ciphertext prime chosen by the named sets (the limit of coterie-math's
 /// AVX2+FMA exact product kernel).
@@ -33,7 +168,7 @@ pub struct Params {
     name: String,
     n: usize,
     moduli: Vec<u64>,
-    t: u64,
+    plaintext: PlaintextModulus,
     sigma: f64,
     secret: SecretDistribution,
     security: String,
@@ -61,12 +196,20 @@ pub fn moduli_for_bits(n: usize, total_bits: u32) -> Result<Vec<u64>> {
 }
 
 impl Params {
-    /// A parameter set of the caller's choosing. `security` is the caller's statement of its
-    /// security level and source (kept with the parameters, shown in reports).
+    /// A parameter set of the caller's choosing with a scalar plaintext modulus `t`. `security`
+    /// is the caller's statement of its security level and source (kept with the parameters,
+    /// shown in reports).
     ///
     /// Checks: `N` a power of two in `[16, 2^17]`, moduli distinct primes `≡ 1 mod 2N` of at most
     /// 61 bits, `2 ≤ t < 2^40` with `t` coprime to `Q` and below half the smallest prime, σ in
     /// `[0.5, 64]`.
+    ///
+    /// ```
+    /// use coterie_bfv::params::{Params, SecretDistribution, moduli_for_bits};
+    /// let q = moduli_for_bits(1024, 120).unwrap();
+    /// let p = Params::custom("mine", 1024, &q, 257, 3.2, SecretDistribution::Ternary, "none").unwrap();
+    /// assert_eq!(p.plaintext_modulus().scalar(), Some(257));
+    /// ```
     pub fn custom(
         name: &str,
         n: usize,
@@ -76,11 +219,46 @@ impl Params {
         secret: SecretDistribution,
         security: &str,
     ) -> Result<Self> {
+        Self::custom_with(
+            name,
+            n,
+            moduli,
+            PlaintextModulus::Scalar(t),
+            sigma,
+            secret,
+            security,
+        )
+    }
+
+    /// A parameter set of the caller's choosing with any [`PlaintextModulus`] (see
+    /// [`Params::custom`] for the other checks). A cyclotomic modulus is checked for: `D`, `M`
+    /// powers of two with `N = M·D`, `p = b^M + 1` prime, `2N | p − 1`, and `b` small enough
+    /// for `Q`; the error names the condition that failed.
+    ///
+    /// ```
+    /// use coterie_bfv::params::{Params, PlaintextModulus, SecretDistribution, moduli_for_bits};
+    /// let q = moduli_for_bits(32, 120).unwrap();
+    /// let pm = PlaintextModulus::Cyclotomic { d: 8, b: 132, m: 4 };
+    /// let s = SecretDistribution::Ternary;
+    /// assert!(Params::custom_with("toy-b", 32, &q, pm, 3.2, s, "insecure").is_ok());
+    /// let bad = PlaintextModulus::Cyclotomic { d: 8, b: 128, m: 4 }; // 2^28 + 1 = 17·15790321
+    /// let err = Params::custom_with("x", 32, &q, bad, 3.2, s, "").unwrap_err();
+    /// assert!(err.to_string().contains("not prime"));
+    /// ```
+    pub fn custom_with(
+        name: &str,
+        n: usize,
+        moduli: &[u64],
+        plaintext: PlaintextModulus,
+        sigma: f64,
+        secret: SecretDistribution,
+        security: &str,
+    ) -> Result<Self> {
         let p = Params {
             name: name.to_string(),
             n,
             moduli: moduli.to_vec(),
-            t,
+            plaintext,
             sigma,
             secret,
             security: security.to_string(),
@@ -112,18 +290,7 @@ impl Params {
                 return Err(Error::InvalidParameter(format!("modulus {q} repeated")));
             }
         }
-        let t = self.t;
-        let qmin = self.moduli.iter().copied().min().unwrap_or(0);
-        if !(2..1 << 40).contains(&t) || t >= qmin / 2 {
-            return Err(Error::InvalidParameter(format!(
-                "plaintext modulus {t} must be in [2, 2^40) and below half of every q_i"
-            )));
-        }
-        if self.moduli.iter().any(|&q| q % t == 0) {
-            return Err(Error::InvalidParameter(
-                "plaintext modulus shares a factor with Q".into(),
-            ));
-        }
+        self.plaintext.validate(n, &self.moduli)?;
         if !(0.5..=64.0).contains(&self.sigma) {
             return Err(Error::InvalidParameter(format!(
                 "σ = {} outside [0.5, 64]",
@@ -198,12 +365,38 @@ impl Params {
 
     /// **Insecure toy parameters** for fast tests and examples only: N = `n` (e.g. 256 or 1024)
     /// with log q = 120 in 3 primes, ternary secret. No security at all at these degrees.
-    pub fn toy_insecure(n: usize, t: u64) -> Result<Self> {
+    pub fn insecure_toy(n: usize, t: u64) -> Result<Self> {
         Self::custom(
             &format!("toy-insecure-n{n}"),
             n,
             &moduli_for_bits(n, 120)?,
             t,
+            3.2,
+            SecretDistribution::Ternary,
+            "INSECURE toy parameters (far below any security level), for tests only",
+        )
+    }
+
+    /// **Insecure toy parameters** with a cyclotomic plaintext modulus `X^D − b`, `p = b^M + 1`
+    /// (`D = n/m`), log q = 180 in 4 primes, ternary secret, for tests and examples only.
+    ///
+    /// ```
+    /// use coterie_bfv::Params;
+    /// // N = 1024, M = 8, D = 128, p = 65340^8 + 1 (128 bits).
+    /// let p = Params::insecure_toy_cyclotomic(1024, 65340, 8).unwrap();
+    /// assert_eq!(p.plaintext_modulus().modulus().significant_bits(), 128);
+    /// ```
+    pub fn insecure_toy_cyclotomic(n: usize, b: u64, m: usize) -> Result<Self> {
+        if m == 0 || !n.is_multiple_of(m) {
+            return Err(Error::InvalidParameter(format!(
+                "cyclotomic plaintext: M = {m} does not divide N = {n}"
+            )));
+        }
+        Self::custom_with(
+            &format!("insecure-toy-cyclotomic-n{n}-b{b}-m{m}"),
+            n,
+            &moduli_for_bits(n, 180)?,
+            PlaintextModulus::Cyclotomic { d: n / m, b, m },
             3.2,
             SecretDistribution::Ternary,
             "INSECURE toy parameters (far below any security level), for tests only",
@@ -222,9 +415,9 @@ impl Params {
     pub fn moduli(&self) -> &[u64] {
         &self.moduli
     }
-    /// Plaintext modulus `t`.
-    pub fn plaintext_modulus(&self) -> u64 {
-        self.t
+    /// The plaintext modulus.
+    pub fn plaintext_modulus(&self) -> &PlaintextModulus {
+        &self.plaintext
     }
     /// Error width σ (standard deviation of the discrete Gaussian).
     pub fn sigma(&self) -> f64 {
@@ -242,9 +435,14 @@ impl Params {
     pub fn log_q(&self) -> u32 {
         self.moduli.iter().map(|q| 64 - q.leading_zeros()).sum()
     }
-    /// Whether SIMD batching is available (`t` prime and `t ≡ 1 mod 2N`).
+    /// Whether SIMD batching is available (a scalar `t`, prime and `t ≡ 1 mod 2N`).
     pub fn supports_batching(&self) -> bool {
-        self.t % (2 * self.n as u64) == 1 && coterie_math::primes::is_prime(self.t)
+        match self.plaintext {
+            PlaintextModulus::Scalar(t) => {
+                t % (2 * self.n as u64) == 1 && coterie_math::primes::is_prime(t)
+            }
+            PlaintextModulus::Cyclotomic { .. } => false,
+        }
     }
 }
 
@@ -281,5 +479,31 @@ mod tests {
         assert!(Params::custom("x", 1024, &[15], 17, 3.2, s, "").is_err());
         assert!(Params::custom("x", 1024, &q, 17, 0.1, s, "").is_err());
         assert!(Params::custom("x", 1024, &q, 17, 3.2, s, "").is_ok());
+    }
+
+    #[test]
+    fn cyclotomic_validation_names_the_failed_condition() {
+        let q = moduli_for_bits(1024, 180).unwrap();
+        let s = SecretDistribution::Ternary;
+        let c = |d, b, m| {
+            Params::custom_with(
+                "x",
+                1024,
+                &q,
+                PlaintextModulus::Cyclotomic { d, b, m },
+                3.2,
+                s,
+                "",
+            )
+        };
+        assert!(c(128, 65340, 8).is_ok());
+        assert!(c(1024, 12288, 1).is_ok());
+        let msg = |r: Result<Params>| r.unwrap_err().to_string();
+        assert!(msg(c(128, 65336, 8)).contains("not prime"));
+        assert!(msg(c(96, 65340, 8)).contains("power of two"));
+        assert!(msg(c(64, 65340, 8)).contains("M·D"));
+        // 2N = 2048 ∤ 6^4: p = 1297 is prime, but the NTT condition fails.
+        assert!(msg(c(256, 6, 4)).contains("does not divide"));
+        assert!(msg(c(128, 1, 8)).contains("below 2"));
     }
 }

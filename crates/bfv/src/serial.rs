@@ -1,78 +1,70 @@
-//! Versioned, bounded serialization of keys, plaintexts and ciphertexts.
+//! Versioned, bounded serialization of keys, plaintexts and ciphertexts through coterie-base's
+//! envelope (`CTRE` | tag | version | length | postcard payload).
 //!
-//! Every object is encoded (postcard) as a wire struct that starts with the format version
-//! [`FORMAT_VERSION`], a kind tag and the [`Fingerprint`] of its
-//! parameter set. Decoding takes the [`Context`] the object must belong to and rejects, with an
-//! error and never a panic: inputs longer than the largest valid encoding (checked before parsing,
-//! so no allocation bomb), another version or kind, another parameter set (degree, moduli, `t`), a
-//! level that does not exist, polynomials of the wrong size and unreduced residues.
+//! Each object has its own envelope tag and format version ([`coterie_base::Versioned`] on its
+//! wire struct), and its payload starts with the [`Fingerprint`] of its parameter set. Decoding
+//! takes the [`Context`] the object must belong to and rejects, with an error and never a panic:
+//! inputs longer than the largest valid encoding (checked before parsing, so no allocation bomb),
+//! another tag or version, another parameter set (degree, moduli, plaintext modulus), a level
+//! that does not exist, polynomials of the wrong size and unreduced residues.
 //!
 //! Seeded objects (public keys, key switching keys, seeded ciphertexts) carry their 32-byte seed
 //! instead of the uniform polynomials, which are re-expanded on decoding.
 
-use crate::ciphertext::{Ciphertext, SeededCiphertext};
+use crate::ciphertext::{Ciphertext, KeySet, SeededCiphertext};
 use crate::context::{Context, Fingerprint};
-use crate::encoding::Plaintext;
+use crate::encoding::{Plaintext, PtData};
 use crate::keys::{
-    GaloisKey, GaloisKeys, KeySwitchKey, PublicKey, RelinKey, SecretKey, seed_label,
+    Decomposition, GaloisKey, GaloisKeys, KeySwitchKey, PublicKey, RelinKey, SecretKey, seed_label,
 };
 use crate::{Error, Result};
+use coterie_base::Versioned;
+use coterie_base::envelope::{open, seal};
 use coterie_math::poly::{Poly, Representation};
 use coterie_math::prg::Seed;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 use zeroize::Zeroize;
 
-/// Version of the wire format.
-pub const FORMAT_VERSION: u16 = 1;
+/// Most parts accepted in one ciphertext encoding (single key up to degree 63, multi-key up to
+/// 63 users, multi-key tensors up to 7 users).
+pub const MAX_PARTS: usize = 64;
 
-/// Kind tags of the wire structs.
-mod kind {
-    pub const PLAINTEXT: u8 = 1;
-    pub const CIPHERTEXT: u8 = 2;
-    pub const SEEDED_CIPHERTEXT: u8 = 3;
-    pub const SECRET_KEY: u8 = 4;
-    pub const PUBLIC_KEY: u8 = 5;
-    pub const RELIN_KEY: u8 = 6;
-    pub const GALOIS_KEY: u8 = 7;
-    pub const GALOIS_KEYS: u8 = 8;
-}
-
-/// Common header of every wire struct.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Header {
-    /// [`FORMAT_VERSION`].
-    pub version: u16,
-    /// What the payload is.
-    pub kind: u8,
-    /// Parameter-set fingerprint.
-    pub params: Fingerprint,
+/// Coefficients of a plaintext on the wire.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub enum PlaintextCoeffs {
+    /// `N` coefficients in `[0, t)`.
+    Scalar(Vec<u64>),
+    /// The small lift (`N` coefficients) of a cyclotomic plaintext.
+    Cyclotomic(Vec<i64>),
 }
 
 /// Wire form of a [`Plaintext`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PlaintextWire {
-    /// Header.
-    pub header: Header,
-    /// `N` coefficients in `[0, t)`.
-    pub coeffs: Vec<u64>,
+    /// Parameter-set fingerprint.
+    pub params: Fingerprint,
+    /// The coefficients.
+    pub coeffs: PlaintextCoeffs,
 }
 
 /// Wire form of a [`Ciphertext`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct CiphertextWire {
-    /// Header.
-    pub header: Header,
+    /// Parameter-set fingerprint.
+    pub params: Fingerprint,
     /// Level.
     pub level: u32,
-    /// 2 or 3 polynomials, coefficient form, limb-major residues.
+    /// The key set.
+    pub keys: KeySet,
+    /// The polynomials, coefficient form, limb-major residues.
     pub parts: Vec<Vec<u64>>,
 }
 
 /// Wire form of a [`SeededCiphertext`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SeededCiphertextWire {
-    /// Header.
-    pub header: Header,
+    /// Parameter-set fingerprint.
+    pub params: Fingerprint,
     /// Seed of `c_1`.
     pub seed: Seed,
     /// `c_0` (top level, coefficient form).
@@ -82,8 +74,8 @@ pub struct SeededCiphertextWire {
 /// Wire form of a [`SecretKey`] (zeroized on drop).
 #[derive(Clone, Serialize, Deserialize)]
 pub struct SecretKeyWire {
-    /// Header.
-    pub header: Header,
+    /// Parameter-set fingerprint.
+    pub params: Fingerprint,
     /// The `N` coefficients of `s`.
     pub coeffs: Vec<i64>,
 }
@@ -97,28 +89,32 @@ impl Drop for SecretKeyWire {
 /// Wire form of a [`PublicKey`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PublicKeyWire {
-    /// Header.
-    pub header: Header,
+    /// Parameter-set fingerprint.
+    pub params: Fingerprint,
     /// Seed of `p_1`.
     pub seed: Seed,
     /// `p_0` (top level, NTT form).
     pub p0: Vec<u64>,
 }
 
-/// Wire form of a [`KeySwitchKey`].
+/// Wire form of a [`KeySwitchKey`] (a gadget ciphertext).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct KeySwitchKeyWire {
-    /// Seed of the `a_i`.
-    pub seed: Seed,
-    /// The `L` polynomials `b_i` (top level, NTT form).
+    /// The gadget decomposition.
+    pub decomposition: Decomposition,
+    /// Seed of the `a_i` (`None`: they follow in `a`).
+    pub seed: Option<Seed>,
+    /// The polynomials `b_i` (top level, NTT form).
     pub b: Vec<Vec<u64>>,
+    /// The polynomials `a_i` when not seeded (empty otherwise).
+    pub a: Vec<Vec<u64>>,
 }
 
 /// Wire form of a [`RelinKey`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct RelinKeyWire {
-    /// Header.
-    pub header: Header,
+    /// Parameter-set fingerprint.
+    pub params: Fingerprint,
     /// The key switching key.
     pub ksk: KeySwitchKeyWire,
 }
@@ -126,8 +122,8 @@ pub struct RelinKeyWire {
 /// Wire form of a [`GaloisKey`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GaloisKeyWire {
-    /// Header.
-    pub header: Header,
+    /// Parameter-set fingerprint.
+    pub params: Fingerprint,
     /// Galois element.
     pub g: u64,
     /// The key switching key.
@@ -137,61 +133,60 @@ pub struct GaloisKeyWire {
 /// Wire form of [`GaloisKeys`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GaloisKeysWire {
-    /// Header.
-    pub header: Header,
+    /// Parameter-set fingerprint.
+    pub params: Fingerprint,
     /// `(g, key)` pairs.
     pub keys: Vec<(u64, KeySwitchKeyWire)>,
 }
 
-fn header(ctx: &Context, kind: u8) -> Header {
-    Header {
-        version: FORMAT_VERSION,
-        kind,
-        params: *ctx.fingerprint(),
-    }
+macro_rules! versioned {
+    ($($t:ty => $tag:literal),* $(,)?) => {
+        $(impl Versioned for $t {
+            const TAG: [u8; 4] = *$tag;
+            const VERSION: u16 = 1;
+        })*
+    };
 }
 
-fn check_header(ctx: &Context, h: &Header, kind: u8) -> Result<()> {
-    if h.version != FORMAT_VERSION {
-        return Err(Error::Malformed(format!(
-            "format version {} (expected {FORMAT_VERSION})",
-            h.version
-        )));
-    }
-    if h.kind != kind {
-        return Err(Error::Malformed(format!(
-            "object kind {} (expected {kind})",
-            h.kind
-        )));
-    }
-    if &h.params != ctx.fingerprint() {
+versioned! {
+    PlaintextWire => b"BFVp",
+    CiphertextWire => b"BFVc",
+    SeededCiphertextWire => b"BFVs",
+    SecretKeyWire => b"BFVk",
+    PublicKeyWire => b"BFVK",
+    RelinKeyWire => b"BFVr",
+    GaloisKeyWire => b"BFVg",
+    GaloisKeysWire => b"BFVG",
+}
+
+pub(crate) fn check_params(ctx: &Context, params: &Fingerprint) -> Result<()> {
+    if params != ctx.fingerprint() {
         return Err(Error::Mismatch(
-            "encoded for another parameter set (degree, moduli or t differ)".into(),
+            "encoded for another parameter set (degree, moduli or plaintext modulus differ)".into(),
         ));
     }
     Ok(())
 }
 
-fn encode<T: Serialize>(v: &T) -> Vec<u8> {
-    postcard::to_allocvec(v).expect("serializing to a Vec cannot fail")
+pub(crate) fn encode<T: Versioned + Serialize>(v: &T) -> Vec<u8> {
+    seal(T::TAG, T::VERSION, v).expect("objects of a valid context are far below 4 GiB")
 }
 
-fn decode<T: DeserializeOwned>(bytes: &[u8], max: usize) -> Result<T> {
-    if bytes.len() > max {
-        return Err(Error::Malformed(format!(
-            "{} bytes exceed the largest valid encoding ({max})",
-            bytes.len()
-        )));
-    }
-    postcard::from_bytes(bytes).map_err(|e| Error::Malformed(format!("decoding: {e}")))
+pub(crate) fn decode<T: Versioned + DeserializeOwned>(bytes: &[u8], max: usize) -> Result<T> {
+    Ok(open(T::TAG, T::VERSION, bytes, max)?)
 }
 
 /// Upper bound on the encoded size of `polys` polynomials of `limbs` limbs, plus headers.
-fn max_size(ctx: &Context, polys: usize, limbs: usize) -> usize {
+pub(crate) fn max_size(ctx: &Context, polys: usize, limbs: usize) -> usize {
     256 + polys * (16 + 10 * ctx.degree() * limbs)
 }
 
-fn poly_from(ctx: &Context, level: usize, repr: Representation, data: Vec<u64>) -> Result<Poly> {
+pub(crate) fn poly_from(
+    ctx: &Context,
+    level: usize,
+    repr: Representation,
+    data: Vec<u64>,
+) -> Result<Poly> {
     let ring = ctx.ring(level)?;
     if data.len() != ring.degree() * ring.limbs() {
         return Err(Error::Malformed(format!(
@@ -209,25 +204,32 @@ impl Plaintext {
     /// Versioned encoding.
     pub fn to_bytes(&self) -> Vec<u8> {
         encode(&PlaintextWire {
-            header: header(&self.ctx, kind::PLAINTEXT),
-            coeffs: self.coeffs.clone(),
+            params: *self.ctx.fingerprint(),
+            coeffs: match &self.data {
+                PtData::Scalar(c) => PlaintextCoeffs::Scalar(c.clone()),
+                PtData::Cyclotomic { lift, .. } => PlaintextCoeffs::Cyclotomic(lift.clone()),
+            },
         })
     }
 
     /// Bounded decoding for `ctx`.
     pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self> {
         let w: PlaintextWire = decode(bytes, max_size(ctx, 1, 1))?;
-        check_header(ctx, &w.header, kind::PLAINTEXT)?;
-        let t = ctx.plaintext_modulus();
-        if w.coeffs.len() != ctx.degree() || w.coeffs.iter().any(|&c| c >= t) {
-            return Err(Error::Malformed(
-                "plaintext needs N coefficients below t".into(),
-            ));
+        check_params(ctx, &w.params)?;
+        match (w.coeffs, ctx.plaintext_modulus().scalar()) {
+            (PlaintextCoeffs::Scalar(coeffs), Some(t)) => {
+                if coeffs.len() != ctx.degree() || coeffs.iter().any(|&c| c >= t) {
+                    return Err(Error::Malformed(
+                        "plaintext needs N coefficients below t".into(),
+                    ));
+                }
+                Ok(Plaintext::scalar(ctx, coeffs))
+            }
+            (PlaintextCoeffs::Cyclotomic(lift), None) => Plaintext::from_lift(ctx, lift),
+            _ => Err(Error::Malformed(
+                "plaintext of the other kind of plaintext modulus".into(),
+            )),
         }
-        Ok(Plaintext {
-            ctx: ctx.clone(),
-            coeffs: w.coeffs,
-        })
     }
 }
 
@@ -235,17 +237,22 @@ impl Ciphertext {
     /// Versioned encoding.
     pub fn to_bytes(&self) -> Vec<u8> {
         encode(&CiphertextWire {
-            header: header(&self.ctx, kind::CIPHERTEXT),
+            params: *self.ctx.fingerprint(),
             level: self.level as u32,
+            keys: self.keys.clone(),
             parts: self.parts.iter().map(|p| p.data().to_vec()).collect(),
         })
     }
 
     /// Bounded decoding for `ctx`: rejects another parameter set, a level that does not exist,
-    /// other than 2 or 3 parts, wrong sizes and unreduced residues.
+    /// a number of parts that does not fit the key set (or above [`MAX_PARTS`]), wrong sizes and
+    /// unreduced residues.
     pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self> {
-        let w: CiphertextWire = decode(bytes, max_size(ctx, 3, ctx.max_level() + 1))?;
-        check_header(ctx, &w.header, kind::CIPHERTEXT)?;
+        let w: CiphertextWire = decode(
+            bytes,
+            max_size(ctx, MAX_PARTS, ctx.max_level() + 1) + 16 * MAX_PARTS,
+        )?;
+        check_params(ctx, &w.params)?;
         let level = w.level as usize;
         if level > ctx.max_level() {
             return Err(Error::Malformed(format!(
@@ -253,22 +260,19 @@ impl Ciphertext {
                 ctx.max_level()
             )));
         }
-        if !(2..=3).contains(&w.parts.len()) {
+        if w.parts.len() > MAX_PARTS {
             return Err(Error::Malformed(format!(
                 "{} ciphertext parts",
                 w.parts.len()
             )));
         }
+        w.keys.check_parts(w.parts.len())?;
         let parts = w
             .parts
             .into_iter()
             .map(|d| poly_from(ctx, level, Representation::Coefficient, d))
             .collect::<Result<_>>()?;
-        Ok(Ciphertext {
-            ctx: ctx.clone(),
-            level,
-            parts,
-        })
+        Ciphertext::from_parts_with_keys(ctx, level, parts, w.keys)
     }
 }
 
@@ -276,7 +280,7 @@ impl SeededCiphertext {
     /// Versioned encoding (seed + `c_0`: about half of a full ciphertext).
     pub fn to_bytes(&self) -> Vec<u8> {
         encode(&SeededCiphertextWire {
-            header: header(&self.ctx, kind::SEEDED_CIPHERTEXT),
+            params: *self.ctx.fingerprint(),
             seed: self.seed,
             c0: self.c0.data().to_vec(),
         })
@@ -285,7 +289,7 @@ impl SeededCiphertext {
     /// Bounded decoding for `ctx`.
     pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self> {
         let w: SeededCiphertextWire = decode(bytes, max_size(ctx, 1, ctx.max_level() + 1))?;
-        check_header(ctx, &w.header, kind::SEEDED_CIPHERTEXT)?;
+        check_params(ctx, &w.params)?;
         let c0 = poly_from(ctx, ctx.max_level(), Representation::Coefficient, w.c0)?;
         Ok(SeededCiphertext {
             ctx: ctx.clone(),
@@ -299,7 +303,7 @@ impl SecretKey {
     /// Versioned encoding (secret! the caller protects the bytes).
     pub fn to_bytes(&self) -> Vec<u8> {
         let w = SecretKeyWire {
-            header: header(&self.ctx, kind::SECRET_KEY),
+            params: *self.ctx.fingerprint(),
             coeffs: self.coeffs.clone(),
         };
         encode(&w)
@@ -308,7 +312,7 @@ impl SecretKey {
     /// Bounded decoding for `ctx`.
     pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self> {
         let mut w: SecretKeyWire = decode(bytes, 256 + 10 * ctx.degree())?;
-        check_header(ctx, &w.header, kind::SECRET_KEY)?;
+        check_params(ctx, &w.params)?;
         let coeffs = std::mem::take(&mut w.coeffs);
         SecretKey::from_coefficients(ctx, coeffs)
     }
@@ -318,7 +322,7 @@ impl PublicKey {
     /// Versioned encoding (seed + `p_0`).
     pub fn to_bytes(&self) -> Vec<u8> {
         encode(&PublicKeyWire {
-            header: header(&self.ctx, kind::PUBLIC_KEY),
+            params: *self.ctx.fingerprint(),
             seed: self.seed,
             p0: self.p0.data().to_vec(),
         })
@@ -327,7 +331,7 @@ impl PublicKey {
     /// Bounded decoding for `ctx` (re-expands `p_1` from the seed).
     pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self> {
         let w: PublicKeyWire = decode(bytes, max_size(ctx, 1, ctx.max_level() + 1))?;
-        check_header(ctx, &w.header, kind::PUBLIC_KEY)?;
+        check_params(ctx, &w.params)?;
         let p0 = poly_from(ctx, ctx.max_level(), Representation::Ntt, w.p0)?;
         let p1 = Poly::from_seed(
             &ctx.ring(ctx.max_level())?,
@@ -347,30 +351,64 @@ impl PublicKey {
 impl KeySwitchKey {
     fn to_wire(&self) -> KeySwitchKeyWire {
         KeySwitchKeyWire {
+            decomposition: self.decomposition,
             seed: self.seed,
             b: self.b.iter().map(|p| p.data().to_vec()).collect(),
+            a: if self.seed.is_some() {
+                Vec::new()
+            } else {
+                self.a.iter().map(|p| p.data().to_vec()).collect()
+            },
         }
     }
 
     fn from_wire(ctx: &Context, w: KeySwitchKeyWire) -> Result<Self> {
         let top = ctx.max_level();
-        if w.b.len() != top + 1 {
+        let ring = ctx.ring(top)?;
+        if let Decomposition::PowerOfTwo { base_log } = w.decomposition
+            && !(1..=62).contains(&base_log)
+        {
+            return Err(Error::Malformed(format!("gadget base 2^{base_log}")));
+        }
+        let rows = w.decomposition.rows(&ring)?;
+        if w.b.len() != rows {
             return Err(Error::Malformed(format!(
-                "key switching key with {} components, expected {}",
-                w.b.len(),
-                top + 1
+                "key switching key with {} components, expected {rows}",
+                w.b.len()
             )));
         }
-        let ring = ctx.ring(top)?;
         let b =
             w.b.into_iter()
                 .map(|d| poly_from(ctx, top, Representation::Ntt, d))
                 .collect::<Result<Vec<_>>>()?;
-        let a = (0..=top)
-            .map(|i| Poly::from_seed(&ring, Representation::Ntt, &w.seed, &seed_label(b"ksk", i)))
-            .collect::<coterie_math::Result<Vec<_>>>()?;
+        let a = match w.seed {
+            Some(seed) => {
+                if !w.a.is_empty() {
+                    return Err(Error::Malformed(
+                        "a seeded key switching key with stored a_i".into(),
+                    ));
+                }
+                (0..rows)
+                    .map(|i| {
+                        Poly::from_seed(&ring, Representation::Ntt, &seed, &seed_label(b"ksk", i))
+                    })
+                    .collect::<coterie_math::Result<Vec<_>>>()?
+            }
+            None => {
+                if w.a.len() != rows {
+                    return Err(Error::Malformed(format!(
+                        "key switching key with {} stored a_i, expected {rows}",
+                        w.a.len()
+                    )));
+                }
+                w.a.into_iter()
+                    .map(|d| poly_from(ctx, top, Representation::Ntt, d))
+                    .collect::<Result<Vec<_>>>()?
+            }
+        };
         Ok(KeySwitchKey {
             ctx: ctx.clone(),
+            decomposition: w.decomposition,
             seed: w.seed,
             b,
             a,
@@ -378,16 +416,19 @@ impl KeySwitchKey {
     }
 }
 
+/// Largest encoding of one key switching key: `2·rows` polynomials (stored `a_i`), rows at most
+/// `log Q` (power-of-two gadget with `B = 2`).
 fn ksk_max(ctx: &Context) -> usize {
     let l = ctx.max_level() + 1;
-    max_size(ctx, l, l)
+    let rows = ctx.params().log_q() as usize;
+    max_size(ctx, 2 * rows.max(l), l)
 }
 
 impl RelinKey {
-    /// Versioned encoding (seed + the `b_i`).
+    /// Versioned encoding (seed + the `b_i`, or the `a_i` too for a collective key).
     pub fn to_bytes(&self) -> Vec<u8> {
         encode(&RelinKeyWire {
-            header: header(&self.ksk.ctx, kind::RELIN_KEY),
+            params: *self.ksk.ctx.fingerprint(),
             ksk: self.ksk.to_wire(),
         })
     }
@@ -395,7 +436,7 @@ impl RelinKey {
     /// Bounded decoding for `ctx`.
     pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self> {
         let w: RelinKeyWire = decode(bytes, ksk_max(ctx))?;
-        check_header(ctx, &w.header, kind::RELIN_KEY)?;
+        check_params(ctx, &w.params)?;
         Ok(RelinKey {
             ksk: KeySwitchKey::from_wire(ctx, w.ksk)?,
         })
@@ -416,7 +457,7 @@ impl GaloisKey {
     /// Versioned encoding.
     pub fn to_bytes(&self) -> Vec<u8> {
         encode(&GaloisKeyWire {
-            header: header(&self.ksk.ctx, kind::GALOIS_KEY),
+            params: *self.ksk.ctx.fingerprint(),
             g: self.g as u64,
             ksk: self.ksk.to_wire(),
         })
@@ -425,7 +466,7 @@ impl GaloisKey {
     /// Bounded decoding for `ctx`.
     pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self> {
         let w: GaloisKeyWire = decode(bytes, ksk_max(ctx))?;
-        check_header(ctx, &w.header, kind::GALOIS_KEY)?;
+        check_params(ctx, &w.params)?;
         Ok(GaloisKey {
             g: check_galois(ctx, w.g)?,
             ksk: KeySwitchKey::from_wire(ctx, w.ksk)?,
@@ -441,7 +482,7 @@ impl GaloisKeys {
     /// Versioned encoding.
     pub fn to_bytes(&self, ctx: &Context) -> Vec<u8> {
         encode(&GaloisKeysWire {
-            header: header(ctx, kind::GALOIS_KEYS),
+            params: *ctx.fingerprint(),
             keys: self
                 .keys
                 .values()
@@ -453,7 +494,7 @@ impl GaloisKeys {
     /// Bounded decoding for `ctx` (at most [`MAX_GALOIS_KEYS`] keys).
     pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self> {
         let w: GaloisKeysWire = decode(bytes, MAX_GALOIS_KEYS * ksk_max(ctx))?;
-        check_header(ctx, &w.header, kind::GALOIS_KEYS)?;
+        check_params(ctx, &w.params)?;
         if w.keys.len() > MAX_GALOIS_KEYS {
             return Err(Error::Malformed(format!("{} Galois keys", w.keys.len())));
         }

@@ -72,14 +72,14 @@ fn check_noise(sk: &SecretKey, ct: &Ciphertext, bound: f64, what: &str) -> f64 {
 
 #[test]
 fn toy_coefficient_circuit_with_noise_bounds() {
-    let ctx = Context::new(Params::toy_insecure(256, 256).unwrap()).unwrap();
+    let ctx = Context::new(Params::insecure_toy(256, 256).unwrap()).unwrap();
     let mut r = rng(1);
     let sk = SecretKey::generate(&ctx, &mut r);
     let pk = sk.public_key(&mut r);
     let rlk = sk.relin_key(&mut r);
     let nb = NoiseBounds::new(&sk).unwrap();
     let n = ctx.degree();
-    let t = ctx.plaintext_modulus();
+    let t = ctx.scalar_t().unwrap();
     let (x, y) = (random_values(&mut r, n, t), random_values(&mut r, n, t));
     let cx = pk
         .encrypt(&Plaintext::encode_coefficients(&ctx, &x).unwrap(), &mut r)
@@ -92,29 +92,29 @@ fn toy_coefficient_circuit_with_noise_bounds() {
     // add, sub, neg
     let s = cx.add(&cy).unwrap();
     let want: Vec<u64> = x.iter().zip(&y).map(|(a, b)| (a + b) % t).collect();
-    assert_eq!(sk.decrypt(&s).unwrap().coefficients(), &want[..]);
+    assert_eq!(sk.decrypt(&s).unwrap().coefficients().unwrap(), &want[..]);
     check_noise(&sk, &s, nb.add(vx, vy), "add");
     let d = cx.sub(&cy).unwrap().neg();
     let want: Vec<u64> = x.iter().zip(&y).map(|(a, b)| (b + t - a) % t).collect();
-    assert_eq!(sk.decrypt(&d).unwrap().coefficients(), &want[..]);
+    assert_eq!(sk.decrypt(&d).unwrap().coefficients().unwrap(), &want[..]);
     // plaintext ops
     let p = random_values(&mut r, n, t);
     let pp = Plaintext::encode_coefficients(&ctx, &p).unwrap();
     let m = cx.mul_plain(&pp).unwrap();
     assert_eq!(
-        sk.decrypt(&m).unwrap().coefficients(),
+        sk.decrypt(&m).unwrap().coefficients().unwrap(),
         &poly_mul(&x, &p, t)[..]
     );
     check_noise(&sk, &m, nb.mul_plain(vx, pp.norm_inf()), "mul_plain");
     let ap = cx.add_plain(&pp).unwrap().sub_plain(&pp).unwrap();
-    assert_eq!(sk.decrypt(&ap).unwrap().coefficients(), &x[..]);
+    assert_eq!(sk.decrypt(&ap).unwrap().coefficients().unwrap(), &x[..]);
     // product, unrelinearized and relinearized
     let xy = poly_mul(&x, &y, t);
     let c3 = cx.mul_no_relin(&cy).unwrap();
     assert_eq!(c3.len(), 3);
-    assert_eq!(sk.decrypt(&c3).unwrap().coefficients(), &xy[..]);
+    assert_eq!(sk.decrypt(&c3).unwrap().coefficients().unwrap(), &xy[..]);
     let c2 = c3.relinearize(&rlk).unwrap();
-    assert_eq!(sk.decrypt(&c2).unwrap().coefficients(), &xy[..]);
+    assert_eq!(sk.decrypt(&c2).unwrap().coefficients().unwrap(), &xy[..]);
     let top = ctx.max_level();
     let vm = check_noise(&sk, &c2, nb.mul(vx, vy, top).unwrap(), "mul");
     // Galois automorphism in coefficient encoding
@@ -122,7 +122,7 @@ fn toy_coefficient_circuit_with_noise_bounds() {
     let gk = sk.galois_key(g, &mut r).unwrap();
     let rot = c2.apply_galois(&gk).unwrap();
     assert_eq!(
-        sk.decrypt(&rot).unwrap().coefficients(),
+        sk.decrypt(&rot).unwrap().coefficients().unwrap(),
         &automorphism(&xy, g, t)[..]
     );
     let vr = check_noise(&sk, &rot, nb.rotate(vm, top).unwrap(), "galois");
@@ -130,14 +130,14 @@ fn toy_coefficient_circuit_with_noise_bounds() {
     let ms = rot.mod_switch_to_next().unwrap();
     assert_eq!(ms.level(), top - 1);
     assert_eq!(
-        sk.decrypt(&ms).unwrap().coefficients(),
+        sk.decrypt(&ms).unwrap().coefficients().unwrap(),
         &automorphism(&xy, g, t)[..]
     );
     check_noise(&sk, &ms, nb.mod_switch(vr, top).unwrap(), "mod switch");
     // One-step switch to the last prime.
     let ms0 = rot.mod_switch_to(0).unwrap();
     assert_eq!(
-        sk.decrypt(&ms0).unwrap().coefficients(),
+        sk.decrypt(&ms0).unwrap().coefficients().unwrap(),
         &automorphism(&xy, g, t)[..]
     );
     check_noise(&sk, &ms0, nb.mod_switch(vr, 1).unwrap(), "mod switch to 0");
@@ -145,13 +145,13 @@ fn toy_coefficient_circuit_with_noise_bounds() {
     let cy_low = cy.mod_switch_to(top - 1).unwrap();
     let low = ms.mul(&cy_low, &rlk).unwrap();
     let want = poly_mul(&automorphism(&xy, g, t), &y, t);
-    assert_eq!(sk.decrypt(&low).unwrap().coefficients(), &want[..]);
+    assert_eq!(sk.decrypt(&low).unwrap().coefficients().unwrap(), &want[..]);
     assert!(ms.mul(&cy, &rlk).is_err(), "levels differ");
 }
 
 #[test]
 fn toy_simd_rotations_and_row_swap() {
-    let ctx = Context::new(Params::toy_insecure(256, 65537).unwrap()).unwrap();
+    let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
     let mut r = rng(2);
     let sk = SecretKey::generate(&ctx, &mut r);
     let pk = sk.public_key(&mut r);
@@ -159,7 +159,7 @@ fn toy_simd_rotations_and_row_swap() {
     let gks = sk.galois_keys(&[1, 5, -3], true, &mut r).unwrap();
     let n = ctx.degree();
     let h = n / 2;
-    let t = ctx.plaintext_modulus();
+    let t = ctx.scalar_t().unwrap();
     let (x, y) = (random_values(&mut r, n, t), random_values(&mut r, n, t));
     let cx = pk
         .encrypt(&Plaintext::encode_simd(&ctx, &x).unwrap(), &mut r)
@@ -203,7 +203,7 @@ fn seed001_depth5_circuit() {
     let gk = sk.galois_key(5, &mut r).unwrap();
     let nb = NoiseBounds::new(&sk).unwrap();
     let n = ctx.degree();
-    let t = ctx.plaintext_modulus();
+    let t = ctx.scalar_t().unwrap();
     // Sparse-ish inputs keep the O(N^2) reference product affordable: few nonzero coefficients.
     let sparse = |r: &mut Csprng| {
         let mut v = vec![0u64; n];
@@ -240,7 +240,7 @@ fn seed001_depth5_circuit() {
         // the add: bound by the sum of the two bounds
         v = check_noise(&sk, &ct, nb.add(vr, v + 0.0), &format!("depth {depth} add"));
         assert_eq!(
-            sk.decrypt(&ct).unwrap().coefficients(),
+            sk.decrypt(&ct).unwrap().coefficients().unwrap(),
             &want[..],
             "depth {depth}"
         );
@@ -265,7 +265,7 @@ fn he_standard_sets_heavy() {
         let gks = sk.galois_keys(&[1], false, &mut r).unwrap();
         let nb = NoiseBounds::new(&sk).unwrap();
         let n = ctx.degree();
-        let t = ctx.plaintext_modulus();
+        let t = ctx.scalar_t().unwrap();
         let (x, y) = (random_values(&mut r, n, t), random_values(&mut r, n, t));
         let cx = pk
             .encrypt(&Plaintext::encode_simd(&ctx, &x).unwrap(), &mut r)
@@ -296,4 +296,57 @@ fn he_standard_sets_heavy() {
             assert_eq!(got[c], want[(c + 1) % h]);
         }
     }
+}
+
+#[test]
+fn power_of_two_gadget_keys_within_noise_bounds() {
+    use coterie_bfv::Decomposition;
+    let ctx = Context::new(Params::insecure_toy(1024, 65537).unwrap()).unwrap();
+    let mut r = rng(41);
+    let sk = SecretKey::generate(&ctx, &mut r);
+    let nb = NoiseBounds::new(&sk).unwrap();
+    let t = ctx.scalar_t().unwrap();
+    let top = ctx.max_level();
+    let x = random_values(&mut r, 1024, t);
+    let pk = sk.public_key(&mut r);
+    let cx = pk
+        .encrypt(&Plaintext::encode_simd(&ctx, &x).unwrap(), &mut r)
+        .unwrap();
+    let fresh = check_noise(&sk, &cx, nb.fresh_public(), "fresh");
+    for base_log in [8u32, 20, 40] {
+        let dec = Decomposition::PowerOfTwo { base_log };
+        let rlk = sk.relin_key_with(dec, &mut r).unwrap();
+        assert_eq!(
+            rlk.key_switch_key().rows(),
+            120usize.div_ceil(base_log as usize)
+        );
+        let sq = cx.mul(&cx, &rlk).unwrap();
+        check_noise(
+            &sk,
+            &sq,
+            nb.mul_with(fresh, fresh, top, dec).unwrap(),
+            "mul 2^β",
+        );
+        let want: Vec<u64> = x.iter().map(|v| v * v % t).collect();
+        assert_eq!(sk.decrypt(&sq).unwrap().decode_simd().unwrap(), want);
+        // The top-level key serves lower levels too (the gadget B^i does not depend on Q_l).
+        let low = cx.mod_switch_to(top - 1).unwrap();
+        assert_eq!(
+            sk.decrypt(&low.mul(&low, &rlk).unwrap())
+                .unwrap()
+                .decode_simd()
+                .unwrap(),
+            want
+        );
+        let gk = sk.galois_key_with(5, dec, &mut r).unwrap();
+        let rot = cx.apply_galois(&gk).unwrap();
+        let bound = log2_sum(fresh, nb.key_switch(top, dec).unwrap());
+        check_noise(&sk, &rot, bound, "rotate 2^β");
+    }
+}
+
+/// `log2(2^a + 2^b)`.
+fn log2_sum(a: f64, b: f64) -> f64 {
+    let (hi, lo) = if a > b { (a, b) } else { (b, a) };
+    hi + (1.0 + (lo - hi).exp2()).log2()
 }

@@ -1,15 +1,15 @@
 //! Versioned serialization round trips and rejection of malformed inputs.
 
-use coterie_bfv::serial::{CiphertextWire, FORMAT_VERSION};
+use coterie_bfv::serial::CiphertextWire;
 use coterie_bfv::{
-    Ciphertext, Context, Error, GaloisKey, GaloisKeys, Params, Plaintext, PublicKey, RelinKey,
-    SecretKey, SeededCiphertext,
+    Ciphertext, Context, Error, GaloisKey, GaloisKeys, KeySet, Params, Plaintext, PublicKey,
+    RelinKey, SecretKey, SeededCiphertext,
 };
 use coterie_math::prg::Csprng;
 
 fn setup() -> (Context, Context, Csprng) {
-    let a = Context::new(Params::toy_insecure(256, 65537).unwrap()).unwrap();
-    let b = Context::new(Params::toy_insecure(512, 65537).unwrap()).unwrap();
+    let a = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    let b = Context::new(Params::insecure_toy(512, 65537).unwrap()).unwrap();
     (a, b, Csprng::from_seed_insecure_for_tests([9; 32]))
 }
 
@@ -90,15 +90,30 @@ fn malformed_inputs_are_errors() {
     let huge = vec![0u8; 100 * bytes.len()];
     assert!(matches!(
         Ciphertext::from_bytes(&ctx, &huge),
-        Err(Error::Malformed(_))
+        Err(Error::Base(_))
+    ));
+    let mut huge = coterie_base::envelope::seal_bytes(*b"BFVc", 1, &[]).unwrap();
+    huge.resize(100 * bytes.len(), 0);
+    let payload_len = (huge.len() - 14) as u32;
+    huge[10..14].copy_from_slice(&payload_len.to_le_bytes());
+    assert!(matches!(
+        Ciphertext::from_bytes(&ctx, &huge),
+        Err(Error::Base(m)) if m.contains("over the limit") || m.contains("limit")
     ));
 
-    // Edit the wire struct: wrong version, level, part count, sizes, unreduced residue.
-    let w: CiphertextWire = postcard::from_bytes(&bytes).unwrap();
-    let enc = |w: &CiphertextWire| postcard::to_allocvec(w).unwrap();
+    // Edit the wire struct: wrong version, level, part count, key set, sizes, unreduced residue.
+    let w: CiphertextWire = coterie_base::envelope::open(*b"BFVc", 1, &bytes, bytes.len()).unwrap();
+    let enc = |w: &CiphertextWire| coterie_base::to_envelope(w).unwrap();
+    let bad = coterie_base::envelope::seal(*b"BFVc", 2, &w).unwrap();
+    assert!(Ciphertext::from_bytes(&ctx, &bad).is_err());
+    let bad = coterie_base::envelope::seal(*b"BFVp", 1, &w).unwrap();
+    assert!(Ciphertext::from_bytes(&ctx, &bad).is_err());
     let mut bad = w.clone();
-    bad.header.version = FORMAT_VERSION + 1;
+    bad.keys = KeySet::Parties(vec![1, 2]);
     assert!(Ciphertext::from_bytes(&ctx, &enc(&bad)).is_err());
+    let mut bad = w.clone();
+    bad.keys = KeySet::Parties(vec![3]);
+    assert!(Ciphertext::from_bytes(&ctx, &enc(&bad)).is_ok());
     let mut bad = w.clone();
     bad.level = 7;
     assert!(Ciphertext::from_bytes(&ctx, &enc(&bad)).is_err());
@@ -115,7 +130,7 @@ fn malformed_inputs_are_errors() {
     bad.parts[0][0] = u64::MAX;
     assert!(Ciphertext::from_bytes(&ctx, &enc(&bad)).is_err());
     let mut bad = w.clone();
-    bad.header.params[0] ^= 1;
+    bad.params[0] ^= 1;
     assert!(matches!(
         Ciphertext::from_bytes(&ctx, &enc(&bad)),
         Err(Error::Mismatch(_))
@@ -136,7 +151,7 @@ fn malformed_inputs_are_errors() {
     assert!(ct.mod_switch_to(0).unwrap().mod_switch_to_next().is_err());
     assert!(
         Plaintext::encode_simd(
-            &Context::new(Params::toy_insecure(256, 256).unwrap()).unwrap(),
+            &Context::new(Params::insecure_toy(256, 256).unwrap()).unwrap(),
             &[1]
         )
         .is_err()

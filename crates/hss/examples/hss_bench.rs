@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use coterie_hss::convert::{ConvertParams, ScanEngine, Walker, convert};
 use coterie_hss::group::Group;
-use coterie_hss::scheme::{Evaluator, Params, PreparedInput, keygen_trusted_dealer_insecure};
+use coterie_hss::scheme::{Evaluator, Params, PreparedInput, insecure_keygen_trusted_dealer};
 use coterie_math::bigint::{self, BigInt};
 use rand::SeedableRng;
 
@@ -158,7 +158,7 @@ fn rms_rows(g: &Group, quick: bool, no_baseline: bool, rng: &mut rand_chacha::Ch
             continue;
         }
         let params = Params::table3(eps, lb, r).unwrap();
-        let (pk, ek0, ek1, _) = keygen_trusted_dealer_insecure(&params, rng).unwrap();
+        let (pk, ek0, ek1, _) = insecure_keygen_trusted_dealer(&params, rng).unwrap();
         let enc = pk.encryptor().unwrap();
         let l1x = enc.encrypt(&pk, &1u32.into(), rng);
         let tp = Instant::now();

@@ -718,7 +718,7 @@ mod tests {
     fn word_scan_equals_step_by_step() {
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(4);
         for (id, starts) in [
-            (crate::group::GroupId::Toy128Insecure, 300),
+            (crate::group::GroupId::InsecureToy128, 300),
             (crate::group::GroupId::P1536, 100),
         ] {
             let g = Group::new(id);
@@ -748,7 +748,7 @@ mod tests {
 
     #[test]
     fn convert_star_shares_and_flags() {
-        let g = Group::toy128_insecure();
+        let g = Group::insecure_toy128();
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5);
         for (d, m) in [(8u32, 1u64), (6, 15), (9, 3)] {
             let p = ConvertParams::new(d, m);
@@ -776,7 +776,7 @@ mod tests {
 
     #[test]
     fn terminal_mod_2_drops_about_half_the_flags_and_stays_sound() {
-        let g = Group::toy128_insecure();
+        let g = Group::insecure_toy128();
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(6);
         let p = ConvertParams::new(6, 1);
         let (mut flags_plain, mut flags_mod2) = (0u32, 0u32);
@@ -808,7 +808,7 @@ mod tests {
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(8);
         for id in [
             crate::group::GroupId::P1536,
-            crate::group::GroupId::Toy128Insecure,
+            crate::group::GroupId::InsecureToy128,
         ] {
             let g = Group::new(id);
             let d = 8;
@@ -835,7 +835,7 @@ mod tests {
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(9);
         for id in [
             crate::group::GroupId::P1536,
-            crate::group::GroupId::Toy128Insecure,
+            crate::group::GroupId::InsecureToy128,
         ] {
             let g = Group::new(id);
             let mut cases: Vec<BigInt> = (0..10_000)
@@ -875,7 +875,7 @@ mod tests {
     /// 2^20 random starts in all (2^19 per group), d = 6: about 5 s.
     #[test]
     fn word_scan_conversion_equals_naive_2_20_starts() {
-        scan_vs_naive_conversions(crate::group::GroupId::Toy128Insecure, 1 << 19, 6, 12);
+        scan_vs_naive_conversions(crate::group::GroupId::InsecureToy128, 1 << 19, 6, 12);
         scan_vs_naive_conversions(crate::group::GroupId::P1536, 1 << 19, 6, 13);
     }
 }

@@ -23,7 +23,8 @@ use serde::{Deserialize, Serialize};
 use crate::convert::{self, ConvertParams};
 use crate::group::{Elem, FixedBase, Group};
 use crate::scheme::Params;
-use crate::{Error, FORMAT_VERSION, Result};
+use crate::{Error, Result};
+use coterie_base::Versioned;
 
 /// Shape of the compressed scheme for base parameters `params`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -68,12 +69,16 @@ impl EsdhParams {
 /// A compressed ciphertext: one coin `g^r` per group, one element per value.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EsdhCiphertext {
-    /// Format version.
-    pub version: u16,
     /// `g^(r_G)` per group.
     pub coins: Vec<Elem>,
     /// `h_j^(r_G)·g^(value_m)`, `m = 0..=t`.
     pub values: Vec<Elem>,
+}
+
+/// Stored and sent in the coterie envelope as `HSEc` (a compressed ciphertext).
+impl Versioned for EsdhCiphertext {
+    const TAG: [u8; 4] = *b"HSEc";
+    const VERSION: u16 = 1;
 }
 
 impl EsdhCiphertext {
@@ -86,8 +91,6 @@ impl EsdhCiphertext {
 /// The compressed public key.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct EsdhPublicKey {
-    /// Format version.
-    pub version: u16,
     /// Shape.
     pub shape: EsdhParams,
     /// Seed of the vectors `v_j`.
@@ -98,11 +101,15 @@ pub struct EsdhPublicKey {
     pub key_ct: EsdhCiphertext,
 }
 
+/// Stored and sent in the coterie envelope as `HSEp` (a compressed-scheme public key).
+impl Versioned for EsdhPublicKey {
+    const TAG: [u8; 4] = *b"HSEp";
+    const VERSION: u16 = 1;
+}
+
 /// A server's key: integer shares of each digit `<c_i>` (difference convention).
 #[derive(Clone, Serialize, Deserialize)]
 pub struct EsdhEvalKey {
-    /// Format version.
-    pub version: u16,
     /// Server index.
     pub party: u8,
     /// `<c_i>_b`.
@@ -110,10 +117,16 @@ pub struct EsdhEvalKey {
     pub digit_shares: Vec<BigInt>,
 }
 
+/// Stored and sent in the coterie envelope as `HSEe` (a compressed-scheme evaluation key).
+impl Versioned for EsdhEvalKey {
+    const TAG: [u8; 4] = *b"HSEe";
+    const VERSION: u16 = 1;
+}
+
 impl Drop for EsdhEvalKey {
     fn drop(&mut self) {
         for x in &mut self.digit_shares {
-            crate::scheme::wipe(x);
+            coterie_math::bigint::wipe(x);
         }
     }
 }
@@ -151,7 +164,27 @@ fn dot(v: &[BigInt], c: &[u64]) -> BigInt {
 
 /// Trusted-dealer key generation for the compressed scheme (**insecure** against the dealer;
 /// tests and benchmarks).
-pub fn keygen_trusted_dealer_insecure<R: Rng + ?Sized>(
+///
+/// # Example
+///
+/// ```
+/// use coterie_hss::esdh::{EsdhEvaluator, EsdhParams, insecure_keygen_trusted_dealer};
+/// use coterie_hss::scheme::Params;
+/// use coterie_math::bigint::BigInt;
+/// use rand::SeedableRng;
+/// let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(11); // insecure fixed seed
+/// let shape = EsdhParams::new(Params::insecure_toy(4, 16, 10));
+/// let (pk, ek0, ek1, _) = insecure_keygen_trusted_dealer(&shape, &mut rng).unwrap();
+/// let ct = pk.encrypt(true, &mut rng);
+/// assert_eq!(ct.coins.len() + ct.values.len(), shape.ciphertext_elems());
+/// let (mut e0, mut e1) = (EsdhEvaluator::new(&pk, &ek0).unwrap(), EsdhEvaluator::new(&pk, &ek1).unwrap());
+/// let (p0, p1) = (e0.prepare(&ct).unwrap(), e1.prepare(&ct).unwrap());
+/// let (l0, l1) = (e0.mult(&p0, &e0.one()).unwrap(), e1.mult(&p1, &e1.one()).unwrap());
+/// if !(e0.flagged() && e1.flagged()) {
+///     assert_eq!(BigInt::from(&l0.y - &l1.y), 1); // L2(x) with x = 1
+/// }
+/// ```
+pub fn insecure_keygen_trusted_dealer<R: Rng + ?Sized>(
     shape: &EsdhParams,
     rng: &mut R,
 ) -> Result<(EsdhPublicKey, EsdhEvalKey, EsdhEvalKey, EsdhSecretKey)> {
@@ -176,19 +209,16 @@ pub fn keygen_trusted_dealer_insecure<R: Rng + ?Sized>(
         d1.push(r);
     }
     let pk = EsdhPublicKey {
-        version: FORMAT_VERSION,
         shape: *shape,
         v_seed,
         h,
         key_ct,
     };
     let ek0 = EsdhEvalKey {
-        version: FORMAT_VERSION,
         party: 0,
         digit_shares: d0,
     };
     let ek1 = EsdhEvalKey {
-        version: FORMAT_VERSION,
         party: 1,
         digit_shares: d1,
     };
@@ -212,11 +242,7 @@ fn encrypt_values<R: Rng + ?Sized>(
             values.push(group.mul(&group.pow(&h[j], &r), &group.g_pow(v)));
         }
     }
-    EsdhCiphertext {
-        version: FORMAT_VERSION,
-        coins,
-        values,
-    }
+    EsdhCiphertext { coins, values }
 }
 
 impl EsdhPublicKey {
@@ -237,17 +263,13 @@ impl EsdhPublicKey {
                 values.push(if x { group.mul(val, &hr) } else { hr });
             }
         }
-        EsdhCiphertext {
-            version: FORMAT_VERSION,
-            coins,
-            values,
-        }
+        EsdhCiphertext { coins, values }
     }
 
-    /// Checks a decoded key: version, shape, counts, element validity.
+    /// Checks a decoded key: shape, counts, element validity (the version is the envelope's).
     pub fn validate(&self) -> Result<()> {
         let sh = EsdhParams::new(self.shape.params);
-        if self.version != FORMAT_VERSION || sh != self.shape {
+        if sh != self.shape {
             return Err(Error::Malformed("bad ESDH public key header".into()));
         }
         let group = Group::new(self.shape.params.group);
@@ -460,11 +482,11 @@ mod tests {
     fn compressed_round_trip_decrypt_and_mult() {
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(40);
         // s = 40 digits of base 16 (toy group, insecure): 55-element ciphertexts.
-        let mut params = Params::toy_insecure(4, 160, 10);
-        params.group = GroupId::Toy128Insecure;
+        let mut params = Params::insecure_toy(4, 160, 10);
+        params.group = GroupId::InsecureToy128;
         let shape = EsdhParams::new(params);
         assert_eq!(shape.ciphertext_elems(), 55);
-        let (pk, ek0, ek1, sk) = keygen_trusted_dealer_insecure(&shape, &mut rng).unwrap();
+        let (pk, ek0, ek1, sk) = insecure_keygen_trusted_dealer(&shape, &mut rng).unwrap();
         pk.validate().unwrap();
         let g = Group::new(params.group);
         for x in [false, true] {

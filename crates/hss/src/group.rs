@@ -16,6 +16,10 @@
 //! table holds `⌈e/R⌉(2^R − 1)` elements (spec §5; the paper's printed index set
 //! `h^(2^(Ri+j)), j < R` is garbled — the memory formula of its Table 2 is the one implemented).
 
+// The kernel module of this crate: GMP `mpn` calls on the limb buffers and `madvise` on the
+// pairing tables are its only unsafe code (each block with its SAFETY note).
+#![allow(unsafe_code)]
+
 use coterie_math::bigint::{self, BigInt};
 use gmp_mpfr_sys::gmp;
 use rug::integer::Order;
@@ -62,11 +66,11 @@ pub enum GroupId {
     P1536,
     /// **Toy, insecure**: `p = 2^128 − 15449` (spec §9 case 2), for statistical failure-rate
     /// tests where failures are frequent. No security at all.
-    Toy128Insecure,
+    InsecureToy128,
     /// **Toy, insecure**: `p = 2^256 − 36113` (spec §9 case 2). No security.
-    Toy256Insecure,
+    InsecureToy256,
     /// **Toy, insecure**: `p = 2^512 − 235937` (spec §9 case 2). No security.
-    Toy512Insecure,
+    InsecureToy512,
 }
 
 impl GroupId {
@@ -74,9 +78,9 @@ impl GroupId {
     pub fn form(self) -> (u32, u64) {
         match self {
             GroupId::P1536 => (1536, 11_510_609),
-            GroupId::Toy128Insecure => (128, 15_449),
-            GroupId::Toy256Insecure => (256, 36_113),
-            GroupId::Toy512Insecure => (512, 235_937),
+            GroupId::InsecureToy128 => (128, 15_449),
+            GroupId::InsecureToy256 => (256, 36_113),
+            GroupId::InsecureToy512 => (512, 235_937),
         }
     }
 }
@@ -105,8 +109,8 @@ impl Group {
     }
 
     /// **Insecure toy group** `p = 2^128 − 15449` for statistical tests (no security).
-    pub fn toy128_insecure() -> Self {
-        Self::new(GroupId::Toy128Insecure)
+    pub fn insecure_toy128() -> Self {
+        Self::new(GroupId::InsecureToy128)
     }
 
     /// The group of a named parameter set.
@@ -611,9 +615,9 @@ mod tests {
     #[test]
     fn toy_groups_are_safe_primes_7_mod_8() {
         for id in [
-            GroupId::Toy128Insecure,
-            GroupId::Toy256Insecure,
-            GroupId::Toy512Insecure,
+            GroupId::InsecureToy128,
+            GroupId::InsecureToy256,
+            GroupId::InsecureToy512,
         ] {
             let g = Group::new(id);
             assert!(bigint::is_probable_prime(g.p()), "{id:?}");
@@ -626,7 +630,7 @@ mod tests {
     #[test]
     fn special_form_mul_matches_gmp() {
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(1);
-        for id in [GroupId::P1536, GroupId::Toy128Insecure] {
+        for id in [GroupId::P1536, GroupId::InsecureToy128] {
             let g = Group::new(id);
             let pm1 = BigInt::from(g.p() - 1u32);
             let mut cases: Vec<BigInt> = (0..200)

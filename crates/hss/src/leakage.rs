@@ -19,11 +19,11 @@
 //!
 //! Pads come from the two-party protocol [`crate::protocol::pads`] (two OTs per pad, this
 //! crate's construction — the paper only states that two OTs suffice), or, for tests, from a
-//! trusted dealer ([`pad_trusted_dealer_insecure`]).
+//! trusted dealer ([`insecure_pad_trusted_dealer`]).
 //!
 //! # Sharing the key against leakage (paper Sec. 4.4.2)
 //!
-//! [`keygen_leakage_resilient_insecure`]: the information-theoretic option. The key becomes
+//! [`insecure_keygen_leakage_resilient`]: the information-theoretic option. The key becomes
 //! `ℓ = ⌈log q⌉ + k + 2⌈log(1/ε)⌉` random bits `c'_i` with public weights `v_i ∈ Z_q`,
 //! `c ≡ Σ v_i c'_i (mod q)`; ciphertexts encrypt `(x, (x·c'_i)_i)` and after conversion
 //! `<y·c> = Σ_i v_i <y·c'_i>` (the [`KeyLayout::Weights`] path of the evaluator). By the leftover
@@ -38,7 +38,7 @@ use crate::scheme::{
     Ciphertext, Encryptor, EvalKey, Evaluator, KeyLayout, L2Share, Params, PreparedCt,
     PreparedInput, PublicKey, SecretKey, ct_div, sample_key_shares, share_l2_secret_key,
 };
-use crate::{Error, FORMAT_VERSION, Result};
+use crate::{Error, Result};
 
 /// `E(1 − u) = (1, g)/E(u)`.
 fn one_minus(group: &Group, u: &Ciphertext) -> Result<Ciphertext> {
@@ -104,7 +104,7 @@ pub struct Pad {
 
 /// **Insecure trusted dealer** pads: `L2(b)` for a random bit `b` (the dealer knows `b` and the
 /// key). Returns the two servers' pads and `b`.
-pub fn pad_trusted_dealer_insecure<R: Rng + ?Sized>(
+pub fn insecure_pad_trusted_dealer<R: Rng + ?Sized>(
     params: &Params,
     sk: &SecretKey,
     rng: &mut R,
@@ -200,7 +200,22 @@ pub fn output_unmasked(ev: &mut Evaluator<'_>, masked: &L2Share, pad: &Pad) -> R
 /// against leakage: `ℓ = ⌈log q⌉ + k + 2·eps_log2` random key bits `c'_i`, weights `v_i ← Z_q`,
 /// `c = Σ v_i c'_i mod q` (see the module docs). Returns the key in the standard types with
 /// [`KeyLayout::Weights`].
-pub fn keygen_leakage_resilient_insecure<R: Rng + ?Sized>(
+///
+/// # Example
+///
+/// ```
+/// use coterie_hss::group::Group;
+/// use coterie_hss::leakage::insecure_keygen_leakage_resilient;
+/// use coterie_hss::scheme::Params;
+/// use rand::SeedableRng;
+/// let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(12); // insecure fixed seed
+/// let params = Params::insecure_toy(1, 12, 10);
+/// let (pk, _, _, sk) = insecure_keygen_leakage_resilient(&params, 8, 8, &mut rng).unwrap();
+/// // ⌈log q⌉ + k + 2·eps key bits on the 128-bit toy group (q has 127 bits).
+/// assert_eq!(pk.key_digits.len(), 127 + 8 + 16);
+/// assert_eq!(pk.h, Group::new(params.group).g_pow(&sk.c));
+/// ```
+pub fn insecure_keygen_leakage_resilient<R: Rng + ?Sized>(
     params: &Params,
     k_leak: u32,
     eps_log2: u32,
@@ -236,7 +251,6 @@ pub fn keygen_leakage_resilient_insecure<R: Rng + ?Sized>(
         .collect();
     let (ek0, ek1) = sample_key_shares(params, &digits, &c_int, rng);
     let pk = PublicKey {
-        version: FORMAT_VERSION,
         params: *params,
         h,
         key_digits,
@@ -253,7 +267,7 @@ pub fn prepare_weighted(pk: &PublicKey, input: &crate::scheme::L1Input) -> Resul
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::scheme::keygen_trusted_dealer_insecure;
+    use crate::scheme::insecure_keygen_trusted_dealer;
     use rand::SeedableRng;
 
     #[test]
@@ -278,8 +292,8 @@ mod tests {
     #[test]
     fn mpair_and_mmult_truth_tables() {
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(50);
-        let params = Params::toy_insecure(1, 12, 10);
-        let (pk, ek0, ek1, sk) = keygen_trusted_dealer_insecure(&params, &mut rng).unwrap();
+        let params = Params::insecure_toy(1, 12, 10);
+        let (pk, ek0, ek1, sk) = insecure_keygen_trusted_dealer(&params, &mut rng).unwrap();
         let enc = pk.encryptor().unwrap();
         let kd = prepare_key_digits(&pk).unwrap();
         for x in 0..2i64 {
@@ -287,7 +301,7 @@ mod tests {
             let mx = MaskedInput::new(&pk, &l1).unwrap();
             for y in 0..2i64 {
                 for _ in 0..2 {
-                    let (mut p0, mut p1, b) = pad_trusted_dealer_insecure(&params, &sk, &mut rng);
+                    let (mut p0, mut p1, b) = insecure_pad_trusted_dealer(&params, &sk, &mut rng);
                     let b = i64::from(b);
                     let mut e0 = Evaluator::new(&pk, &ek0, 3).unwrap();
                     let mut e1 = Evaluator::new(&pk, &ek1, 3).unwrap();
@@ -319,9 +333,9 @@ mod tests {
     #[test]
     fn leakage_resilient_key_multiplies() {
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(51);
-        let params = Params::toy_insecure(1, 12, 10);
+        let params = Params::insecure_toy(1, 12, 10);
         let (pk, ek0, ek1, sk) =
-            keygen_leakage_resilient_insecure(&params, 8, 8, &mut rng).unwrap();
+            insecure_keygen_leakage_resilient(&params, 8, 8, &mut rng).unwrap();
         let g = Group::new(params.group);
         assert_eq!(pk.key_digits.len(), 127 + 8 + 16);
         assert_eq!(pk.h, g.g_pow(&sk.c));

@@ -16,11 +16,12 @@
 //! assert_eq!(prog.eval_plain(&[1, 1, 0]).unwrap(), vec![1]);
 //! ```
 
+use coterie_base::Versioned;
 use coterie_math::bigint::BigInt;
 use serde::{Deserialize, Serialize};
 
 use crate::scheme::{Evaluator, L2Share, PreparedInput};
-use crate::{Error, FORMAT_VERSION, Result};
+use crate::{Error, Result};
 
 /// Largest accepted program (instructions, memory cells, inputs) when decoding.
 pub const MAX_PROGRAM_LEN: usize = 1 << 20;
@@ -102,8 +103,6 @@ pub enum Instr {
 /// An RMS program with magnitude bound `M_RMS`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Program {
-    /// Format version.
-    pub version: u16,
     /// Number of inputs.
     pub num_inputs: u32,
     /// Number of memory cells.
@@ -112,6 +111,12 @@ pub struct Program {
     pub m_rms: u64,
     /// The instructions.
     pub instrs: Vec<Instr>,
+}
+
+/// Stored and sent in the coterie envelope as `HSpg` (an RMS program).
+impl Versioned for Program {
+    const TAG: [u8; 4] = *b"HSpg";
+    const VERSION: u16 = 1;
 }
 
 /// Builds a [`Program`] instruction by instruction.
@@ -125,7 +130,6 @@ impl ProgramBuilder {
     pub fn new(num_inputs: u32) -> Self {
         Self {
             prog: Program {
-                version: FORMAT_VERSION,
                 num_inputs,
                 num_mem: 0,
                 m_rms: 1,
@@ -208,12 +212,9 @@ impl Program {
             .count()
     }
 
-    /// Checks a (decoded) program: version, sizes, every reference defined before use, each
+    /// Checks a (decoded) program: sizes, every reference defined before use, each
     /// cell written once, `β ≥ 1`.
     pub fn validate(&self) -> Result<()> {
-        if self.version != FORMAT_VERSION {
-            return Err(Error::Malformed("unsupported program version".into()));
-        }
         if self.instrs.len() > MAX_PROGRAM_LEN
             || self.num_mem as usize > MAX_PROGRAM_LEN
             || self.num_inputs as usize > MAX_PROGRAM_LEN
@@ -346,6 +347,43 @@ pub struct EvalOutput {
 
 /// `Eval(b, ek_b, (ct_i), P)`: one server's evaluation of `prog` on prepared inputs.
 /// `input_l2` (secret-key HSS) supplies `L2(x_i)` shares, making loads free.
+///
+/// # Example
+///
+/// `y = x0·x1 + x2` on encrypted bits, evaluated by both servers, reconstructed mod 4.
+///
+/// ```
+/// use coterie_hss::program::{EvalOptions, ProgramBuilder, eval};
+/// use coterie_hss::scheme::{Evaluator, Params, PreparedInput, insecure_keygen_trusted_dealer, reconstruct};
+/// use coterie_math::bigint::BigInt;
+/// use rand::SeedableRng;
+/// let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(5); // insecure fixed seed
+/// let params = Params::insecure_toy(4, 16, 10);
+/// let (pk, ek0, ek1, _) = insecure_keygen_trusted_dealer(&params, &mut rng).unwrap();
+/// let mut b = ProgramBuilder::new(3);
+/// let x0 = b.load(0);
+/// let p = b.mul(1, x0);
+/// let x2 = b.load(2);
+/// let y = b.add(p, x2);
+/// b.output(y, 4);
+/// let prog = b.build();
+/// let enc = pk.encryptor().unwrap();
+/// let inputs: Vec<PreparedInput> = [1, 1, 1]
+///     .iter()
+///     .map(|&v| PreparedInput::new(&pk, &enc.encrypt(&pk, &BigInt::from(v), &mut rng), false).unwrap())
+///     .collect();
+/// let out: Vec<_> = [&ek0, &ek1]
+///     .iter()
+///     .map(|ek| {
+///         let mut ev = Evaluator::new(&pk, ek, 1).unwrap();
+///         eval(&mut ev, &prog, &inputs, None, EvalOptions::default()).unwrap()
+///     })
+///     .collect();
+/// if !(out[0].flagged && out[1].flagged) {
+///     let y = reconstruct(&out[0].outputs[0], &out[1].outputs[0], &BigInt::from(4)).unwrap();
+///     assert_eq!(y, 2);
+/// }
+/// ```
 pub fn eval(
     ev: &mut Evaluator<'_>,
     prog: &Program,
@@ -447,18 +485,22 @@ pub enum BpNode {
 /// A deterministic branching program; nodes in topological order, node 0 is the source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BranchingProgram {
-    /// Format version.
-    pub version: u16,
     /// Number of inputs.
     pub num_inputs: u32,
     /// Nodes; every edge goes to a larger index.
     pub nodes: Vec<BpNode>,
 }
 
+/// Stored and sent in the coterie envelope as `HSbp` (a branching program).
+impl Versioned for BranchingProgram {
+    const TAG: [u8; 4] = *b"HSbp";
+    const VERSION: u16 = 1;
+}
+
 impl BranchingProgram {
     /// Checks topological order, ranges and the presence of one accepting sink.
     pub fn validate(&self) -> Result<()> {
-        if self.version != FORMAT_VERSION || self.nodes.len() > MAX_PROGRAM_LEN {
+        if self.nodes.len() > MAX_PROGRAM_LEN {
             return Err(Error::Malformed("bad branching program header".into()));
         }
         let n = self.nodes.len() as u32;
@@ -583,11 +625,7 @@ impl BranchingProgram {
                 ref s => s.clone(),
             })
             .collect();
-        let bp = BranchingProgram {
-            version: FORMAT_VERSION,
-            num_inputs,
-            nodes,
-        };
+        let bp = BranchingProgram { num_inputs, nodes };
         bp.validate()?;
         Ok(bp)
     }
@@ -625,7 +663,6 @@ impl BranchingProgram {
         nodes.push(BpNode::Accept);
         nodes.push(BpNode::Reject);
         let bp = BranchingProgram {
-            version: FORMAT_VERSION,
             num_inputs: big_n,
             nodes,
         };

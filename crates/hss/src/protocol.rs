@@ -34,6 +34,7 @@
 //! `L2 = (x, r' + x·<c>_0)`, party 1 outputs `(0, r)`: then `<x> = (x, 0)` and
 //! `<x·c> = x·c` (spec §4.2; the paper's Fig. 2 sums shares, this crate subtracts).
 
+use coterie_base::Versioned;
 use coterie_math::bigint::{self, BigInt};
 use coterie_net::Mesh;
 use rand::Rng;
@@ -41,7 +42,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::group::{Elem, Group};
 use crate::scheme::{Ciphertext, EvalKey, KeyLayout, L2Share, Params, PublicKey};
-use crate::{Error, FORMAT_VERSION, Result};
+use crate::{Error, Result};
 
 /// Protocol tag of the OT sender's first message (`A = g^a`).
 pub const TAG_OT_A: u32 = 0x4853_0001;
@@ -256,6 +257,42 @@ async fn run_ot<M: Mesh, R: Rng + Send>(
 
 /// Distributed key generation between parties 0 and 1 (see the module docs). Both parties get
 /// the same [`PublicKey`] and their own [`EvalKey`].
+///
+/// # Example
+///
+/// Both parties over the in-memory mesh (the same code runs across machines over TLS):
+///
+/// ```
+/// use coterie_hss::protocol::dkg;
+/// use coterie_hss::scheme::Params;
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+/// use rand::SeedableRng;
+/// let params = Params::insecure_toy(4, 16, 10);
+/// let rt = tokio::runtime::Runtime::new().unwrap();
+/// let keys = rt.block_on(async move {
+///     let tasks: Vec<_> = InMemoryMesh::group(2, MeshOptions::default())
+///         .into_iter()
+///         .enumerate()
+///         .map(|(i, mut mesh)| {
+///             tokio::spawn(async move {
+///                 // Fixed seeds: insecure, for the example only (use OS entropy).
+///                 let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(i as u64);
+///                 let keys = dkg(&mut mesh, &params, &mut rng).await.unwrap();
+///                 mesh.close().await.unwrap();
+///                 keys
+///             })
+///         })
+///         .collect();
+///     let mut keys = Vec::new();
+///     for t in tasks {
+///         keys.push(t.await.unwrap());
+///     }
+///     keys
+/// });
+/// let ((pk0, ek0), (pk1, ek1)) = (&keys[0], &keys[1]);
+/// assert_eq!(pk0.h, pk1.h);
+/// assert_eq!((ek0.party, ek1.party), (0, 1));
+/// ```
 pub async fn dkg<M: Mesh, R: Rng + Send>(
     mesh: &mut M,
     params: &Params,
@@ -349,14 +386,12 @@ pub async fn dkg<M: Mesh, R: Rng + Send>(
         *k = a ^ b;
     }
     let pk = PublicKey {
-        version: FORMAT_VERSION,
         params: *params,
         h,
         key_digits,
         layout: KeyLayout::Base,
     };
     let ek = EvalKey {
-        version: FORMAT_VERSION,
         party: me as u8,
         c_share,
         digit_shares,
@@ -368,17 +403,21 @@ pub async fn dkg<M: Mesh, R: Rng + Send>(
 /// Output of [`l2_shares`] for one party: its `L2(x_j)` shares.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct L2Batch {
-    /// Format version.
-    pub version: u16,
     /// One share per input bit.
     pub shares: Vec<L2Share>,
 }
 
+/// Stored and sent in the coterie envelope as `HSl2` (a batch of level-2 shares).
+impl Versioned for L2Batch {
+    const TAG: [u8; 4] = *b"HSl2";
+    const VERSION: u16 = 1;
+}
+
 impl L2Batch {
-    /// Checks a decoded batch: version, size, every share within its bounds (at most
+    /// Checks a decoded batch: size, every share within its bounds (at most
     /// `max_bits`-bit bounds).
     pub fn validate(&self, max_bits: u32) -> Result<()> {
-        if self.version != FORMAT_VERSION || self.shares.len() > MAX_BATCH {
+        if self.shares.len() > MAX_BATCH {
             return Err(Error::Malformed("bad level-2 batch header".into()));
         }
         self.shares.iter().try_for_each(|s| s.validate(max_bits))
@@ -387,6 +426,45 @@ impl L2Batch {
 
 /// Fig. 2: party 0 loads its bits `xs` as level-2 shares with one string OT per bit (party 1
 /// passes `&[]` and `n = xs.len()` is sent implicitly by the OT batch).
+///
+/// # Example
+///
+/// After [`dkg`], party 0 loads the bits `1, 0` as level-2 shares:
+///
+/// ```
+/// use coterie_hss::protocol::{dkg, l2_shares};
+/// use coterie_hss::scheme::Params;
+/// use coterie_math::bigint::BigInt;
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+/// use rand::SeedableRng;
+/// let params = Params::insecure_toy(4, 16, 10);
+/// let rt = tokio::runtime::Runtime::new().unwrap();
+/// let batches = rt.block_on(async move {
+///     let tasks: Vec<_> = InMemoryMesh::group(2, MeshOptions::default())
+///         .into_iter()
+///         .enumerate()
+///         .map(|(i, mut mesh)| {
+///             tokio::spawn(async move {
+///                 let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(10 + i as u64); // insecure
+///                 let (pk, ek) = dkg(&mut mesh, &params, &mut rng).await.unwrap();
+///                 let bits: &[bool] = if i == 0 { &[true, false] } else { &[] };
+///                 let batch = l2_shares(&mut mesh, &pk, &ek, bits, 2, &mut rng).await.unwrap();
+///                 mesh.close().await.unwrap();
+///                 batch
+///             })
+///         })
+///         .collect();
+///     let mut out = Vec::new();
+///     for t in tasks {
+///         out.push(t.await.unwrap());
+///     }
+///     out
+/// });
+/// let y: Vec<BigInt> = (0..2)
+///     .map(|j| BigInt::from(&batches[0].shares[j].y - &batches[1].shares[j].y))
+///     .collect();
+/// assert_eq!(y, [BigInt::from(1), BigInt::from(0)]);
+/// ```
 pub async fn l2_shares<M: Mesh, R: Rng + Send>(
     mesh: &mut M,
     pk: &PublicKey,
@@ -440,10 +518,7 @@ pub async fn l2_shares<M: Mesh, R: Rng + Send>(
             })
             .collect::<Result<Vec<_>>>()?
     };
-    Ok(L2Batch {
-        version: FORMAT_VERSION,
-        shares,
-    })
+    Ok(L2Batch { shares })
 }
 
 /// Leakage-absorbing pads from **two OTs** (paper Sec. 4.4.1: "a pad can be generated using two
@@ -462,6 +537,46 @@ pub async fn l2_shares<M: Mesh, R: Rng + Send>(
 ///
 /// Returns `n` pads (without the `<b ⊕ c_i>` precomputation, which is local:
 /// [`crate::leakage::precompute_pad`]).
+///
+/// # Example
+///
+/// ```
+/// use coterie_hss::protocol::{dkg, pads};
+/// use coterie_hss::scheme::Params;
+/// use coterie_math::bigint::BigInt;
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+/// use rand::SeedableRng;
+/// let params = Params::insecure_toy(1, 12, 10);
+/// let rt = tokio::runtime::Runtime::new().unwrap();
+/// let out = rt.block_on(async move {
+///     let tasks: Vec<_> = InMemoryMesh::group(2, MeshOptions::default())
+///         .into_iter()
+///         .enumerate()
+///         .map(|(i, mut mesh)| {
+///             tokio::spawn(async move {
+///                 let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(20 + i as u64); // insecure
+///                 let (pk, ek) = dkg(&mut mesh, &params, &mut rng).await.unwrap();
+///                 let pads = pads(&mut mesh, &pk, &ek, 3, &mut rng).await.unwrap();
+///                 mesh.close().await.unwrap();
+///                 (ek, pads)
+///             })
+///         })
+///         .collect();
+///     let mut out = Vec::new();
+///     for t in tasks {
+///         out.push(t.await.unwrap());
+///     }
+///     out
+/// });
+/// let ((ek0, p0), (ek1, p1)) = (&out[0], &out[1]);
+/// let c = BigInt::from(&ek0.c_share - &ek1.c_share);
+/// for (a, b) in p0.iter().zip(p1) {
+///     // Each pad is L2(b) of a random bit b that neither party knows.
+///     let bit = BigInt::from(&a.b.y - &b.b.y);
+///     assert!(bit == 0 || bit == 1);
+///     assert_eq!(BigInt::from(&a.b.yc - &b.b.yc), bit * &c);
+/// }
+/// ```
 pub async fn pads<M: Mesh, R: Rng + Send>(
     mesh: &mut M,
     pk: &PublicKey,
@@ -574,7 +689,7 @@ mod tests {
 
     #[test]
     fn simplest_ot_1_of_n() {
-        let g = Group::toy128_insecure();
+        let g = Group::insecure_toy128();
         let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(60);
         let (st, a) = ot::sender_setup(&g, &mut rng);
         let choices = [0u32, 3, 1, 2, 3];

@@ -4,14 +4,14 @@
 use coterie_hss::convert::{ConvertParams, ScanEngine, convert};
 use coterie_hss::group::Group;
 use coterie_hss::scheme::{
-    Evaluator, Params, PreparedInput, keygen_trusted_dealer_insecure, share_l2_secret_key,
+    Evaluator, Params, PreparedInput, insecure_keygen_trusted_dealer, share_l2_secret_key,
 };
 use coterie_math::bigint::{self, BigInt};
 use rand::{RngExt, SeedableRng};
 
 #[test]
 fn conversion_failure_rate_matches_lemma_4_6() {
-    let g = Group::toy128_insecure();
+    let g = Group::insecure_toy128();
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(30);
     let d = 8;
     let p = ConvertParams::new(d, 1);
@@ -59,8 +59,8 @@ fn conversion_failure_rate_matches_lemma_4_6() {
 fn rms_multiplication_failure_rate_within_corollary_4_8() {
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(31);
     let (log_base, key_bits, d) = (2u32, 32u32, 7u32);
-    let params = Params::toy_insecure(log_base, key_bits, d);
-    let (pk, ek0, ek1, sk) = keygen_trusted_dealer_insecure(&params, &mut rng).unwrap();
+    let params = Params::insecure_toy(log_base, key_bits, d);
+    let (pk, ek0, ek1, sk) = insecure_keygen_trusted_dealer(&params, &mut rng).unwrap();
     let enc = pk.encryptor().unwrap();
     let xs: Vec<PreparedInput> = (0..2u32)
         .map(|x| PreparedInput::new(&pk, &enc.encrypt(&pk, &x.into(), &mut rng), true).unwrap())

@@ -5,7 +5,7 @@ use coterie_hss::program::{
     BranchingProgram, EvalOptions, Formula, Program, ProgramBuilder, eval, eval_bp,
 };
 use coterie_hss::scheme::{
-    Evaluator, L2Share, Params, PreparedInput, from_bytes, keygen_trusted_dealer_insecure,
+    Evaluator, L2Share, Params, PreparedInput, from_bytes, insecure_keygen_trusted_dealer,
     reconstruct, share_l2_secret_key, to_bytes,
 };
 use coterie_math::bigint::BigInt;
@@ -20,8 +20,8 @@ struct Setup {
 
 fn setup(seed: u64, log_base: u32, d: u32) -> Setup {
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(seed);
-    let params = Params::toy_insecure(log_base, 16, d);
-    let (pk, ek0, ek1, sk) = keygen_trusted_dealer_insecure(&params, &mut rng).unwrap();
+    let params = Params::insecure_toy(log_base, 16, d);
+    let (pk, ek0, ek1, sk) = insecure_keygen_trusted_dealer(&params, &mut rng).unwrap();
     Setup {
         pk,
         ek: (ek0, ek1),

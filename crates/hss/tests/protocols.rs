@@ -21,7 +21,7 @@ fn opts() -> MeshOptions {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn dkg_keys_work_and_l2s_loads_inputs() {
     for log_base in [1u32, 2, 4] {
-        let params = Params::toy_insecure(log_base, 16, 10);
+        let params = Params::insecure_toy(log_base, 16, 10);
         let mut meshes = InMemoryMesh::group(2, opts());
         let m1 = meshes.pop().unwrap();
         let m0 = meshes.pop().unwrap();
@@ -146,7 +146,7 @@ async fn pads_from_two_ots_absorb_and_multiply() {
         MaskedInput, mmult, output_unmasked, precompute_pad, prepare_key_digits,
     };
     use coterie_hss::protocol::pads;
-    let params = Params::toy_insecure(1, 12, 10);
+    let params = Params::insecure_toy(1, 12, 10);
     let mut meshes = InMemoryMesh::group(2, opts());
     let m1 = meshes.pop().unwrap();
     let m0 = meshes.pop().unwrap();
@@ -196,10 +196,10 @@ async fn pads_from_two_ots_absorb_and_multiply() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_protocol_messages_are_errors() {
     use coterie_hss::protocol::TAG_OT_A;
-    let params = Params::toy_insecure(1, 16, 10);
+    let params = Params::insecure_toy(1, 16, 10);
     let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(8);
     let (pk, ek0, _, _) =
-        coterie_hss::scheme::keygen_trusted_dealer_insecure(&params, &mut rng).unwrap();
+        coterie_hss::scheme::insecure_keygen_trusted_dealer(&params, &mut rng).unwrap();
     // A cheating OT sender: an element out of range, of the wrong length, and a non-residue.
     let p = Group::new(params.group).p().clone();
     let minus_one = BigInt::from(&p - 1u32).to_digits::<u64>(rug::integer::Order::Lsf);
@@ -212,4 +212,46 @@ async fn malformed_protocol_messages_are_errors() {
         let res = l2_shares(&mut m0, &pk, &ek0, &[true], 1, &mut r).await;
         assert!(res.is_err(), "bad OT message accepted: {bad:x?}");
     }
+}
+
+/// A cheating OT sender on the wire (through `TamperMesh`, no hook in the protocol code): party 1
+/// replaces its first OT message of the key generation by an element outside the group, and
+/// the honest party 0 must refuse it with an error.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dkg_refuses_a_tampered_ot_message() {
+    use coterie_hss::protocol::TAG_OT_A;
+    use coterie_net::tamper::Select;
+    let params = Params::insecure_toy(2, 16, 10);
+    let short = MeshOptions {
+        timeout: Duration::from_secs(5),
+        ..MeshOptions::default()
+    };
+    let mut meshes = InMemoryMesh::group(2, short);
+    let mut cheat = coterie_net::TamperMesh::new(meshes.pop().unwrap());
+    let mut honest = meshes.pop().unwrap();
+    // An `Elem` is encoded as its limbs: all-ones limbs are above the group's modulus.
+    let fired = cheat.add(
+        Select::to(0)
+            .tag(TAG_OT_A)
+            .nth(0)
+            .replace(&vec![u64::MAX; 2]),
+    );
+    let cheater = tokio::spawn(async move {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(91);
+        let r = dkg(&mut cheat, &params, &mut rng).await;
+        let _ = cheat.close().await;
+        r.is_ok()
+    });
+    let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(90);
+    let res = dkg(&mut honest, &params, &mut rng).await;
+    assert!(
+        res.is_err(),
+        "party 0 accepted an OT message outside the group"
+    );
+    let _ = honest.close().await;
+    assert!(
+        !cheater.await.unwrap(),
+        "the cheating party finished a key generation"
+    );
+    assert_eq!(fired.fired(), 1, "the tampering rule did not fire");
 }

@@ -214,6 +214,34 @@ pub fn is_probable_prime(x: &BigInt) -> bool {
     !matches!(x.is_probably_prime(PRIME_TEST_REPS), IsPrime::No)
 }
 
+/// Overwrites every allocated limb of `x` with zeros and sets it to 0: the one big-integer wipe
+/// of coterie, for secrets held in a [`BigInt`] (key shares, exponents) before they are dropped.
+///
+/// GMP may have reallocated the integer while it grew, leaving older copies of the value in freed
+/// memory that no wipe can reach; callers that need more should size the integer once up front.
+///
+/// ```
+/// use coterie_math::bigint::{wipe, BigInt};
+/// let mut secret = BigInt::from(0xdead_beef_u64) << 200;
+/// wipe(&mut secret);
+/// assert_eq!(secret, 0);
+/// ```
+#[allow(unsafe_code)]
+pub fn wipe(x: &mut BigInt) {
+    // SAFETY: `as_raw_mut` gives the live `mpz_t` of `x`. Its `d` pointer addresses `alloc`
+    // limbs of writable memory owned by `x` (GMP keeps `alloc ≥ 1` once allocated and
+    // `|size| ≤ alloc`), so zeroing `alloc` limbs stays inside that allocation; setting `size`
+    // to 0 then makes the integer the value 0, which keeps the `mpz_t` valid.
+    unsafe {
+        let raw = x.as_raw_mut();
+        let alloc = (*raw).alloc.max(0) as usize;
+        if alloc > 0 {
+            std::ptr::write_bytes((*raw).d.as_ptr(), 0, alloc);
+        }
+        (*raw).size = 0;
+    }
+}
+
 /// Serde support for [`BigInt`] through bytes, for `#[serde(with = "coterie_math::bigint::serde_bigint")]`.
 ///
 /// Encoding: one sign byte (0 nonnegative, 1 negative) followed by the magnitude's minimal
@@ -446,6 +474,24 @@ mod tests {
         }
         assert!(random_below(&mut rng, &BigInt::new()).is_err());
         assert_eq!(random_below(&mut rng, &BigInt::from(1)).unwrap(), 0);
+    }
+
+    #[test]
+    fn wipe_zeroes_and_keeps_the_integer_usable() {
+        for x in [
+            BigInt::new(),
+            BigInt::from(7),
+            BigInt::from(-12345),
+            (BigInt::from(1) << 4096) - 1,
+        ] {
+            let mut y = x.clone();
+            let cap = y.capacity();
+            wipe(&mut y);
+            assert_eq!(y, 0);
+            assert!(y.capacity() >= cap, "the allocation is kept, only zeroed");
+            y += 5;
+            assert_eq!(y, 5);
+        }
     }
 
     #[test]

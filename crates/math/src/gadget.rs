@@ -356,6 +356,53 @@ mod zero_mean_tests {
     }
 }
 
+/// Limb `k` of digit `i` of the RNS gadget decomposition of `a` ([`rns_decompose`]), written to
+/// `out` (`N` words) without allocating: the residue of `a` modulo `q_i`, read as an integer
+/// (centered in `(-q_i/2, q_i/2]` with `centered`), reduced modulo `q_k`. Gadget products use it
+/// to decompose one limb at a time straight into their NTT buffer.
+///
+/// ```
+/// use coterie_math::gadget::{rns_decompose, rns_digit_limb};
+/// use coterie_math::poly::{Poly, RingContext};
+/// use coterie_math::primes::ntt_primes;
+/// let ring = RingContext::new(16, &ntt_primes(30, 16, 3).unwrap()).unwrap();
+/// let a = Poly::from_signed(&ring, &[5, -7, 1 << 20]).unwrap();
+/// let full = rns_decompose(&a, true).unwrap();
+/// let mut out = vec![0u64; 16];
+/// rns_digit_limb(&a, 1, 2, true, &mut out).unwrap();
+/// assert_eq!(&out[..], full[1].limb(2));
+/// ```
+pub fn rns_digit_limb(a: &Poly, i: usize, k: usize, centered: bool, out: &mut [u64]) -> Result<()> {
+    if a.representation() != Representation::Coefficient {
+        return Err(Error::Mismatch(
+            "decomposition needs coefficient form".into(),
+        ));
+    }
+    let ctx = a.context();
+    if i >= ctx.limbs() || k >= ctx.limbs() || out.len() != ctx.degree() {
+        return Err(Error::Mismatch(format!(
+            "digit {i}, limb {k} of a {}-limb polynomial into {} words",
+            ctx.limbs(),
+            out.len()
+        )));
+    }
+    let src = a.limb(i);
+    if k == i {
+        // Either lift is congruent to the limb itself modulo q_i.
+        out.copy_from_slice(src);
+        return Ok(());
+    }
+    let (qi, qk) = (&ctx.moduli()[i], &ctx.moduli()[k]);
+    for (d, &x) in out.iter_mut().zip(src) {
+        *d = if centered {
+            qk.reduce_i64(qi.center(x))
+        } else {
+            qk.reduce(x)
+        };
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

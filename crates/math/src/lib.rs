@@ -19,6 +19,7 @@
 //! | [`lwe`] | the one LWE ciphertext type of TFHE and threshold decryption, its file format |
 //! | [`intpoly`] | exact integer negacyclic products (where FFT error is not allowed) |
 //! | [`bigint`] | big integers up to 4096 bits and beyond (GMP through `rug`) |
+//! | [`zp_ntt`] | big-integer cyclic NTT over `Z_p` and the slot maps of `Z_p[X]/(X^D − b)`, `p = b^M + 1` |
 #![warn(missing_docs)]
 
 pub mod bigint;
@@ -36,5 +37,6 @@ pub mod primes;
 pub mod rns;
 pub mod sample;
 pub mod torus;
+pub mod zp_ntt;
 
 pub use error::{Error, Result};

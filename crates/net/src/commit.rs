@@ -49,6 +49,16 @@ pub fn commit(domain: &str, sender: PartyId, msg: &[u8]) -> (Commitment, Opening
 }
 
 /// Checks an opening (constant-time comparison).
+///
+/// # Example
+///
+/// ```
+/// use coterie_net::commit::{commit, verify};
+/// let (c, r) = commit("demo step 1", 2, b"my value");
+/// assert!(verify("demo step 1", 2, b"my value", &c, &r));
+/// assert!(!verify("demo step 1", 2, b"another value", &c, &r));
+/// assert!(!verify("demo step 1", 3, b"my value", &c, &r), "bound to the sender");
+/// ```
 pub fn verify(domain: &str, sender: PartyId, msg: &[u8], c: &Commitment, r: &Opening) -> bool {
     commit_with(domain, sender, msg, r).0.ct_eq(&c.0).into()
 }
@@ -56,6 +66,26 @@ pub fn verify(domain: &str, sender: PartyId, msg: &[u8], c: &Commitment, r: &Ope
 /// Commit-then-open all-to-all: every party commits to its value, all commitments are exchanged,
 /// then all values and openings. Returns every party's value by id, or
 /// [`Error::CommitmentMismatch`] naming a party whose opening fails (after aborting the mesh).
+///
+/// # Example
+///
+/// ```
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions, commit::commit_open_all};
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let mut tasks = Vec::new();
+/// for mut m in InMemoryMesh::group(3, MeshOptions::default()) {
+///     tasks.push(tokio::spawn(async move {
+///         let mine = m.id() as u64;
+///         let coins: Vec<u64> = commit_open_all(&mut m, "demo coin", &mine).await?;
+///         m.close().await?;
+///         Ok::<_, coterie_net::Error>(coins)
+///     }));
+/// }
+/// for t in tasks {
+///     assert_eq!(t.await.unwrap().unwrap(), vec![0, 1, 2]);
+/// }
+/// # });
+/// ```
 pub async fn commit_open_all<M: Mesh, T: Serialize + DeserializeOwned>(
     mesh: &mut M,
     domain: &str,
@@ -87,6 +117,31 @@ pub async fn commit_open_all<M: Mesh, T: Serialize + DeserializeOwned>(
 /// Echo check after a round of point-to-point "broadcasts": every party sends a digest of the
 /// values it received (by sender) under `domain`; all digests must agree, else a party sent
 /// different values to different parties and the mesh is aborted.
+///
+/// # Example
+///
+/// ```
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions, commit::check_consistent};
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let mut tasks = Vec::new();
+/// for mut m in InMemoryMesh::group(3, MeshOptions::default()) {
+///     tasks.push(tokio::spawn(async move {
+///         // party 0 "broadcasts" a value point to point; everyone checks they got the same
+///         let v: u32 = if m.id() == 0 {
+///             m.broadcast(&7u32).await?;
+///             7
+///         } else {
+///             m.recv(0).await?
+///         };
+///         check_consistent(&mut m, "demo broadcast", &[v]).await?;
+///         m.close().await
+///     }));
+/// }
+/// for t in tasks {
+///     t.await.unwrap().unwrap();
+/// }
+/// # });
+/// ```
 pub async fn check_consistent<M: Mesh, T: Serialize>(
     mesh: &mut M,
     domain: &str,

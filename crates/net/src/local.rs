@@ -9,6 +9,26 @@ use crate::{Error, Identity, MeshOptions, Result, Roster, TlsMesh};
 /// on free loopback ports, each with `opts`. With `netem`, every party's listener gets a
 /// link-emulator [`Relay`] in front of it, so every link runs through one relay; keep the returned
 /// relays alive as long as the meshes.
+///
+/// # Example
+///
+/// ```
+/// use coterie_net::{Mesh, MeshOptions, local::tls_group};
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let (meshes, _relays) = tls_group(2, MeshOptions::default(), None).await.unwrap();
+/// let mut tasks = Vec::new();
+/// for mut m in meshes {
+///     tasks.push(tokio::spawn(async move {
+///         let all: Vec<u8> = m.exchange_all(&(m.id() as u8)).await?;
+///         m.close().await?;
+///         Ok::<_, coterie_net::Error>(all)
+///     }));
+/// }
+/// for t in tasks {
+///     assert_eq!(t.await.unwrap().unwrap(), vec![0, 1]);
+/// }
+/// # });
+/// ```
 pub async fn tls_group(
     n: usize,
     opts: MeshOptions,
@@ -39,6 +59,7 @@ pub async fn tls_group(
         certs: vec![None; n],
         ca: Some(ca),
         keys: vec![None; n],
+        roles: Vec::new(),
     };
     let mut hs = Vec::with_capacity(n);
     for (i, party) in pki.parties.iter().enumerate() {

@@ -25,6 +25,21 @@ pub struct InMemoryMesh {
 
 impl InMemoryMesh {
     /// Creates the `n` connected ends of a new group; give each to its own task.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut g = InMemoryMesh::group(2, MeshOptions::default());
+    /// let mut b = g.pop().unwrap();
+    /// let mut a = g.pop().unwrap();
+    /// a.send(1, &"hello".to_string()).await.unwrap();
+    /// assert_eq!(b.recv::<String>(0).await.unwrap(), "hello");
+    /// a.close().await.unwrap();
+    /// b.close().await.unwrap();
+    /// # });
+    /// ```
     pub fn group(n: usize, opts: MeshOptions) -> Vec<InMemoryMesh> {
         let (poison_tx, poison_rx) = watch::channel(None);
         let poison_tx = Arc::new(poison_tx);

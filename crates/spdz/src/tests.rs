@@ -251,6 +251,7 @@ pub(crate) mod tls {
             certs: vec![None; n],
             ca: Some(cert(&pki.ca.cert_pem)),
             keys: vec![None; n],
+            roles: Vec::new(),
         };
         let mut hs = Vec::new();
         for i in 0..n {

@@ -100,6 +100,7 @@ async fn emu_group(
         certs: vec![None; n],
         ca: Some(ca),
         keys: vec![None; n],
+        roles: Vec::new(),
     };
     let mut hs = Vec::new();
     for (i, party) in pki.parties.iter().enumerate() {

@@ -23,6 +23,7 @@ fn roster(pki: &Pki) -> Roster {
         certs: vec![None; n],
         ca: Some(cert(&pki.ca.cert_pem).unwrap()),
         keys: vec![None; n],
+        roles: Vec::new(),
     }
 }
 

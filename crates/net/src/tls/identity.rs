@@ -12,7 +12,7 @@ use rustls::{
     CertificateError, DigitallySignedStruct, DistinguishedName, RootCertStore, SignatureScheme,
 };
 
-use crate::config::{Roster, load_cert_chain, load_key, party_name};
+use crate::config::{Roster, load_cert_chain, load_key, parse_party_name, party_name};
 use crate::{Error, PartyId, Result};
 
 /// A party's own certificate chain and private key.
@@ -82,13 +82,6 @@ pub(crate) struct PartyVerifier {
     ca_server: Option<Arc<rustls::client::WebPkiServerVerifier>>,
     ca_client: Option<Arc<dyn ClientCertVerifier>>,
     algs: WebPkiSupportedAlgorithms,
-}
-
-fn parse_party_name(name: &str) -> Option<PartyId> {
-    name.strip_prefix("party-")?
-        .strip_suffix(".coterie")?
-        .parse()
-        .ok()
 }
 
 impl PartyVerifier {

@@ -38,6 +38,7 @@ use crate::{Error, Mesh, PartyId, Result};
 /// One party's end of a mutual-TLS mesh.
 pub struct TlsMesh {
     core: Core,
+    roles: Vec<crate::Role>,
     shared: Arc<Shared>,
     readers: Vec<JoinHandle<()>>,
 }
@@ -196,6 +197,20 @@ impl Setup {
 impl TlsMesh {
     /// Loads the config file, reads this party's key (from `key`, or the config's `key` entry)
     /// and certificate (the config's `cert` entry, or `cert`), and connects.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// use std::path::Path;
+    /// use coterie_net::{Mesh, MeshOptions, TlsMesh};
+    /// # async fn party() -> coterie_net::Result<()> {
+    /// // party 1 of the config `coterie certs` wrote
+    /// let config = Path::new("certs/party.toml");
+    /// let mut mesh = TlsMesh::connect_with_config(config, 1, None, None, MeshOptions::default()).await?;
+    /// let all: Vec<u64> = mesh.exchange_all(&42u64).await?;
+    /// mesh.close().await
+    /// # }
+    /// ```
     pub async fn connect_with_config(
         config: &Path,
         id: PartyId,
@@ -205,9 +220,7 @@ impl TlsMesh {
     ) -> Result<Self> {
         let roster = Roster::load(config)?;
         let base = config.parent().unwrap_or(Path::new("."));
-        let cf = crate::config::ConfigFile::parse(
-            &std::fs::read_to_string(config).map_err(|e| Error::Config(e.to_string()))?,
-        )?;
+        let cf = crate::config::ConfigFile::load(config)?;
         let entry = cf
             .parties
             .iter()
@@ -228,6 +241,20 @@ impl TlsMesh {
     }
 
     /// Connects party `id` to every other party in `roster`, within `opts.connect_deadline`.
+    ///
+    /// # Example
+    ///
+    /// ```no_run
+    /// use std::path::Path;
+    /// use coterie_net::{Identity, Mesh, MeshOptions, Roster, TlsMesh};
+    /// # async fn party() -> coterie_net::Result<()> {
+    /// let roster = Roster::load(Path::new("certs/party.toml"))?;
+    /// let me = Identity::from_pem_files(Path::new("certs/party0.crt"), Path::new("certs/party0.key"))?;
+    /// let mut mesh = TlsMesh::connect(&roster, 0, me, MeshOptions::default()).await?;
+    /// mesh.broadcast(&"hello").await?;
+    /// mesh.close().await
+    /// # }
+    /// ```
     pub async fn connect(
         roster: &Roster,
         id: PartyId,
@@ -383,9 +410,22 @@ impl TlsMesh {
         }
         Ok(TlsMesh {
             core: Core::new(id, n, opts, inbox, poison_rx),
+            roles: roster.roles.clone(),
             shared,
             readers,
         })
+    }
+}
+
+impl TlsMesh {
+    /// The role of party `id`, from the roster this mesh was connected with.
+    pub fn role(&self, id: PartyId) -> &crate::Role {
+        crate::role::role_of(&self.roles, id)
+    }
+
+    /// The parties whose role is `role`, in id order.
+    pub fn parties_with_role(&self, role: &crate::Role) -> Vec<PartyId> {
+        crate::role::parties_with_role(&self.roles, self.core.n, role)
     }
 }
 

@@ -26,6 +26,7 @@ pub fn roster(pki: &Pki, pin: bool) -> Roster {
             .collect(),
         ca: Some(cert(&pki.ca.cert_pem).unwrap()),
         keys: vec![None; n],
+        roles: Vec::new(),
     }
 }
 
