@@ -73,12 +73,8 @@ pub async fn decrypt_by_mpc_rounding<M: Mesh>(
             k * n
         ));
     }
-    let form = to_mpc_rounding_form(&ct);
-    let params = Params::for_lwe(k * n, form.k_bits, form.m_bits, MPC_DIGIT_BITS)
-        .map_err(|e| e.to_string())?;
-    let mut data = form.a.clone();
-    data.push(form.b);
-    let tct = coterie_threshold::LweCiphertext::from_body_last(&data, form.k_bits, form.m_bits)
+    let tct = to_mpc_rounding_form(&ct);
+    let params = Params::for_lwe(k * n, tct.modulus_log(), tct.message_log(), MPC_DIGIT_BITS)
         .map_err(|e| e.to_string())?;
     let lt = params.lt().map_err(|e| e.to_string())?;
     let counts = Counts {
@@ -147,10 +143,9 @@ pub async fn party_demo<M: Mesh>(
     let out = keygen(
         mesh,
         &params,
-        &KeygenOptions {
-            progress: true,
-            insecure_misbehaviour: None,
-        },
+        // TODO(lead): pass `coterie::progress_bar(..)` here once it lands (was an indicatif bar
+        // inside coterie-tfhe).
+        &KeygenOptions::default(),
         &mut rng,
     )
     .await
