@@ -60,6 +60,7 @@
 
 pub mod boolean;
 pub mod bootstrap;
+#[allow(unsafe_code)] // AVX-512 FFT kernels behind run-time checks, each block with its SAFETY note
 pub mod fourier;
 pub mod ggsw;
 pub mod glwe;

@@ -226,6 +226,7 @@ pub fn generate_lwe_keyswitch_key<T: Torus, R: CryptoRng + ?Sized>(
 ///
 /// # Panics
 /// If the dimensions do not match the key.
+#[allow(unsafe_code)] // the AVX-512 row update, behind its run-time check
 pub fn keyswitch_lwe_ciphertext<T: Torus>(
     ksk: &LweKeyswitchKey<T>,
     input: &LweCiphertext<T>,
@@ -280,6 +281,7 @@ fn sub_scaled<T: Torus>(out: &mut [T], row: &[T], d: T) {
 }
 
 #[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2")]
 unsafe fn sub_scaled_avx512<T: Torus>(out: &mut [T], row: &[T], d: T) {
     sub_scaled(out, row, d)

@@ -26,6 +26,7 @@ pub struct Link {
     pub overhead: Duration,
 }
 
+#[allow(unsafe_code)]
 fn fine_timer_slack() {
     // SAFETY: prctl(PR_SET_TIMERSLACK, ns) only changes this thread's timer slack.
     unsafe {
