@@ -27,8 +27,8 @@ def fmt(v: float, unit: str) -> str:
     if unit == "ns":
         for u, d in (("s", 1e9), ("ms", 1e6), ("µs", 1e3)):
             if v >= d:
-                return f"{v / d:.3g} {u}"
-        return f"{v:.3g} ns"
+                return f"{v / d:.4g} {u}"
+        return f"{v:.4g} ns"
     return f"{v:.4g} {unit}"
 
 
@@ -54,11 +54,12 @@ def main() -> int:
         rnd = params.pop("round", 0)
         k = (r["system"], r["impl"], r["op"], json.dumps(params, sort_keys=True), r["unit"])
         data.setdefault(k, {"before": {}, "after": {}})[side][rnd] = float(r["value"])
-        revs[side] = r.get("rev")
+        revs.setdefault(side, set()).add(str(r.get("rev")))
 
     print(f"# Before/after: {args.title}" if args.title else "# Before/after")
     print()
-    print(f"before = {revs.get('before')}, after = {revs.get('after')}. {args.note}")
+    print(f"before = {', '.join(sorted(revs.get('before', [])))}, after = {', '.join(sorted(revs.get('after', [])))}. "
+          f"{args.note}")
     print()
     print("Ratio = after / before of the medians over rounds (times; rates inverted): above 1 = after is "
           f"slower. Per-round range: the smallest and largest ratio of one round's pair. Flag: every ratio "

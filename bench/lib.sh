@@ -39,7 +39,7 @@ bench_init() {
   BENCH_SYSTEM="$1"
   shift
   BENCH_PEERS=("$@")
-  BENCH_SCRIPT="${BASH_SOURCE[1]}"
+  BENCH_SCRIPT="$(cd "$(dirname "${BASH_SOURCE[1]}")" && pwd)/$(basename "${BASH_SOURCE[1]}")"
   BENCH_NAME="$(basename "$BENCH_SCRIPT")"
   BENCH_QUICK=0
   BENCH_WAIT_IDLE=0

@@ -40,7 +40,9 @@ bench_require python3
 rtts=(1 10 100)
 (( BENCH_QUICK )) && rtts=(1 10) rounds=3
 work="$BENCH_WORK"
-out="$BENCH_OUT/net-netem-mesh$( (( netns )) && echo -netns).json"
+suffix=""
+(( netns )) && suffix="-netns"
+out="$BENCH_OUT/net-netem-mesh$suffix.json"
 pids=()
 cleanup() {
   local p i
