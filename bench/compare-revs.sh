@@ -5,7 +5,7 @@
 # tfhe bench binary, so its figures come along as a noise control).
 #
 # Usage: bench/compare-revs.sh BASE_REV [HEAD_REV] [--rounds R] [--full] [--only LIST]
-#                              [--criterion-args "ARGS"] [--samples N] [--keep-worktrees]
+#                              [--criterion-args "ARGS"] [--samples N] [--keep-worktrees] [--target-dir DIR]
 #                              [--wait-idle S] [--out DIR] [--label NAME]
 #   HEAD_REV          default HEAD (committed state; uncommitted changes are not measured).
 #   --rounds R        before/after pairs per system (default 2: A, B, A, B).
@@ -15,6 +15,9 @@
 #                     (criterion's quick mode: a smoke test of this script, not a measurement).
 #   --samples N       tfhe-bench repetitions per timing (default: the script's --quick value, 20).
 #   --keep-worktrees  keep the two source worktrees (they are removed at the end otherwise).
+#   --target-dir DIR  cargo target dir for both builds (default target/compare/target); point it at
+#                     the one of an earlier compare run (even another checkout's) to reuse the
+#                     dependencies built there.
 #   --out DIR         results directory (default bench/results); --label NAME is prefixed to the
 #                     before/after labels ("NAME before").
 #
@@ -41,6 +44,7 @@ only="ring,bfv,tfhe"
 crit_extra=""
 tfhe_reps=""
 keep=0
+target_dir=""
 while (($#)); do
   bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
   case "$1" in
@@ -50,6 +54,7 @@ while (($#)); do
     --criterion-args) bench_need_value "$@"; crit_extra="$2"; shift 2 ;;
     --samples) bench_need_value "$@"; tfhe_reps="$2"; shift 2 ;;
     --keep-worktrees) keep=1; shift ;;
+    --target-dir) bench_need_value "$@"; target_dir="$2"; shift 2 ;;
     -*) die "unknown argument '$1' (see -h)" ;;
     *) revs+=("$1"); shift ;;
   esac
@@ -73,7 +78,7 @@ done
 sides=(before after)
 start=$SECONDS
 base="$ROOT/target/compare"
-export CARGO_TARGET_DIR="$base/target"
+export CARGO_TARGET_DIR="${target_dir:-$base/target}"
 mkdir -p "$base" "$CARGO_TARGET_DIR"
 srcs=()
 cleanup_worktrees() {

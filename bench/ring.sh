@@ -92,9 +92,11 @@ bench_wait_idle
 export GOMAXPROCS=1 RAYON_NUM_THREADS=1 CRITERION_HOME="$crit_home"
 # Both Rust benches also read COTERIE_BENCH_QUICK (the criterion filter alone would still build every grid point).
 (( BENCH_QUICK )) && export COTERIE_BENCH_QUICK=1
-crit_args=(--bench --noplot --sample-size "$samples")
-# BENCH_CRITERION_ARGS: extra criterion flags, e.g. "--quick --warm-up-time 0.5" for a smoke test.
+# BENCH_CRITERION_ARGS: extra criterion flags, e.g. "--quick --warm-up-time 0.5" for a smoke test
+# (criterion's --quick mode refuses --sample-size).
 read -r -a extra <<< "${BENCH_CRITERION_ARGS:-}"
+crit_args=(--bench --noplot)
+[[ " ${extra[*]} " == *" --quick "* ]] || crit_args+=(--sample-size "$samples")
 crit_args+=("${extra[@]}")
 [[ -n "$crit_filter" ]] && crit_args+=("$crit_filter")
 
