@@ -12,7 +12,7 @@
 #
 # Usage: bench/bfv.sh [--quick] [--skip-coterie] [--skip-fhe-rs] [--skip-lattigo] [--skip-seal]
 #                     [--bin-dir DIR] [--wait-idle S] [--out DIR] [--label NAME]
-#   --quick       N = 8192 only: about 2 min with the peers (after the build), 25 s coterie alone.
+#   --quick       N = 8192 only: about 2 min with the peers (after the build), 40 s coterie alone.
 #   --bin-dir D   run prebuilt binaries D/coterie-bfv-bench, D/fhe-bfv-bench, D/lattigo-bfv-bench
 #                 (e.g. on another machine, or from bench/compare-revs.sh) instead of building.
 #   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).

@@ -8,7 +8,7 @@
 #
 # Usage: bench/ring.sh [--quick] [--samples K] [--skip-coterie] [--skip-fhe-math] [--skip-lattigo]
 #                      [--peers-from FILE] [--bin-dir DIR] [--wait-idle S] [--out DIR] [--label NAME]
-#   --quick          N = 8192 only (all three L): about 3 min with the peers, 1 min coterie alone.
+#   --quick          N = 8192 only (all three L): about 5 min with the peers, 2.5 min coterie alone.
 #   --samples K      samples per benchmark, for Go and criterion alike (default 21; minimum 21 with Lattigo, 10 without).
 #   --skip-*         leave one implementation out.
 #   --peers-from F   do not run the peers; take their records from F (a ring.jsonl, or an archived

@@ -5,7 +5,7 @@
 #
 # Usage: bench/tfhe-bench.sh [--quick] [--samples N] [--skip-noise] [--bin-dir DIR]
 #                            [--wait-idle S] [--out DIR] [--label NAME]
-#   --quick        20 repetitions per timing and no noise tests (about 30 s after the build).
+#   --quick        20 repetitions per timing and no noise tests (about 40 s after the build).
 #   --samples N    repetitions per timing, medians (default 60; the bench's keygen rows are one shot).
 #   --skip-noise   leave out the noise tests (about 2 min).
 #   --bin-dir D    run the prebuilt bench D/pbs instead of building it (bench/compare-revs.sh);

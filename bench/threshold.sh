@@ -13,7 +13,8 @@
 #   legacy: the older three-schedule comparison (2/4/8/16 parties, loopback and coterie-net's
 #           emulator)
 #   all (default): grid and prep.
-#   --quick: the example's quick grid (fewer points and batches; about 2 min for `all`).
+#   --quick: the example's quick settings (fewer repetitions and gates; about 3 min for `all`,
+#           1 min for `prep`).
 #   --skip-plot: no plot (it needs matplotlib, installed into a venv at $VENV, default
 #   $CARGO_TARGET_DIR/venv, on first use).
 #   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).
