@@ -1,60 +1,95 @@
 #!/usr/bin/env bash
 # Side-by-side BFV benchmarks (issue 8): coterie-bfv vs fhe.rs 0.1.1 (crate `fhe`) vs Lattigo
-# v6.1.1 (BFV = scale-invariant bgv), one machine, single thread, N = 8192 (log q = 218) and
-# N = 16384 (log q = 438), t = 65537. Ops: encrypt_pk, encrypt_sk, decrypt, mul_no_relin,
-# mul_relin, rotate (see the header comments of crates/bfv/benches/bfv.rs,
-# bench/peers/benches/fhe_bfv.rs and bench/lattigo-bfv/main.go for exactly what is timed).
+# v6.1.1 (BFV = scale-invariant bgv) vs SEAL 4.1, one machine, single thread, N = 8192
+# (log q = 218) and N = 16384 (log q = 438), t = 65537. Ops: encrypt_pk, encrypt_sk, decrypt,
+# decrypt_decode, mul_no_relin, mul_relin, rotate (see the header comments of
+# crates/bfv/benches/bfv.rs, bench/peers/benches/fhe_bfv.rs, bench/lattigo-bfv/main.go and
+# bench/bfv_seal.py for exactly what is timed).
 #
 # SEAL (PyPI seal-python 4.1.2) joins when `$SEAL_PYTHON -c 'import seal'` works, e.g.
 #   python3 -m venv /tmp/sealvenv && /tmp/sealvenv/bin/pip install seal-python==4.1.2
 #   SEAL_PYTHON=/tmp/sealvenv/bin/python bench/bfv.sh
-# Usage: bench/bfv.sh [--quick] [--bin-dir DIR]
-#   --quick       N = 8192 only.
+#
+# Usage: bench/bfv.sh [--quick] [--skip-coterie] [--skip-fhe-rs] [--skip-lattigo] [--skip-seal]
+#                     [--bin-dir DIR] [--wait-idle S] [--out DIR] [--label NAME]
+#   --quick       N = 8192 only: about 2 min with the peers (after the build), 40 s coterie alone.
 #   --bin-dir D   run prebuilt binaries D/coterie-bfv-bench, D/fhe-bfv-bench, D/lattigo-bfv-bench
-#                 (e.g. on another machine) instead of building.
-# Writes bench/results/bfv-<UTC date>[-quick].{json,md} and the raw outputs beside them.
+#                 (e.g. on another machine, or from bench/compare-revs.sh) instead of building.
+#   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).
+#
+# Writes DIR/bfv.jsonl (the records; params: n, and logq where the tool reports it; value = median
+# ns) and DIR/bfv.md (the table of bench/bfv_merge.py, also printed).
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-quick=0
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_init bfv coterie fhe-rs lattigo seal
+
 bin_dir=""
-while [[ $# -gt 0 ]]; do
+while (($#)); do
+  bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
   case "$1" in
-    --quick) quick=1 ;;
-    --bin-dir) bin_dir="$2"; shift ;;
-    *) echo "bfv.sh: unknown argument $1" >&2; exit 1 ;;
+    --bin-dir) bench_need_value "$@"; bin_dir="$2"; shift 2 ;;
+    *) die "unknown argument '$1' (see -h)" ;;
   esac
-  shift
 done
+bench_require python3
+run() { ! bench_skip "$1"; }
+
 if [[ -z "$bin_dir" ]]; then
-  bin_dir="$(mktemp -d)"
-  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
-  pick() { ls -t "$CARGO_TARGET_DIR"/release/deps/"$1"-* | grep -v '\.d$' | head -1; }
-  cargo bench -p coterie-bfv --bench bfv --no-run
-  cargo bench -p coterie-bench-peers --bench fhe_bfv --no-run
-  cp "$(pick bfv)" "$bin_dir/coterie-bfv-bench"
-  cp "$(pick fhe_bfv)" "$bin_dir/fhe-bfv-bench"
-  (cd bench/lattigo-bfv && go build -o "$bin_dir/lattigo-bfv-bench" .)
+  bin_dir="$BENCH_WORK/bin"
+  mkdir -p "$bin_dir"
+  bench_require cargo
+  if run coterie; then
+    exe="$(bench_cargo_bench_exe coterie-bfv bfv)" || die "build of crates/bfv/benches/bfv.rs failed"
+    cp "$exe" "$bin_dir/coterie-bfv-bench"
+  fi
+  if run fhe-rs; then
+    exe="$(bench_cargo_bench_exe coterie-bench-peers fhe_bfv)" || die "build of bench/peers failed"
+    cp "$exe" "$bin_dir/fhe-bfv-bench"
+  fi
+  if run lattigo; then
+    bench_require go
+    (cd bench/lattigo-bfv && go build -o "$bin_dir/lattigo-bfv-bench" .) || die "go build of bench/lattigo-bfv failed"
+  fi
 fi
-stamp="$(date -u +%Y-%m-%d)"
-suffix=""
-[[ $quick == 1 ]] && suffix="-quick" && export COTERIE_BENCH_QUICK=1
-out="bench/results/bfv-$stamp$suffix"
-mkdir -p bench/results
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$(mktemp -d)}"
-lat_args=()
-[[ $quick == 1 ]] && lat_args=(-quick)
-"$bin_dir/coterie-bfv-bench" --bench 2>&1 | tee "$out-coterie.txt"
-"$bin_dir/fhe-bfv-bench" --bench 2>&1 | tee "$out-fhe.txt"
-GOMAXPROCS=1 "$bin_dir/lattigo-bfv-bench" "${lat_args[@]}" | tee "$out-lattigo.jsonl"
+for b in coterie:coterie-bfv-bench fhe-rs:fhe-bfv-bench lattigo:lattigo-bfv-bench; do
+  if run "${b%%:*}" && [[ ! -x "$bin_dir/${b#*:}" ]]; then
+    die "no executable $bin_dir/${b#*:} (or pass --skip-${b%%:*})"
+  fi
+done
+
+bench_wait_idle
+export RAYON_NUM_THREADS=1 GOMAXPROCS=1 CRITERION_HOME="$BENCH_WORK/criterion"
+quick_go=() quick_py=()
+if (( BENCH_QUICK )); then
+  export COTERIE_BENCH_QUICK=1
+  quick_go=(-quick) quick_py=(--quick)
+fi
+# BENCH_CRITERION_ARGS: extra criterion flags, e.g. "--quick --warm-up-time 0.5" for a smoke test.
+read -r -a crit_args <<< "--bench --noplot ${BENCH_CRITERION_ARGS:-}"
+log="$BENCH_OUT/bfv-log.txt"
+: > "$log"
+if run coterie; then
+  "$bin_dir/coterie-bfv-bench" "${crit_args[@]}" 2>&1 | tee -a "$log" >&2 || die "the coterie bench failed"
+fi
+if run fhe-rs; then
+  "$bin_dir/fhe-bfv-bench" "${crit_args[@]}" 2>&1 | tee -a "$log" >&2 || die "the fhe.rs bench failed"
+fi
+[[ -d "$CRITERION_HOME" ]] && bench_convert criterion "$CRITERION_HOME" --system bfv
+if run lattigo; then
+  "$bin_dir/lattigo-bfv-bench" "${quick_go[@]}" > "$BENCH_WORK/lattigo.jsonl" || die "the Lattigo bench failed"
+  bench_convert nsjsonl "$BENCH_WORK/lattigo.jsonl"
+fi
 # SEAL through PyPI seal-python, when importable by $SEAL_PYTHON (default python3).
 seal_py="${SEAL_PYTHON:-python3}"
-seal_args=()
-if "$seal_py" -c "import seal" 2>/dev/null; then
-  "$seal_py" bench/bfv_seal.py "${lat_args[@]/-quick/--quick}" | tee "$out-seal.jsonl"
-  seal_args=("$out-seal.jsonl")
-else
-  echo "bfv.sh: seal-python not importable by $seal_py; SEAL skipped" >&2
+if run seal; then
+  if "$seal_py" -c "import seal" 2>/dev/null; then
+    "$seal_py" bench/bfv_seal.py "${quick_py[@]}" > "$BENCH_WORK/seal.jsonl" || die "the SEAL bench failed"
+    bench_convert nsjsonl "$BENCH_WORK/seal.jsonl"
+  else
+    note "seal-python not importable by $seal_py; SEAL skipped"
+  fi
 fi
-python3 bench/bfv_merge.py "$out-coterie.txt" "$out-fhe.txt" "$out-lattigo.jsonl" "$out" \
-  "$(uname -m) $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2) nproc=$(nproc)" "${seal_args[@]}"
+bench_write
+python3 bench/bfv_merge.py "$BENCH_OUT/bfv.jsonl" "$BENCH_OUT/bfv.md"
+note "wrote $BENCH_OUT/bfv.jsonl, $BENCH_OUT/bfv.md (criterion log: $log)"

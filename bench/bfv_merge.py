@@ -1,29 +1,12 @@
 #!/usr/bin/env python3
-"""Merge coterie-bfv / fhe.rs criterion stdout and Lattigo JSON lines into one JSON + markdown table.
+"""The BFV table (coterie-bfv vs fhe.rs, Lattigo, SEAL) from the records of bench/bfv.sh.
 
-Usage: bfv_merge.py COTERIE_STDOUT FHE_STDOUT LATTIGO_JSONL OUT_PREFIX [MACHINE_NOTE] [SEAL_JSONL]
-Writes OUT_PREFIX.json and OUT_PREFIX.md; ratio = peer / coterie (above 1: coterie faster).
+Usage: bfv_merge.py BFV_JSONL OUT_MD
+Reads the records (bench/benchrec.py) of system bfv, prints the markdown table and writes it to
+OUT_MD; ratio = peer / coterie (above 1: coterie faster). Python standard library only.
 """
-import json, re, sys
-
-UNIT = {"ns": 1.0, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
-NAME = re.compile(r"^(\w+)/([\w.\-]+)/n=(\d+)")
-TIME = re.compile(r"time:\s+\[(\S+) (\S+) (\S+) (\S+) (\S+) (\S+)\]")
-
-
-def parse_criterion(path):
-    out = {}
-    name = None
-    for line in open(path, encoding="utf-8", errors="replace"):
-        m = NAME.match(line.strip())
-        if m:
-            name = (m.group(1), m.group(2), int(m.group(3)))
-        t = TIME.search(line)
-        if t and name:
-            out[name] = float(t.group(3)) * UNIT[t.group(4)]
-            name = None
-    return out
-
+import json
+import sys
 
 def fmt(ns):
     if ns is None:
@@ -34,19 +17,25 @@ def fmt(ns):
     return f"{ns:.0f} ns"
 
 
-def main():
-    cot, fhe, lat, prefix = sys.argv[1:5]
-    note = sys.argv[5] if len(sys.argv) > 5 else ""
+def read_records(path):
+    """{(op, impl, n): ns} from a record JSONL file (the last record of a key wins)."""
     res = {}
-    res.update(parse_criterion(cot))
-    res.update(parse_criterion(fhe))
-    jsonl = [lat] + sys.argv[6:7]
-    for path in jsonl:
-        for line in open(path):
-            line = line.strip()
-            if line.startswith("{"):
-                r = json.loads(line)
-                res[(r["op"], r["impl"], r["n"])] = r["ns"]
+    for lineno, line in enumerate(open(path, encoding="utf-8"), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        r = json.loads(line)
+        if r.get("system") != "bfv" or r.get("unit") != "ns" or "n" not in r.get("params", {}):
+            raise SystemExit(f"{path}:{lineno}: not a bfv record in ns with params.n")
+        res[(r["op"], r["impl"], int(r["params"]["n"]))] = float(r["value"])
+    return res
+
+
+def main():
+    if len(sys.argv) != 3:
+        raise SystemExit(__doc__)
+    res = read_records(sys.argv[1])
+    out_md = sys.argv[2]
     have_seal = any(k[1] == "seal" for k in res)
     ops = ["encrypt_pk", "encrypt_sk", "decrypt", "decrypt_decode", "mul_no_relin", "mul_relin", "rotate"]
     ns_ = sorted({k[2] for k in res})
@@ -68,7 +57,6 @@ def main():
                 "seal_ns": se, "seal_over_coterie": (se / c) if se and c else None,
                 "target_met": (c <= best) if c and best else None,
             })
-    json.dump({"note": note, "rows": rows}, open(prefix + ".json", "w"), indent=1)
     if have_seal:
         lines = ["| op | N | coterie | fhe.rs | Lattigo | SEAL | fhe.rs / coterie | Lattigo / coterie | SEAL / coterie | ≤ fastest peer |",
                  "|---|---:|---:|---:|---:|---:|---:|---:|---:|:---:|"]
@@ -83,7 +71,7 @@ def main():
         lines.append(f"| {r['op']} | {r['n']} | {fmt(r['coterie_ns'])} | {fmt(r['fhe_rs_ns'])} | "
                      f"{fmt(r['lattigo_ns'])} | {seal_cols}{ratio(r['fhe_rs_over_coterie'])} | "
                      f"{ratio(r['lattigo_over_coterie'])} | {seal_ratio}{met} |")
-    open(prefix + ".md", "w").write("\n".join(lines) + "\n")
+    open(out_md, "w", encoding="utf-8").write("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

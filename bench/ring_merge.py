@@ -2,7 +2,9 @@
 """Merge the ring-arithmetic benchmark results of coterie, fhe-math and Lattigo.
 
 Inputs:
-  * JSON-lines files (``--jsonl``), e.g. the output of ``bench/lattigo/lattigo-bench``:
+  * record files (``--records``, the source: ``bench/results/ring.jsonl``, see bench/benchrec.py):
+    records of system ``ring`` with params ``n``, ``limbs``, ``logq`` and unit ``ns``;
+  * legacy JSON-lines files (``--jsonl``), e.g. the output of ``bench/lattigo/lattigo-bench``:
     one object per line ``{"impl", "op", "n", "limbs", "logq", "ns", "samples"}``.
   * criterion output trees (``--criterion DIR``): every ``<group>/<...>/new/benchmark.json``
     whose id is ``group = op``, ``function = impl``, ``value = "n=<N>/limbs=<L>"``; the time is
@@ -70,6 +72,29 @@ def read_jsonl(path: str) -> list[dict]:
     return out
 
 
+def read_records(path: str) -> list[dict]:
+    """Records (bench/benchrec.py) of system ring, in this script's internal shape."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise SystemExit(f"{path}:{lineno}: not JSON: {e}")
+            if r.get("system") != "ring" or r.get("unit") != "ns":
+                continue
+            p = r.get("params", {})
+            if "n" not in p or "limbs" not in p:
+                raise SystemExit(f"{path}:{lineno}: ring record without params n and limbs")
+            out.append({"impl": r["impl"], "op": r["op"], "n": p["n"], "limbs": p["limbs"],
+                        "logq": p.get("logq", log2q_estimate(int(p["limbs"]))), "ns": r["value"],
+                        "samples": r.get("samples")})
+    return out
+
+
 def read_criterion(root: str, since: float | None) -> list[dict]:
     """Collect the benchmarks of the naming convention from a criterion output directory."""
     out = []
@@ -128,7 +153,8 @@ def fmt_ratio(r: float | None) -> str:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--jsonl", action="append", default=[], help="JSON-lines result file (repeatable)")
+    ap.add_argument("--records", action="append", default=[], help="record JSONL file, e.g. bench/results/ring.jsonl (repeatable)")
+    ap.add_argument("--jsonl", action="append", default=[], help="legacy JSON-lines result file (repeatable)")
     ap.add_argument("--criterion", action="append", default=[], help="criterion output dir (repeatable)")
     ap.add_argument("--since", type=float, default=None, help="ignore criterion results older than this UNIX time")
     ap.add_argument("--peers-out", help="write the peers' records here as JSON lines")
@@ -137,6 +163,8 @@ def main() -> int:
     args = ap.parse_args()
 
     records: list[dict] = []
+    for path in args.records:
+        records.extend(read_records(path))
     for path in args.jsonl:
         records.extend(read_jsonl(path))
     for root in args.criterion:

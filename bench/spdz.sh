@@ -2,28 +2,63 @@
 # coterie-spdz benchmarks (issue 4): parties over loopback mutual TLS, online phase with material
 # from the INSECURE dealer (online figures only, 2 parties), then OT-based SPDZ_2k preprocessing
 # (OtPrep, maliciously secure) for 2, 3 and 4 parties; once on plain loopback and once through the
-# coterie-net link emulator at 1 ms RTT / 1 Gbit/s.
-# Writes bench/results/spdz-online-*.{txt,json} and bench/results/spdz-ot-*.{txt,json}.
-# BIG=... sets the large online batch (default 10^6); OT_TRIPLES / OT_BITS the OT amounts;
-# ONLINE=0 skips the online part.
+# coterie-net link emulator at 1 ms RTT / 1 Gbit/s (crates/spdz/examples/spdz_bench.rs).
+#
+# Usage: bench/spdz.sh [--quick] [--big N] [--ot-triples N] [--ot-bits N] [--ot-parties LIST]
+#                      [--skip-online] [--skip-ot] [--skip-netem] [--wait-idle S] [--out DIR]
+#                      [--label NAME]
+#   --quick           online batch 10^4 only, OT: 2 parties, 256 triples, 16 bits (about 1 min).
+#   --big N           the large online batch (default 10^6; env BIG).
+#   --ot-triples N    OT triples per party count (default 2048; env OT_TRIPLES); --ot-bits N: bits
+#                     (default 128; env OT_BITS); --ot-parties LIST (default 2,3,4).
+#   --skip-online, --skip-ot: leave a part out (env ONLINE=0 = --skip-online);
+#   --skip-netem: loopback only.
+#   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).
+#
+# Writes DIR/spdz.jsonl (records; params: ring, batch or triples/bits, parties, net = loopback or
+# netem-1ms-1gbit) and the printed output as DIR/spdz-{online,ot}-{loopback,netem-1ms-1gbit}.txt.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-cargo build --release -p coterie-spdz --example spdz_bench
-B="${CARGO_TARGET_DIR:-target}/release/examples/spdz_bench"
-BIG="${BIG:-1000000}"
-OT_TRIPLES="${OT_TRIPLES:-2048}"
-OT_BITS="${OT_BITS:-128}"
-TAG="${TAG:-$(date -u +%Y-%m-%d)}"
-if [ "${ONLINE:-1}" != 0 ]; then
-  "$B" --big "$BIG" --ot-triples 0 \
-    --json bench/results/spdz-online-loopback.json | tee bench/results/spdz-online-loopback.txt
-  "$B" --netem --big "$BIG" --ot-triples 0 \
-    --json bench/results/spdz-online-netem-1ms-1gbit.json | tee bench/results/spdz-online-netem-1ms-1gbit.txt
-fi
-uptime | tee "bench/results/spdz-ot-$TAG-loopback.txt"
-"$B" --ot-only --ot-parties 2,3,4 --ot-triples "$OT_TRIPLES" --ot-bits "$OT_BITS" \
-  --json "bench/results/spdz-ot-$TAG-loopback.json" | tee -a "bench/results/spdz-ot-$TAG-loopback.txt"
-uptime | tee "bench/results/spdz-ot-$TAG-netem-1ms-1gbit.txt"
-"$B" --netem --ot-only --ot-parties 2,3,4 --ot-triples "$OT_TRIPLES" --ot-bits "$OT_BITS" \
-  --json "bench/results/spdz-ot-$TAG-netem-1ms-1gbit.json" | tee -a "bench/results/spdz-ot-$TAG-netem-1ms-1gbit.txt"
-uptime | tee -a "bench/results/spdz-ot-$TAG-netem-1ms-1gbit.txt"
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_init spdz online ot netem
+
+big="${BIG:-1000000}" ot_triples="${OT_TRIPLES:-2048}" ot_bits="${OT_BITS:-128}" ot_parties="2,3,4"
+[[ "${ONLINE:-1}" == 0 ]] && BENCH_SKIP+=(online)
+while (($#)); do
+  bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
+  case "$1" in
+    --big) bench_need_value "$@"; big="$2"; shift 2 ;;
+    --ot-triples) bench_need_value "$@"; ot_triples="$2"; shift 2 ;;
+    --ot-bits) bench_need_value "$@"; ot_bits="$2"; shift 2 ;;
+    --ot-parties) bench_need_value "$@"; ot_parties="$2"; shift 2 ;;
+    *) die "unknown argument '$1' (see -h)" ;;
+  esac
+done
+(( BENCH_QUICK )) && big=10000 ot_triples=256 ot_bits=16 ot_parties=2
+for v in "$big" "$ot_triples" "$ot_bits"; do [[ "$v" =~ ^[0-9]+$ ]] || die "not a number: $v"; done
+[[ "$ot_parties" =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--ot-parties must be a comma-separated list of integers"
+bench_require cargo python3
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+cargo build --release -p coterie-spdz --example spdz_bench || die "build of the spdz_bench example failed"
+bin="$CARGO_TARGET_DIR/release/examples/spdz_bench"
+bench_wait_idle
+mkdir -p "$BENCH_OUT"
+nets=(loopback)
+bench_skip netem || nets+=(netem-1ms-1gbit)
+for net in "${nets[@]}"; do
+  netem=()
+  [[ "$net" == loopback ]] || netem=(--netem)
+  if ! bench_skip online; then
+    "$bin" "${netem[@]}" --big "$big" --ot-triples 0 --json "$BENCH_WORK/online-$net.json" \
+      | tee "$BENCH_OUT/spdz-online-$net.txt" || die "spdz_bench (online, $net) failed"
+    bench_convert spdz "$BENCH_WORK/online-$net.json"
+  fi
+  if ! bench_skip ot; then
+    uptime | tee "$BENCH_OUT/spdz-ot-$net.txt"
+    "$bin" "${netem[@]}" --ot-only --ot-parties "$ot_parties" --ot-triples "$ot_triples" --ot-bits "$ot_bits" \
+      --json "$BENCH_WORK/ot-$net.json" | tee -a "$BENCH_OUT/spdz-ot-$net.txt" || die "spdz_bench (OT, $net) failed"
+    uptime | tee -a "$BENCH_OUT/spdz-ot-$net.txt"
+    bench_convert spdz "$BENCH_WORK/ot-$net.json"
+  fi
+done
+bench_write

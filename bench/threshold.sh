@@ -4,45 +4,64 @@
 # (crates/threshold/examples/support/emu.rs). Insecure dealer material (online phase and gate
 # preprocessing only), except Table 5's OT-based triple generation.
 #
-#   bench/threshold.sh [--quick] [all|grid|prep|legacy]
-#
+# Usage: bench/threshold.sh [--quick] [all|grid|prep|legacy] [--skip-plot] [--wait-idle S]
+#                           [--out DIR] [--label NAME]
 #   grid:   Tables 2 and 3: latency and throughput, pipelined 5-round schedule, 4/8/16 parties x
-#           1/10/100 ms RTT x 100 Mbit/s / 1 Gbit/s -> bench/results/threshold-grid.{txt,json,png}
+#           1/10/100 ms RTT x 100 Mbit/s / 1 Gbit/s, and the plot
 #   prep:   Tables 4 and 5: gate preprocessing per input length 4..9 (2 parties, 1 ms, 1 Gbit/s),
-#           cost per 1000 decryptions, OT-based triples -> bench/results/threshold-prep.{txt,json}
+#           cost per 1000 decryptions, OT-based triples
 #   legacy: the older three-schedule comparison (2/4/8/16 parties, loopback and coterie-net's
-#           emulator) -> bench/results/threshold-bench.{txt,json}
+#           emulator)
+#   all (default): grid and prep.
+#   --quick: the example's quick settings (fewer repetitions and gates; about 3 min for `all`,
+#           1 min for `prep`).
+#   --skip-plot: no plot (it needs matplotlib, installed into a venv at $VENV, default
+#   $CARGO_TARGET_DIR/venv, on first use).
+#   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).
 #
-# The plot needs matplotlib: it is installed into a venv at $VENV (default: outside the tree,
-# $CARGO_TARGET_DIR/venv) on first use.
+# Writes DIR/threshold.jsonl (records; grid params: parties, rtt_ms, mbit, batch; prep params:
+# table, a, gates, ...), the printed tables DIR/threshold-{grid,prep,bench}.txt and
+# DIR/threshold-grid.png.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
-quick=""
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_init threshold plot
+
 what=all
-for a in "$@"; do
-  case "$a" in
-    --quick) quick="--quick";;
-    all|grid|prep|legacy) what="$a";;
-    *) echo "unknown argument $a"; exit 2;;
+while (($#)); do
+  bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
+  case "$1" in
+    all|grid|prep|legacy) what="$1"; shift ;;
+    *) die "unknown argument '$1' (see -h)" ;;
   esac
 done
-cargo build --profile ci -p coterie-threshold --example threshold_bench
+bench_require cargo python3
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+cargo build --profile ci -p coterie-threshold --example threshold_bench || die "build of threshold_bench failed"
 bin="$CARGO_TARGET_DIR/ci/examples/threshold_bench"
-echo "load before: $(cat /proc/loadavg)"
-if [[ $what == all || $what == prep ]]; then
-  "$bin" --prep $quick --out bench/results
-fi
-if [[ $what == all || $what == grid ]]; then
-  "$bin" --grid $quick --out bench/results
+quick=()
+(( BENCH_QUICK )) && quick=(--quick)
+bench_wait_idle
+mkdir -p "$BENCH_OUT"
+parts=()
+case "$what" in all) parts=(prep grid) ;; *) parts=("$what") ;; esac
+for part in "${parts[@]}"; do
+  case "$part" in
+    grid) "$bin" --grid "${quick[@]}" --out "$BENCH_WORK"; name=threshold-grid ;;
+    prep) "$bin" --prep "${quick[@]}" --out "$BENCH_WORK"; name=threshold-prep ;;
+    legacy) "$bin" "${quick[@]}" --out "$BENCH_WORK"; name=threshold-bench ;;
+  esac
+  cp "$BENCH_WORK/$name.txt" "$BENCH_OUT/$name.txt"
+  bench_convert threshold "$BENCH_WORK/$name.json"
+done
+note "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+bench_write
+if [[ " ${parts[*]} " == *" grid "* ]] && ! bench_skip plot; then
   VENV="${VENV:-$CARGO_TARGET_DIR/venv}"
   if [[ ! -x "$VENV/bin/python" ]]; then
-    python3 -m venv "$VENV" && "$VENV/bin/pip" install -q matplotlib
+    if ! { python3 -m venv "$VENV" && "$VENV/bin/pip" install -q matplotlib; }; then
+      die "cannot install matplotlib into $VENV (or pass --skip-plot)"
+    fi
   fi
-  "$VENV/bin/python" bench/threshold_plot.py bench/results/threshold-grid.json \
-    bench/results/threshold-grid.png
+  "$VENV/bin/python" bench/threshold_plot.py "$BENCH_OUT/threshold.jsonl" "$BENCH_OUT/threshold-grid.png"
 fi
-if [[ $what == legacy ]]; then
-  "$bin" $quick --out bench/results
-fi
-echo "load after: $(cat /proc/loadavg)"

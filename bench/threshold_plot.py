@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Plots bench/results/threshold-grid.json (coterie-threshold, paper Tables 2 and 3 on this
-machine): throughput and single-ciphertext latency against the number of parties, one line per
-(RTT, bandwidth). Usage: threshold_plot.py GRID_JSON OUT_PNG (needs matplotlib)."""
+"""Plots the grid records of bench/results/threshold.jsonl (coterie-threshold, paper Tables 2 and 3
+on this machine): throughput and single-ciphertext latency against the number of parties, one line
+per (RTT, bandwidth). Usage: threshold_plot.py THRESHOLD_JSONL OUT_PNG (needs matplotlib)."""
 import json
 import sys
 
@@ -10,7 +10,21 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-rows = json.load(open(sys.argv[1]))
+# One row per grid point, from the decrypt_latency / decrypt_throughput records.
+points = {}
+for line in open(sys.argv[1], encoding="utf-8"):
+    if not line.strip():
+        continue
+    r = json.loads(line)
+    if r["system"] != "threshold" or r["op"] not in ("decrypt_latency", "decrypt_throughput"):
+        continue
+    p = r["params"]
+    row = points.setdefault((p["parties"], p["rtt_ms"], p["mbit"]),
+                            {"parties": p["parties"], "rtt_ms": p["rtt_ms"], "mbit": p["mbit"]})
+    row["latency_ms" if r["op"] == "decrypt_latency" else "throughput_dec_s"] = r["value"]
+rows = [r for r in points.values() if "latency_ms" in r and "throughput_dec_s" in r]
+if not rows:
+    raise SystemExit(f"{sys.argv[1]}: no threshold grid records")
 fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4.2))
 for rtt in sorted({r["rtt_ms"] for r in rows}):
     for mbit in sorted({r["mbit"] for r in rows}):

@@ -1,27 +1,55 @@
 #!/usr/bin/env bash
 # Self-check of the link emulator (coterie netem): for every setting, a 1-byte ping-pong through
 # one relay must measure the configured round trip within 5%, and a bulk transfer the configured
-# rate within 5%. Writes bench/results/net-netem-selfcheck.json.
-#   bench/netem/selfcheck.sh [path/to/coterie]
-set -uo pipefail
-root="$(cd "$(dirname "$0")/../.." && pwd)"
-bin="${1:-$root/target/ci/coterie}"
-out="$root/bench/results/net-netem-selfcheck.json"
-mkdir -p "$root/bench/results"
+# rate within 5%.
+#
+# Usage: bench/netem/selfcheck.sh [--quick] [--bin PATH] [--wait-idle S] [--out DIR] [--label NAME]
+#   --quick     RTT 1 and 10 ms only, 10 pings (about 10 s); default RTT 1/10/100 ms x
+#               100 Mbit/s / 1 Gbit/s, 30 pings (about 30 s).
+#   --bin PATH  the coterie CLI (default target/ci/coterie; the old positional PATH works too).
+#   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).
+#
+# Writes records to DIR/net.jsonl (ops netem_rtt [ms], netem_rate [Mbit/s], netem_relay_overhead
+# [us], loopback_rtt [ms]; params rtt_ms, rate_mbit = the configured setting, within_5pct) and the
+# emulator's own JSON per setting to DIR/net-netem-selfcheck.json. Exit status 1 if a setting
+# misses 5%.
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+bench_init net
+
+bin="$ROOT/target/ci/coterie"
+while (($#)); do
+  bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
+  case "$1" in
+    --bin) bench_need_value "$@"; bin="$2"; shift 2 ;;
+    -*) die "unknown argument '$1' (see -h)" ;;
+    *) bin="$1"; shift ;;
+  esac
+done
+[[ -x "$bin" ]] || die "no coterie CLI at $bin (cargo build --profile ci -p coterie, or pass --bin)"
+bench_require python3
+rtts=(1 10 100) pings=30
+(( BENCH_QUICK )) && rtts=(1 10) pings=10
+bench_wait_idle
+mkdir -p "$BENCH_OUT"
+json="$BENCH_WORK/selfcheck.json"
 fail=0
-echo "[" > "$out"
+echo "[" > "$json"
 first=1
-for rtt in 1 10 100; do
+for rtt in "${rtts[@]}"; do
   for rate in 100 1000; do
     # enough data for >= ~1.5 s at the configured rate
     mb=$(( rate * 2 / 8 ))
-    line=$("$bin" netem selfcheck --rtt-ms "$rtt" --rate-mbit "$rate" --pings 30 --bulk-mb "$mb") || fail=1
+    line=$("$bin" netem selfcheck --rtt-ms "$rtt" --rate-mbit "$rate" --pings "$pings" --bulk-mb "$mb") || fail=1
     echo "rtt ${rtt} ms, ${rate} Mbit/s: $line"
-    [[ $first == 1 ]] || echo "," >> "$out"
+    (( first )) || echo "," >> "$json"
     first=0
-    echo "  {\"rtt_ms\": $rtt, \"rate_mbit\": $rate, \"result\": ${line:-null}}" >> "$out"
+    echo "  {\"rtt_ms\": $rtt, \"rate_mbit\": $rate, \"result\": ${line:-null}}" >> "$json"
   done
 done
-echo "]" >> "$out"
-echo "wrote $out"
-exit $fail
+echo "]" >> "$json"
+cp "$json" "$BENCH_OUT/net-netem-selfcheck.json"
+bench_convert netem-selfcheck "$json"
+bench_write
+exit "$fail"

@@ -2,7 +2,8 @@
 //!
 //! * [`SignedDecomposer`]: balanced base-`2^β` digits of torus words (`Z_{2^32}` or `Z_{2^64}`),
 //!   rounded to the top `ℓ·β` bits, as TFHE's external product needs. Digits lie in
-//!   `[-2^(β-1), 2^(β-1))` and are computed without secret-dependent branches.
+//!   `[-2^(β-1), 2^(β-1))` and are computed without secret-dependent branches;
+//!   [`SignedDecomposer::decompose_zero_mean_into`] gives the zero-mean digits key switching uses.
 //! * [`PowerOfTwoRnsDecomposer`]: the power-of-two gadget `g = (1, B, …, B^(ℓ-1))` over an RNS
 //!   modulus `Q` (seed 001 §2.3; `ℓ = ⌈log_B Q⌉`, balanced digits), which needs the CRT
 //!   reconstruction of every coefficient.
@@ -239,6 +240,120 @@ pub fn rns_gadget_vector(basis: &crate::rns::RnsBasis) -> Vec<BigInt> {
             hat * inv
         })
         .collect()
+}
+
+impl SignedDecomposer {
+    /// Signed decomposition with **zero-mean** digits, the one key switching uses: like
+    /// [`SignedDecomposer::decompose_into`] (digits of `closest_representable(x)`, carry on digits
+    /// above `B/2`), except that a digit equal to `B/2` becomes `−B/2` (with a carry) only when
+    /// the next more significant digit's top bit is set (TFHE-rs's balanced rule). Digits lie in
+    /// `[−B/2, B/2]` (for the most significant digit, whose carry is dropped, the tie is broken
+    /// by the input's parity) and, for uniform inputs, are symmetric: mean 0, mean square at most
+    /// `(B² + 2)/12` (the ties move to the digit that lowers it: 0.88 of it for `B = 4`, 0.7 for
+    /// `B = 2`), so the standard key-switching variance formula stays an upper bound.
+    ///
+    /// Why: with digits in `[−B/2, B/2)` (mean `−1/2`), a key-switching output carries a bias
+    /// `½·Σ e_{i,l}` fixed by the key's noise — for one key it adds a `χ²₁`-distributed term
+    /// worth `(1/4)/E[d²]` of the key-switching variance on average (1/6 for `B = 4`), which
+    /// made the measured `V0` of some AKÖ key sets 20–50% above Eq. (14) (seed 003 T8).
+    /// Branch-free.
+    ///
+    /// ```
+    /// use coterie_math::gadget::SignedDecomposer;
+    /// let d = SignedDecomposer::new(32, 4, 3).unwrap();
+    /// let mut digits = [0i64; 3];
+    /// d.decompose_zero_mean_into(0x8123_4567, &mut digits);
+    /// assert_eq!(d.recompose(&digits), d.closest_representable(0x8123_4567));
+    /// assert!(digits.iter().all(|v| (-8..=8).contains(v)));
+    /// ```
+    #[inline(always)]
+    pub fn decompose_zero_mean_into(&self, x: u64, out: &mut [i64]) {
+        debug_assert_eq!(out.len(), self.levels as usize);
+        let b = self.base_log;
+        let shift = self.width - b * self.levels;
+        let mut state = self.closest_representable(x) >> shift;
+        let digit_mask = (1u64 << b) - 1;
+        // The most significant digit's carry is dropped (mod q), so its tie can go either way:
+        // it is decided by the parity of the input's bits (uniform for uniform inputs).
+        let top_tie = (u64::from((x & self.mask()).count_ones()) & 1) << (b - 1);
+        for (j, o) in out.iter_mut().enumerate().rev() {
+            let d = state & digit_mask;
+            state >>= b;
+            let next = if j == 0 { top_tie } else { state };
+            let carry = (((d.wrapping_sub(1) | next) & d) >> (b - 1)) & 1;
+            *o = d as i64 - ((carry << b) as i64);
+            state += carry;
+        }
+    }
+}
+
+#[cfg(test)]
+mod zero_mean_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn zero_mean_decomposition_recomposes(x in any::<u64>(), b in 1u32..=16, l in 1u32..=8, w in prop_oneof![Just(32u32), Just(64)]) {
+            prop_assume!(b * l <= w);
+            let d = SignedDecomposer::new(w, b, l).unwrap();
+            let x = if w == 32 { x & 0xffff_ffff } else { x };
+            let mut digits = vec![0i64; l as usize];
+            d.decompose_zero_mean_into(x, &mut digits);
+            let half = 1i64 << (b - 1);
+            prop_assert!(digits.iter().all(|&v| -half <= v && v <= half));
+            prop_assert_eq!(d.recompose(&digits), d.closest_representable(x));
+            // Without a digit at ±B/2 there is no tie, and the plain digits are the same.
+            if digits.iter().all(|&v| v.abs() != half) {
+                prop_assert_eq!(&digits, &d.decompose(x));
+            }
+        }
+    }
+
+    /// A xorshift stream (statistics only; not a cryptographic generator).
+    fn xorshift(s: &mut u64) -> u64 {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        *s
+    }
+
+    #[test]
+    fn zero_mean_decomposition_is_centered() {
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        for (w, b, l) in [(32u32, 2u32, 5u32), (32, 3, 3), (64, 7, 2), (32, 1, 8)] {
+            let dec = SignedDecomposer::new(w, b, l).unwrap();
+            let mut d = vec![0i64; l as usize];
+            let (mut sum, mut sq, count) = (0f64, 0f64, 20000);
+            for _ in 0..count {
+                let x = if w == 32 {
+                    xorshift(&mut s) >> 32
+                } else {
+                    xorshift(&mut s)
+                };
+                dec.decompose_zero_mean_into(x, &mut d);
+                assert_eq!(dec.recompose(&d), dec.closest_representable(x));
+                let half = 1i64 << (b - 1);
+                assert!(d.iter().all(|v| (-half..=half).contains(v)));
+                sum += d.iter().sum::<i64>() as f64;
+                sq += d.iter().map(|v| (v * v) as f64).sum::<f64>();
+            }
+            let n = (count * l as usize) as f64;
+            let bb = 2f64.powi(b as i32);
+            let ms = sq / n;
+            // The plain rule's mean −1/2 gives mean²/E[d²] = 1/6 for B = 4, 1/22 for B = 8.
+            let mean = sum / n;
+            assert!(
+                mean * mean / ms < 0.003,
+                "B = 2^{b}, {l} levels: mean {mean}"
+            );
+            let r = ms / ((bb * bb + 2.0) / 12.0);
+            assert!(
+                (0.6..1.03).contains(&r),
+                "B = 2^{b}: mean square {ms} ({r} of (B²+2)/12)"
+            );
+        }
+    }
 }
 
 /// Limb `k` of digit `i` of the RNS gadget decomposition of `a` ([`rns_decompose`]), written to

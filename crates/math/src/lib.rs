@@ -11,10 +11,12 @@
 //! | [`ntt`] | negacyclic NTT over Z_q\[X\]/(X^N+1) on `tfhe-ntt` |
 //! | [`rns`] | RNS bases: CRT reconstruction, fast base conversion/extension, exact scaling, modulus switching |
 //! | [`poly`] | RNS polynomial ring elements in coefficient and NTT form, automorphisms |
-//! | [`gadget`] | signed power-of-two and RNS-digit gadget decomposition |
+//! | [`gadget`] | signed power-of-two (plain and zero-mean) and RNS-digit gadget decomposition |
 //! | [`sample`] | samplers: uniform, binary, ternary, centered binomial, discrete Gaussian |
 //! | [`prg`] | seeded XOF for public common reference strings |
 //! | [`fft`] | negacyclic floating-point FFT over the discretized torus on `tfhe-fft` |
+//! | [`torus`] | the discretized torus `Z_{2^32}` / `Z_{2^64}` as machine words ([`torus::Torus`]) |
+//! | [`lwe`] | the one LWE ciphertext type of TFHE and threshold decryption, its file format |
 //! | [`intpoly`] | exact integer negacyclic products (where FFT error is not allowed) |
 //! | [`bigint`] | big integers up to 4096 bits and beyond (GMP through `rug`) |
 //! | [`zp_ntt`] | big-integer cyclic NTT over `Z_p` and the slot maps of `Z_p[X]/(X^D − b)`, `p = b^M + 1` |
@@ -28,6 +30,7 @@ pub mod gadget;
 pub mod intpoly;
 #[allow(unsafe_code)] // SIMD intrinsics, each block with its SAFETY note
 pub mod kernels;
+pub mod lwe;
 pub mod modulus;
 pub mod ntt;
 pub mod poly;
@@ -35,6 +38,7 @@ pub mod prg;
 pub mod primes;
 pub mod rns;
 pub mod sample;
+pub mod torus;
 pub mod zp_ntt;
 
 pub use error::{Error, Result};

@@ -123,6 +123,7 @@ pub fn base_ot_receive<G: Rng + ?Sized>(
 // ----- GF(2^128) and bit matrices -----
 
 #[inline]
+#[allow(unsafe_code)] // the pclmulqdq intrinsic, behind its run-time check
 fn clmul64(a: u64, b: u64) -> u128 {
     #[cfg(target_arch = "x86_64")]
     {

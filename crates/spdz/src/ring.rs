@@ -437,15 +437,7 @@ pub struct BigElem(pub BigInt);
 
 impl Zeroize for BigElem {
     fn zeroize(&mut self) {
-        // SAFETY: `as_raw_mut` gives the live mpz_t; we overwrite its `alloc` allocated limbs
-        // (valid writable memory owned by this integer) and set the size to 0 (the value 0),
-        // which keeps the mpz_t valid.
-        unsafe {
-            let raw = self.0.as_raw_mut();
-            let alloc = (*raw).alloc.max(0) as usize;
-            std::ptr::write_bytes((*raw).d.as_ptr(), 0, alloc);
-            (*raw).size = 0;
-        }
+        coterie_math::bigint::wipe(&mut self.0);
     }
 }
 

@@ -273,20 +273,24 @@ pub struct Evaluator<'a, T: Torus> {
     gate_lut: GlweCiphertext<T>,
 }
 
-/// A two-input boolean gate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A two-input Boolean gate: the one gate list of single-key ([`Evaluator::gate`]) and multi-key
+/// ([`crate::mk::eval::MkEvaluator::gate`]) TFHE. Both evaluate `c·(a + b) + k` for the
+/// [`Gate::linear`] pair `(c, k)` on the `±1/8` encoding and bootstrap the sign.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Gate {
-    /// ¬(a ∧ b)
+    /// `¬(a ∧ b)`: bootstrap `1/8 − a − b`.
     Nand,
-    /// a ∧ b
+    /// `a ∧ b`: bootstrap `a + b − 1/8`.
     And,
-    /// a ∨ b
+    /// `a ∨ b`: bootstrap `a + b + 1/8`.
     Or,
-    /// ¬(a ∨ b)
+    /// `¬(a ∨ b)`: bootstrap `−a − b − 1/8`.
     Nor,
-    /// a ⊕ b
+    /// `a ⊕ b`: bootstrap `2(a + b) + 1/4`. Its noise multiplier is `Σ k_i² = 8` instead of the
+    /// `2` of the other gates; in multi-key TFHE, whose parameters were designed for `2`
+    /// (seed 003 Eq. 16), its error rate is higher (κ halves).
     Xor,
-    /// ¬(a ⊕ b)
+    /// `¬(a ⊕ b)`: bootstrap `−2(a + b) − 1/4`; same caveat as [`Gate::Xor`].
     Xnor,
 }
 
@@ -302,6 +306,11 @@ impl Gate {
     ];
 
     /// The plaintext truth function.
+    ///
+    /// ```
+    /// use coterie_tfhe::boolean::Gate;
+    /// assert!(Gate::Nand.eval(true, false) && !Gate::Xor.eval(true, true));
+    /// ```
     pub fn eval(self, a: bool, b: bool) -> bool {
         match self {
             Gate::Nand => !(a && b),
@@ -310,6 +319,25 @@ impl Gate {
             Gate::Nor => !(a || b),
             Gate::Xor => a ^ b,
             Gate::Xnor => !(a ^ b),
+        }
+    }
+
+    /// `(c, k)`: the gate bootstraps `c·(a + b) + k` (`k` on the torus `T`).
+    ///
+    /// ```
+    /// use coterie_tfhe::{boolean::Gate, torus::Torus};
+    /// assert_eq!(Gate::Xor.linear::<u32>(), (2, u32::encode(0.25)));
+    /// ```
+    pub fn linear<T: Torus>(self) -> (i64, T) {
+        let e = T::encode(0.125);
+        let q = T::encode(0.25);
+        match self {
+            Gate::Nand => (-1, e),
+            Gate::And => (1, e.wrapping_neg()),
+            Gate::Or => (1, e),
+            Gate::Nor => (-1, e.wrapping_neg()),
+            Gate::Xor => (2, q),
+            Gate::Xnor => (-2, q.wrapping_neg()),
         }
     }
 }
@@ -365,7 +393,7 @@ impl<T: Torus> Evaluator<'_, T> {
         self.check(out, n, "output")?;
         let e8 = T::encode(0.125);
         let e4 = T::encode(0.25);
-        self.tmp.data.copy_from_slice(&a.data);
+        self.tmp.as_mut_slice().copy_from_slice(a.as_slice());
         self.tmp.add_assign(b);
         match gate {
             Gate::Nand => {
@@ -472,7 +500,7 @@ impl<T: Torus> Evaluator<'_, T> {
         self.check(ct, n, "input")?;
         self.check(out, n, "output")?;
         self.check_lut(lut)?;
-        self.tmp.data.copy_from_slice(&ct.data);
+        self.tmp.as_mut_slice().copy_from_slice(ct.as_slice());
         self.bootstrap_tmp(Some(lut), out);
         Ok(())
     }

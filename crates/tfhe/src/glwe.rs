@@ -389,7 +389,7 @@ pub fn extract_lwe_sample_from_glwe_ciphertext<T: Torus>(
     assert!(nth < n && out.dimension() == k * n, "shape mismatch");
     for j in 0..k {
         let a = &glwe.data[j * n..(j + 1) * n];
-        let o = &mut out.data[j * n..(j + 1) * n];
+        let o = &mut out.as_mut_slice()[j * n..(j + 1) * n];
         for i in 0..n {
             o[i] = if i <= nth {
                 a[nth - i]
@@ -398,7 +398,7 @@ pub fn extract_lwe_sample_from_glwe_ciphertext<T: Torus>(
             };
         }
     }
-    out.data[k * n] = glwe.body()[nth];
+    *out.body_mut() = glwe.body()[nth];
 }
 
 #[cfg(test)]

@@ -1,4 +1,29 @@
-//! coterie-tfhe: single-key TFHE.
+//! coterie-tfhe: single-key TFHE and multi-key AKÖ TFHE (seed 003).
+//!
+//! # Layers (each uses only the ones above it)
+//!
+//! 1. **Entities** — data types and their encodings: the torus words ([`torus`], the one
+//!    `coterie_math::torus::Torus`), LWE ciphertexts ([`lwe`]: the workspace's one
+//!    `coterie_math::lwe::LweCiphertext`, which coterie-threshold also decrypts), GLWE and GGSW
+//!    ciphertexts and keys ([`glwe`], [`ggsw`]), bootstrapping and key-switching keys.
+//! 2. **Algorithms** — free functions named for what they do (TFHE-rs `core_crypto` style,
+//!    buffers passed in): encryption, key switching (zero-mean digits of
+//!    `coterie_math::gadget`), sample extraction, the external product on the Fourier engine
+//!    ([`fourier`], with the gadget decomposition fused into the forward transform and checked
+//!    against `coterie_math::gadget::SignedDecomposer`), blind rotation and programmable
+//!    bootstrapping ([`bootstrap`]), public-key encryption ([`public_key`]).
+//! 3. **Gates** — [`boolean`]: client/server keys, the one Boolean [`boolean::Gate`] list, gate
+//!    and lookup-table bootstrapping.
+//! 4. **Multi-key** — [`mk`]: AKÖ parameters, per-party keys, multi-key bootstrapping over the
+//!    same algorithms and the same [`boolean::Gate`] list, distributed decryption, and the
+//!    key-generation and decryption protocols over a `coterie_net::Mesh` (progress through a
+//!    `coterie_base::progress::Progress` callback; cheating is tested by tampering with messages
+//!    on a `coterie_net::TamperMesh`, with no hooks in the protocol).
+//!
+//! Everything stored or sent goes through [`serialization`]'s versioned, size-bounded encoding;
+//! key files are written with `coterie_base::fsio`'s atomic durable writes.
+//!
+//! # Modules
 //!
 //! * [`torus`]: the discretized torus on `u32`/`u64` words.
 //! * [`lwe`], [`glwe`], [`ggsw`]: keys and ciphertexts, encryption and decryption, key switching,
@@ -35,6 +60,7 @@
 
 pub mod boolean;
 pub mod bootstrap;
+#[allow(unsafe_code)] // AVX-512 FFT kernels behind run-time checks, each block with its SAFETY note
 pub mod fourier;
 pub mod ggsw;
 pub mod glwe;

@@ -2,17 +2,20 @@
 //! key switching.
 //!
 //! Convention (as TFHE-rs `core_crypto`): a ciphertext is `(a_0, …, a_{n−1}, b)` with the body
-//! **last** and `b = Σ a_i·s_i + μ + e`; the phase is `b − ⟨a, s⟩`.
+//! **last** and `b = Σ a_i·s_i + μ + e`; the phase is `b − ⟨a, s⟩`. The ciphertext type is the
+//! one of the whole workspace, [`coterie_math::lwe::LweCiphertext`] (re-exported here), which
+//! coterie-threshold decrypts as well.
 
 use rand_core::CryptoRng;
 use serde::{Deserialize, Serialize};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
 use coterie_math::gadget::SignedDecomposer;
+pub use coterie_math::lwe::LweCiphertext;
 
+use crate::Result;
 use crate::noise::NoiseSampler;
 use crate::torus::Torus;
-use crate::{Error, Result};
 
 /// An LWE secret key: `n` coefficients (uniform binary for keys generated here). Zeroized on drop.
 #[derive(Clone, PartialEq, Eq, Zeroize, ZeroizeOnDrop)]
@@ -71,118 +74,6 @@ impl<T: Torus> LweSecretKey<T> {
     }
 }
 
-/// An LWE ciphertext `(a_0, …, a_{n−1}, b)`.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(bound = "")]
-pub struct LweCiphertext<T: Torus> {
-    pub(crate) data: Vec<T>,
-}
-
-impl<T: Torus> LweCiphertext<T> {
-    /// The zero (trivial) ciphertext of dimension `n`.
-    ///
-    /// ```
-    /// let c = coterie_tfhe::lwe::LweCiphertext::<u64>::zero(10);
-    /// assert_eq!(c.dimension(), 10);
-    /// ```
-    pub fn zero(n: usize) -> Self {
-        Self {
-            data: vec![T::ZERO; n + 1],
-        }
-    }
-
-    /// The noiseless trivial encryption `(0, …, 0, μ)`.
-    ///
-    /// ```
-    /// let c = coterie_tfhe::lwe::LweCiphertext::trivial(4, 7u32);
-    /// assert_eq!(c.body(), 7);
-    /// ```
-    pub fn trivial(n: usize, mu: T) -> Self {
-        let mut c = Self::zero(n);
-        c.data[n] = mu;
-        c
-    }
-
-    /// A ciphertext from its raw words (mask then body), e.g. the container of a TFHE-rs
-    /// `LweCiphertext`.
-    ///
-    /// # Errors
-    /// [`Error::Malformed`] for an empty container.
-    pub fn from_container(data: Vec<T>) -> Result<Self> {
-        if data.is_empty() {
-            return Err(Error::Malformed("empty LWE ciphertext".into()));
-        }
-        Ok(Self { data })
-    }
-
-    /// The raw words, mask then body.
-    pub fn as_slice(&self) -> &[T] {
-        &self.data
-    }
-
-    /// The dimension `n` (number of mask words).
-    pub fn dimension(&self) -> usize {
-        self.data.len() - 1
-    }
-
-    /// The mask `a`.
-    pub fn mask(&self) -> &[T] {
-        &self.data[..self.data.len() - 1]
-    }
-
-    /// The body `b`.
-    pub fn body(&self) -> T {
-        self.data[self.data.len() - 1]
-    }
-
-    fn check_same(&self, o: &Self) {
-        assert_eq!(self.data.len(), o.data.len(), "LWE dimensions differ");
-    }
-
-    /// `self += o`.
-    ///
-    /// # Panics
-    /// If the dimensions differ.
-    pub fn add_assign(&mut self, o: &Self) {
-        self.check_same(o);
-        for (x, y) in self.data.iter_mut().zip(&o.data) {
-            *x = x.wrapping_add(*y);
-        }
-    }
-
-    /// `self -= o`.
-    ///
-    /// # Panics
-    /// If the dimensions differ.
-    pub fn sub_assign(&mut self, o: &Self) {
-        self.check_same(o);
-        for (x, y) in self.data.iter_mut().zip(&o.data) {
-            *x = x.wrapping_sub(*y);
-        }
-    }
-
-    /// `self = −self`.
-    pub fn neg_assign(&mut self) {
-        for x in &mut self.data {
-            *x = x.wrapping_neg();
-        }
-    }
-
-    /// `self *= c` for an integer `c`.
-    pub fn scalar_mul_assign(&mut self, c: i64) {
-        let c = T::from_i64(c);
-        for x in &mut self.data {
-            *x = x.wrapping_mul(c);
-        }
-    }
-
-    /// Adds the plaintext `μ` to the body.
-    pub fn add_plaintext_assign(&mut self, mu: T) {
-        let n = self.data.len() - 1;
-        self.data[n] = self.data[n].wrapping_add(mu);
-    }
-}
-
 /// Encrypts `mu` under `key` with fresh uniform mask and Gaussian noise, into `out`.
 ///
 /// # Panics
@@ -212,11 +103,11 @@ pub fn encrypt_lwe_ciphertext<T: Torus, R: CryptoRng + ?Sized>(
         "ciphertext dimension differs from the key"
     );
     let mut body = mu;
-    for (a, s) in out.data[..n].iter_mut().zip(&key.data) {
+    for (a, s) in out.mask_mut().iter_mut().zip(&key.data) {
         *a = T::random(rng);
         body = body.wrapping_add(a.wrapping_mul(*s));
     }
-    out.data[n] = body.wrapping_add(noise.sample(rng));
+    *out.body_mut() = body.wrapping_add(noise.sample(rng));
 }
 
 /// The phase `b − ⟨a, s⟩ = μ + e`.
@@ -282,7 +173,7 @@ impl<T: Torus> LweKeyswitchKey<T> {
 /// Generates a key-switching key from `input` to `output` (noise of `noise`).
 ///
 /// # Errors
-/// [`Error::InvalidParameter`] if the decomposition does not fit the torus.
+/// [`crate::Error::InvalidParameter`] if the decomposition does not fit the torus.
 ///
 /// ```
 /// use coterie_math::prg::Csprng;
@@ -318,7 +209,7 @@ pub fn generate_lwe_keyswitch_key<T: Torus, R: CryptoRng + ?Sized>(
             let mu = s.wrapping_mul(T::from_u64(1u64 << shift));
             encrypt_lwe_ciphertext(output, &mut ct, mu, noise, rng);
             let off = (i * levels as usize + j as usize) * row;
-            data[off..off + row].copy_from_slice(&ct.data);
+            data[off..off + row].copy_from_slice(ct.as_slice());
         }
     }
     Ok(LweKeyswitchKey {
@@ -335,6 +226,7 @@ pub fn generate_lwe_keyswitch_key<T: Torus, R: CryptoRng + ?Sized>(
 ///
 /// # Panics
 /// If the dimensions do not match the key.
+#[allow(unsafe_code)] // the AVX-512 row update, behind its run-time check
 pub fn keyswitch_lwe_ciphertext<T: Torus>(
     ksk: &LweKeyswitchKey<T>,
     input: &LweCiphertext<T>,
@@ -356,13 +248,14 @@ pub fn keyswitch_lwe_ciphertext<T: Torus>(
     };
     let l = ksk.levels as usize;
     let row = ksk.output_dimension + 1;
-    output.data.fill(T::ZERO);
+    let out = output.as_mut_slice();
+    out.fill(T::ZERO);
     let n = ksk.output_dimension;
-    output.data[n] = input.body();
+    out[n] = input.body();
     let mut digits = [0i64; 64];
     let avx512 = crate::fourier::cpu_has_avx512();
     for (i, a) in input.mask().iter().enumerate() {
-        decompose_balanced(&dec, T::BITS, a.to_u64(), &mut digits[..l]);
+        dec.decompose_zero_mean_into(a.to_u64(), &mut digits[..l]);
         for (j, &d) in digits[..l].iter().enumerate() {
             let off = (i * l + j) * row;
             let key_row = &ksk.data[off..off + row];
@@ -370,48 +263,16 @@ pub fn keyswitch_lwe_ciphertext<T: Torus>(
             #[cfg(target_arch = "x86_64")]
             if avx512 {
                 // SAFETY: the CPU supports the enabled features (runtime check).
-                unsafe { sub_scaled_avx512(&mut output.data, key_row, d) };
+                unsafe { sub_scaled_avx512(out, key_row, d) };
                 continue;
             }
             let _ = avx512;
-            sub_scaled(&mut output.data, key_row, d);
+            sub_scaled(out, key_row, d);
         }
     }
 }
 
 /// `out -= d · row` (wrapping).
-/// Signed gadget decomposition with **zero-mean** digits: like coterie-math's
-/// `SignedDecomposer::decompose_into` (digits of `closest_representable(x)`, carry on digits
-/// above `B/2`), except that a digit equal to `B/2` becomes `−B/2` (with a carry) only when the
-/// next more significant digit's top bit is set (TFHE-rs's balanced rule). Digits lie in
-/// `[−B/2, B/2]` (for the most significant digit, whose carry is dropped, the tie is broken by
-/// the input's parity) and, for uniform inputs, are symmetric: mean 0, mean square at most
-/// `(B² + 2)/12` (the ties move to the digit that lowers it: 0.88 of it for `B = 4`, 0.7 for `B = 2`), so
-/// the standard key-switching variance formula stays an upper bound.
-///
-/// Why: with digits in `[−B/2, B/2)` (mean `−1/2`), the key-switching output carries a bias
-/// `½·Σ e_{i,l}` fixed by the key's noise — for one key it adds a `χ²₁`-distributed term worth
-/// `(1/4)/E[d²]` of the key-switching variance on average (1/6 for `B' = 4`), which made the
-/// measured `V0` of some AKÖ key sets 20–50% above Eq. (14) (seed 003 T8). Branch-free.
-#[inline(always)]
-fn decompose_balanced(dec: &SignedDecomposer, width: u32, x: u64, out: &mut [i64]) {
-    let b = dec.base_log();
-    let shift = width - b * dec.levels();
-    let mut state = dec.closest_representable(x) >> shift;
-    let digit_mask = (1u64 << b) - 1;
-    // The most significant digit's carry is dropped (mod q), so its tie can go either way: it
-    // is decided by the parity of the input's bits (uniform for uniform inputs).
-    let top_tie = (u64::from(x.count_ones()) & 1) << (b - 1);
-    for (j, o) in out.iter_mut().enumerate().rev() {
-        let d = state & digit_mask;
-        state >>= b;
-        let next = if j == 0 { top_tie } else { state };
-        let carry = (((d.wrapping_sub(1) | next) & d) >> (b - 1)) & 1;
-        *o = d as i64 - ((carry << b) as i64);
-        state += carry;
-    }
-}
-
 #[inline(always)]
 fn sub_scaled<T: Torus>(out: &mut [T], row: &[T], d: T) {
     for (o, k) in out.iter_mut().zip(row) {
@@ -420,6 +281,7 @@ fn sub_scaled<T: Torus>(out: &mut [T], row: &[T], d: T) {
 }
 
 #[cfg(target_arch = "x86_64")]
+#[allow(unsafe_code)]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx2")]
 unsafe fn sub_scaled_avx512<T: Torus>(out: &mut [T], row: &[T], d: T) {
     sub_scaled(out, row, d)
@@ -429,43 +291,6 @@ unsafe fn sub_scaled_avx512<T: Torus>(out: &mut [T], row: &[T], d: T) {
 mod tests {
     use super::*;
     use coterie_math::prg::Csprng;
-
-    #[test]
-    fn balanced_decomposition_recomposes_and_is_centered() {
-        let mut rng = Csprng::from_seed_insecure_for_tests([9; 32]);
-        for (w, b, l) in [(32u32, 2u32, 5u32), (32, 3, 3), (64, 7, 2), (32, 1, 8)] {
-            let dec = SignedDecomposer::new(w, b, l).unwrap();
-            let mut d = vec![0i64; l as usize];
-            let (mut sum, mut sq, count) = (0f64, 0f64, 20000);
-            for _ in 0..count {
-                let x = if w == 32 {
-                    u64::from(u32::random(&mut rng))
-                } else {
-                    u64::random(&mut rng)
-                };
-                decompose_balanced(&dec, w, x, &mut d);
-                assert_eq!(dec.recompose(&d), dec.closest_representable(x));
-                let half = 1i64 << (b - 1);
-                assert!(d.iter().all(|v| (-half..=half).contains(v)));
-                sum += d.iter().sum::<i64>() as f64;
-                sq += d.iter().map(|v| (v * v) as f64).sum::<f64>();
-            }
-            let n = (count * l as usize) as f64;
-            let bb = 2f64.powi(b as i32);
-            let ms = sq / n;
-            // The old rule's mean −1/2 gives mean²/E[d²] = 1/6 for B = 4, 1/22 for B = 8.
-            let mean = sum / n;
-            assert!(
-                mean * mean / ms < 0.003,
-                "B = 2^{b}, {l} levels: mean {mean}"
-            );
-            let r = ms / ((bb * bb + 2.0) / 12.0);
-            assert!(
-                (0.6..1.03).contains(&r),
-                "B = 2^{b}: mean square {ms} ({r} of (B²+2)/12)"
-            );
-        }
-    }
 
     #[test]
     fn encrypt_decrypt_and_linear_ops() {

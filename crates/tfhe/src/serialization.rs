@@ -1,8 +1,9 @@
 //! Versioned, size-bounded serialization of parameters, keys and ciphertexts.
 //!
-//! Every encoding is a postcard-serialized envelope `(magic "CTFH", format version, kind tag,
-//! torus width, payload)`. Decoding ([`from_bytes`]) first rejects inputs longer than the
-//! caller's limit, then checks magic, version, kind and torus width, then decodes (postcard
+//! Every encoding is one `coterie_base::envelope` (magic `CTRE`, tag `b"TF"` + kind + torus
+//! width ([`tag_of`]), [`FORMAT_VERSION`], payload length) around a postcard payload. Decoding
+//! ([`from_bytes`]) first rejects inputs longer than the caller's limit, then checks magic, tag
+//! (so kind and torus width) and version, then decodes (postcard
 //! needs at least one input byte per element, and serde caps preallocation, so a forged length
 //! cannot allocate more than the input size allows), and finally validates the structure
 //! (dimensions in range, lengths consistent with them, decompositions that fit the torus). A
@@ -37,10 +38,10 @@ use crate::public_key::GlwePublicKey;
 use crate::torus::Torus;
 use crate::{Error, Result};
 
-/// Current format version.
-pub const FORMAT_VERSION: u16 = 1;
-/// Envelope magic.
-pub const MAGIC: [u8; 4] = *b"CTFH";
+/// Current format version (2: the `coterie_base` envelope; 1 was this crate's own `CTFH` one).
+pub const FORMAT_VERSION: u16 = 2;
+/// First two bytes of every tag of this crate ([`tag_of`]).
+pub const TAG_PREFIX: [u8; 2] = *b"TF";
 
 /// A type with a versioned encoding.
 pub trait Versioned: Sized {
@@ -59,21 +60,9 @@ pub trait Versioned: Sized {
     fn from_wire(w: Self::Wire) -> Result<Self>;
 }
 
-#[derive(Serialize, Deserialize)]
-struct Envelope<P> {
-    magic: [u8; 4],
-    version: u16,
-    kind: u8,
-    torus_bits: u8,
-    payload: P,
-}
-
-#[derive(Deserialize)]
-struct Header {
-    magic: [u8; 4],
-    version: u16,
-    kind: u8,
-    torus_bits: u8,
+/// The envelope tag of `X`: `b"TF"`, its kind, its torus width.
+pub fn tag_of<X: Versioned>() -> [u8; 4] {
+    [TAG_PREFIX[0], TAG_PREFIX[1], X::KIND, X::TORUS_BITS]
 }
 
 /// Encodes `x` in its versioned envelope.
@@ -81,14 +70,8 @@ struct Header {
 /// # Errors
 /// [`Error::Malformed`] if the serializer fails (not expected for valid values).
 pub fn to_bytes<X: Versioned>(x: &X) -> Result<Vec<u8>> {
-    let env = Envelope {
-        magic: MAGIC,
-        version: FORMAT_VERSION,
-        kind: X::KIND,
-        torus_bits: X::TORUS_BITS,
-        payload: x.to_wire(),
-    };
-    postcard::to_allocvec(&env).map_err(|e| Error::Malformed(format!("encoding failed: {e}")))
+    coterie_base::envelope::seal(tag_of::<X>(), FORMAT_VERSION, &x.to_wire())
+        .map_err(|e| Error::Malformed(format!("encoding failed: {e}")))
 }
 
 /// Decodes a value of type `X`, rejecting inputs longer than `max_bytes`, foreign envelopes,
@@ -103,37 +86,9 @@ pub fn from_bytes<X: Versioned>(bytes: &[u8], max_bytes: usize) -> Result<X> {
             bytes.len()
         )));
     }
-    let (h, _) = postcard::take_from_bytes::<Header>(bytes)
-        .map_err(|e| Error::Malformed(format!("bad envelope header: {e}")))?;
-    if h.magic != MAGIC {
-        return Err(Error::Malformed("not a coterie-tfhe encoding".into()));
-    }
-    if h.version != FORMAT_VERSION {
-        return Err(Error::Malformed(format!(
-            "unknown format version {}",
-            h.version
-        )));
-    }
-    if h.kind != X::KIND {
-        return Err(Error::Malformed(format!(
-            "expected kind {}, found {}",
-            X::KIND,
-            h.kind
-        )));
-    }
-    if h.torus_bits != X::TORUS_BITS {
-        return Err(Error::Malformed(format!(
-            "expected a {}-bit torus, found {}",
-            X::TORUS_BITS,
-            h.torus_bits
-        )));
-    }
-    let (env, rest) = postcard::take_from_bytes::<Envelope<X::Wire>>(bytes)
-        .map_err(|e| Error::Malformed(format!("bad payload: {e}")))?;
-    if !rest.is_empty() {
-        return Err(Error::Malformed(format!("{} trailing bytes", rest.len())));
-    }
-    X::from_wire(env.payload)
+    let w: X::Wire = coterie_base::envelope::open(tag_of::<X>(), FORMAT_VERSION, bytes, max_bytes)
+        .map_err(|e| Error::Malformed(e.to_string()))?;
+    X::from_wire(w)
 }
 
 fn malformed<X>(m: &str) -> Result<X> {
@@ -186,7 +141,7 @@ impl<T: Torus> Versioned for LweCiphertext<T> {
         self.clone()
     }
     fn from_wire(w: Self::Wire) -> Result<Self> {
-        if w.data.is_empty() || w.data.len() > MAX_LWE_DIMENSION * MAX_GLWE_DIMENSION + 1 {
+        if w.as_slice().len() > MAX_LWE_DIMENSION * MAX_GLWE_DIMENSION + 1 {
             return malformed("LWE ciphertext length out of range");
         }
         Ok(w)
@@ -404,8 +359,8 @@ mod tests {
         let pb = to_bytes(&pk).unwrap();
         assert_eq!(from_bytes::<GlwePublicKey<u64>>(&pb, 1 << 20).unwrap(), pk);
         assert!(from_bytes::<GlweCiphertext<u64>>(&pb, 1 << 20).is_err());
-        // Unknown version.
-        bytes[4] = 9;
+        // Unknown version (bytes 8..10 of the envelope).
+        bytes[8] = 9;
         assert!(from_bytes::<GlweCiphertext<u64>>(&bytes, 1 << 20).is_err());
         // Forged huge length: a tiny input claiming a giant vector fails without allocating it.
         let forged = [

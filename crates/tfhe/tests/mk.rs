@@ -5,7 +5,8 @@ mod mk_common;
 use std::time::Instant;
 
 use coterie_math::prg::Csprng;
-use coterie_tfhe::mk::eval::{MkGate, decrypt_bool_with_all_keys};
+use coterie_tfhe::boolean::Gate;
+use coterie_tfhe::mk::eval::decrypt_bool_with_all_keys;
 use coterie_tfhe::mk::params::MkParams;
 use coterie_tfhe::public_key::ProductMethod;
 use mk_common::setup;
@@ -86,12 +87,12 @@ fn all_gates_toy_3_parties() {
     let mut ev = s.server.evaluator().unwrap();
     let keys = s.keys();
     for g in [
-        MkGate::Nand,
-        MkGate::And,
-        MkGate::Or,
-        MkGate::Nor,
-        MkGate::Xor,
-        MkGate::Xnor,
+        Gate::Nand,
+        Gate::And,
+        Gate::Or,
+        Gate::Nor,
+        Gate::Xor,
+        Gate::Xnor,
     ] {
         for (x, y) in [(false, false), (false, true), (true, false), (true, true)] {
             let a = s.encrypt(0, x, &mut rng);

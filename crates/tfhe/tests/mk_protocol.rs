@@ -2,16 +2,21 @@
 //! on disk, and tamper tests.
 
 use coterie_math::prg::Csprng;
-use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+use coterie_net::tamper::{RuleCounter, Select, TamperMesh};
+use coterie_net::{Blob, InMemoryMesh, Mesh, MeshOptions};
 use coterie_tfhe::mk::decrypt::default_smudging_std;
 use coterie_tfhe::mk::eval::{MkServerKey, embed};
 use coterie_tfhe::mk::params::MkParams;
 use coterie_tfhe::mk::protocol::*;
 
+/// How a test makes one party cheat: it adds rules to that party's tampering mesh and returns
+/// their counters (checked to have fired).
+type Cheat = Box<dyn FnOnce(&mut TamperMesh<InMemoryMesh>) -> Vec<RuleCounter> + Send>;
+
 fn run_keygen(
     params: MkParams,
     k: usize,
-    bad: Option<(usize, InsecureMisbehaviour)>,
+    cheat: Option<(usize, Cheat)>,
 ) -> Vec<coterie_tfhe::Result<KeygenOutput>> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -21,17 +26,27 @@ fn run_keygen(
     rt.block_on(async move {
         let meshes = InMemoryMesh::group(k, MeshOptions::default());
         let mut tasks = Vec::new();
-        for mut m in meshes {
-            let params = params.clone();
-            let opts = KeygenOptions {
-                progress: false,
-                insecure_misbehaviour: bad.filter(|(p, _)| *p == m.id()).map(|(_, b)| b),
+        let (cheater, mut rules) = match cheat {
+            Some((p, f)) => (Some(p), Some(f)),
+            None => (None, None),
+        };
+        for m in meshes {
+            let mut m = TamperMesh::new(m);
+            let counters = if Some(m.id()) == cheater {
+                rules.take().map(|f| f(&mut m)).unwrap_or_default()
+            } else {
+                Vec::new()
             };
+            let params = params.clone();
+            let opts = KeygenOptions::default();
             tasks.push(tokio::spawn(async move {
                 let mut rng = Csprng::new();
                 let r = keygen(&mut m, &params, &opts, &mut rng).await;
                 if r.is_ok() {
                     m.close().await.unwrap();
+                }
+                for c in &counters {
+                    assert!(c.fired() > 0, "a tamper rule never fired");
                 }
                 r
             }));
@@ -42,6 +57,16 @@ fn run_keygen(
         }
         out
     })
+}
+
+/// Flips bit 0 of a byte in the second half of `b` that has its top bit set: inside a share's
+/// data words whatever their encoding (a varint byte stays a continuation byte), so the share
+/// still decodes, with one word changed.
+fn change_one_word(b: &mut Blob) {
+    let half = b.0.len() / 2;
+    if let Some(x) = b.0[half..].iter_mut().find(|x| **x & 0x80 != 0) {
+        *x ^= 1;
+    }
 }
 
 #[test]
@@ -147,32 +172,100 @@ fn assert_all_fail(results: &[coterie_tfhe::Result<KeygenOutput>], needle: &str)
     assert!(named, "no party reported {needle:?}: {results:?}");
 }
 
+/// Party 1 opens its public-key-share commitment to a different share: its opening chunk
+/// (message 2 of tag `TAG_PK_O` to each peer: the `Opening`, the length, the chunk) is changed
+/// in transit.
 #[test]
 fn tampered_public_key_share_opening_is_detected() {
-    let r = run_keygen(
-        MkParams::insecure_toy(3),
-        3,
-        Some((1, InsecureMisbehaviour::OpenDifferentPublicKeyShare)),
-    );
+    let cheat: Cheat = Box::new(|m| {
+        [0, 2]
+            .into_iter()
+            .map(|to| m.add(Select::to(to).tag(TAG_PK_O).nth(2).rewrite(change_one_word)))
+            .collect()
+    });
+    let r = run_keygen(MkParams::insecure_toy(3), 3, Some((1, cheat)));
     assert_all_fail(&r, "party 1");
 }
 
+/// Party 0 sends a blind-rotate share with one word changed to the last party only (message 1
+/// of tag `TAG_BSK` to party 2: the length, then the chunk).
 #[test]
 fn equivocated_bootstrap_share_is_detected() {
-    let r = run_keygen(
-        MkParams::insecure_toy(3),
-        3,
-        Some((0, InsecureMisbehaviour::EquivocateBootstrapShare)),
-    );
+    let cheat: Cheat =
+        Box::new(|m| vec![m.add(Select::to(2).tag(TAG_BSK).nth(1).rewrite(change_one_word))]);
+    let r = run_keygen(MkParams::insecure_toy(3), 3, Some((0, cheat)));
     assert_all_fail(&r, "from party 0");
 }
 
+/// Party 2 sends the same shape-valid garbage blind-rotate share to everybody — a share made
+/// for an unrelated key and public key — and claims it in the echo round, so the echo passes
+/// and only the self-test can catch it.
 #[test]
 fn garbage_bootstrap_share_fails_the_self_test() {
-    let r = run_keygen(
-        MkParams::insecure_toy(3),
-        3,
-        Some((2, InsecureMisbehaviour::GarbageBootstrapShare)),
-    );
+    use coterie_tfhe::mk::keygen::{
+        Crs, MkSecretKey, bootstrap_key_share, combine_public_key, public_key_share,
+    };
+    use coterie_tfhe::serialization::to_bytes;
+    use std::sync::{Arc, Mutex};
+    let params = MkParams::insecure_toy(3);
+    let mut rng = Csprng::new();
+    // The garbage: party 2's share under a fresh key set and CRS.
+    let crs = Crs { seed: [7; 32] };
+    let keys: Vec<MkSecretKey> = (0..3)
+        .map(|i| MkSecretKey::generate(&params, i, &mut rng).unwrap())
+        .collect();
+    let shares: Vec<_> = keys
+        .iter()
+        .map(|k| public_key_share(&params, &crs, k, &mut rng).unwrap())
+        .collect();
+    let pk = combine_public_key(&params, &crs, &shares).unwrap();
+    let garbage =
+        to_bytes(&bootstrap_key_share(&params, &pk, &keys[2], &mut rng).unwrap()).unwrap();
+    let cheat: Cheat =
+        Box::new(move |m| {
+            let ksk: Arc<Mutex<Vec<u8>>> = Arc::default();
+            let seen = ksk.clone();
+            let mut c = Vec::new();
+            for to in [0, 1] {
+                c.push(
+                    m.add(
+                        Select::to(to)
+                            .tag(TAG_BSK)
+                            .nth(0)
+                            .replace(&(garbage.len() as u64)),
+                    ),
+                );
+                c.push(
+                    m.add(
+                        Select::to(to)
+                            .tag(TAG_BSK)
+                            .nth(1)
+                            .replace(&Blob(garbage.clone())),
+                    ),
+                );
+            }
+            // Record the (honest) key-switching share, then claim the garbage in the echo.
+            c.push(
+                m.add(
+                    Select::to(0)
+                        .tag(TAG_KSK)
+                        .nth(1)
+                        .rewrite(move |b: &mut Blob| {
+                            *seen.lock().unwrap() = b.0.clone();
+                        }),
+                ),
+            );
+            c.push(m.add(Select::any().tag(TAG_ECHO).all().rewrite(
+                move |d: &mut Vec<[u8; 32]>| {
+                    let mut h = blake3::Hasher::new_derive_key("coterie-tfhe mk keygen echo v1");
+                    h.update(&(garbage.len() as u64).to_le_bytes());
+                    h.update(&garbage);
+                    h.update(&ksk.lock().unwrap());
+                    d[2] = *h.finalize().as_bytes();
+                },
+            )));
+            c
+        });
+    let r = run_keygen(params, 3, Some((2, cheat)));
     assert_all_fail(&r, "self-test");
 }

@@ -371,7 +371,7 @@ mod tests {
         while let Some(r) = rx.recv().await {
             served += 1;
             let res = LweCiphertext::from_bytes(&r.ct)
-                .map(|ct| ct.b >> (ct.k - 1))
+                .map(|ct| ct.body() >> (ct.modulus_log() - 1))
                 .map_err(|e| format!("malformed ciphertext refused: {e}"));
             let _ = r.reply.send(res);
         }
@@ -394,12 +394,9 @@ mod tests {
         // messages as the top bit of b; any certificate the CA issued authenticates a client
         let mut files = Vec::new();
         for (i, top) in [1u64, 0, 1].iter().enumerate() {
-            let ct = LweCiphertext {
-                k: 16,
-                m: 1,
-                a: vec![i as u64; 4],
-                b: (top << 15) | 7,
-            };
+            let mut data = vec![i as u64; 5];
+            data[4] = (top << 15) | 7;
+            let ct = LweCiphertext::from_parts(data, 16, 1).unwrap();
             let f = dir.join(format!("{i}.ct"));
             std::fs::write(&f, ct.to_bytes()).unwrap();
             files.push(f);

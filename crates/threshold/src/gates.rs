@@ -257,6 +257,53 @@ pub async fn prep_subset_prods<P: Preprocessing<Z2k>, M: Mesh>(
 /// PrepModLTZ for the weighted sign sum), numbered `first_id, first_id + 1, ...`. All
 /// subset products of all bundles are computed in one batched run; the tables come from the
 /// fast linear maps (local additions).
+///
+/// # Example
+///
+/// Two parties, **insecure** toy parameters and dealer material (tests only): one bundle made,
+/// pooled and consumed by a decryption:
+///
+/// ```
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+/// use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
+/// use coterie_threshold::gates::{GatePool, prep_bundles};
+/// use coterie_threshold::keys::SharedKey;
+/// use coterie_threshold::online::decrypt;
+/// use coterie_threshold::{LweCiphertext, Params};
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let p = Params::insecure_toy(4, 16, 2, 3).unwrap();
+/// let lt = p.lt().unwrap();
+/// let sk = [1i64, 0, 1, 1];
+/// let mut rng = rand::rng();
+/// let ct = LweCiphertext::encrypt_with_secret_key(&sk, 1, -70, 16, 2, &mut rng);
+/// let ring = Z2k::new(16, 64).unwrap();
+/// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+/// let counts = Counts {
+///     triples: lt.mults_per_bundle(),
+///     bits: lt.bits_per_bundle(),
+///     randoms: 16,
+///     masks_per_party: 4,
+/// };
+/// let keys = SharedKey::insecure_deal(&dealer, &ring, &sk, &mut rng);
+/// let mut tasks = Vec::new();
+/// let parties = InMemoryMesh::group(2, MeshOptions::default());
+/// for ((mut mesh, prep), key) in parties.into_iter().zip(dealer.deal(counts, &mut rng)).zip(keys) {
+///     let ct = ct.clone();
+///     tasks.push(tokio::spawn(async move {
+///         let mut eng = Engine::new(prep);
+///         let (bundles, _) = prep_bundles(&mut eng, &mut mesh, &lt, 1, 0).await?;
+///         let mut pool = GatePool::new(lt);
+///         pool.push(bundles)?;
+///         let mu = decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await?;
+///         mesh.close().await.ok();
+///         Ok::<_, coterie_threshold::Error>(mu)
+///     }));
+/// }
+/// for t in tasks {
+///     assert_eq!(t.await.unwrap().unwrap(), vec![1]);
+/// }
+/// # });
+/// ```
 pub async fn prep_bundles<P: Preprocessing<Z2k>, M: Mesh>(
     eng: &mut Engine<Z2k, P>,
     mesh: &mut M,

@@ -77,6 +77,54 @@ impl SharedKey {
     /// (signed, `|s_i| < 2^{k-1}`), the others `None`; the holder secret-shares them through
     /// the engine's input protocol. The holder learns nothing new, but it knew the key before:
     /// this migrates a key, it does not make it threshold-secure against its former holder.
+    ///
+    /// # Example
+    ///
+    /// Party 0 holds the key `sk` and imports it (two parties, **insecure** toy parameters and dealer
+    /// material, tests only); then a decryption under it:
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
+    /// use coterie_threshold::gates::{GatePool, prep_bundles};
+    /// use coterie_threshold::keys::SharedKey;
+    /// use coterie_threshold::online::decrypt;
+    /// use coterie_threshold::{LweCiphertext, Params};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let p = Params::insecure_toy(4, 16, 2, 3).unwrap();
+    /// let lt = p.lt().unwrap();
+    /// let sk = [1i64, 0, 1, 1];
+    /// let mut rng = rand::rng();
+    /// let ct = LweCiphertext::encrypt_with_secret_key(&sk, 1, -70, 16, 2, &mut rng);
+    /// let ring = Z2k::new(16, 64).unwrap();
+    /// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    /// let counts = Counts {
+    ///     triples: lt.mults_per_bundle(),
+    ///     bits: lt.bits_per_bundle(),
+    ///     randoms: 16,
+    ///     masks_per_party: 4,
+    /// };
+    /// let mut tasks = Vec::new();
+    /// let parties = InMemoryMesh::group(2, MeshOptions::default());
+    /// for (mut mesh, prep) in parties.into_iter().zip(dealer.deal(counts, &mut rng)) {
+    ///     let ct = ct.clone();
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut eng = Engine::new(prep);
+    ///         let mine = (mesh.id() == 0).then_some(&sk[..]);
+    ///         let key = SharedKey::import_from_single_holder(&mut eng, &mut mesh, 0, mine, 4).await?;
+    ///         let (bundles, _) = prep_bundles(&mut eng, &mut mesh, &lt, 1, 0).await?;
+    ///         let mut pool = GatePool::new(lt);
+    ///         pool.push(bundles)?;
+    ///         let mu = decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await?;
+    ///         mesh.close().await.ok();
+    ///         Ok::<_, coterie_threshold::Error>(mu)
+    ///     }));
+    /// }
+    /// for t in tasks {
+    ///     assert_eq!(t.await.unwrap().unwrap(), vec![1]);
+    /// }
+    /// # });
+    /// ```
     pub async fn import_from_single_holder<P: Preprocessing<Z2k>, M: Mesh>(
         eng: &mut Engine<Z2k, P>,
         mesh: &mut M,
@@ -119,6 +167,54 @@ impl SharedKey {
     /// [`crate::pipelined::decrypt_pipelined`]) without noise flooding, and no party learns
     /// another's segment. Each party passes `Some(its segment)`; `lengths` is public and the same
     /// everywhere. Uses the engine's input protocol (one input mask per coefficient of the owner).
+    ///
+    /// # Example
+    ///
+    /// Party `i` inputs its segment `sk[2i..2i + 2]` of the key (two parties, **insecure** toy
+    /// parameters and dealer material, tests only); then a decryption under the concatenation:
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
+    /// use coterie_threshold::gates::{GatePool, prep_bundles};
+    /// use coterie_threshold::keys::SharedKey;
+    /// use coterie_threshold::online::decrypt;
+    /// use coterie_threshold::{LweCiphertext, Params};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let p = Params::insecure_toy(4, 16, 2, 3).unwrap();
+    /// let lt = p.lt().unwrap();
+    /// let sk = [1i64, 0, 1, 1];
+    /// let mut rng = rand::rng();
+    /// let ct = LweCiphertext::encrypt_with_secret_key(&sk, 1, -70, 16, 2, &mut rng);
+    /// let ring = Z2k::new(16, 64).unwrap();
+    /// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    /// let counts = Counts {
+    ///     triples: lt.mults_per_bundle(),
+    ///     bits: lt.bits_per_bundle(),
+    ///     randoms: 16,
+    ///     masks_per_party: 4,
+    /// };
+    /// let mut tasks = Vec::new();
+    /// let parties = InMemoryMesh::group(2, MeshOptions::default());
+    /// for (mut mesh, prep) in parties.into_iter().zip(dealer.deal(counts, &mut rng)) {
+    ///     let ct = ct.clone();
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut eng = Engine::new(prep);
+    ///         let seg = &sk[2 * mesh.id()..2 * mesh.id() + 2];
+    ///         let key = SharedKey::input_concatenated_segments(&mut eng, &mut mesh, seg, &[2, 2]).await?;
+    ///         let (bundles, _) = prep_bundles(&mut eng, &mut mesh, &lt, 1, 0).await?;
+    ///         let mut pool = GatePool::new(lt);
+    ///         pool.push(bundles)?;
+    ///         let mu = decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await?;
+    ///         mesh.close().await.ok();
+    ///         Ok::<_, coterie_threshold::Error>(mu)
+    ///     }));
+    /// }
+    /// for t in tasks {
+    ///     assert_eq!(t.await.unwrap().unwrap(), vec![1]);
+    /// }
+    /// # });
+    /// ```
     pub async fn input_concatenated_segments<P: Preprocessing<Z2k>, M: Mesh>(
         eng: &mut Engine<Z2k, P>,
         mesh: &mut M,
@@ -248,6 +344,43 @@ impl PublicKey {
     /// (lattice-estimator) for uniform error of standard deviation `2^w/√12`; no parameter set
     /// here is claimed secure. Decryption correctness needs about `count/2 · 2^{w-1} < 2^{l-1}`
     /// for [`PublicKey::encrypt`]. Consumes `count·w` random bits.
+    ///
+    /// # Example
+    ///
+    /// Two parties, **insecure** toy parameters and dealer material (tests only): a key made
+    /// inside the ABB, its public samples, and an encryption under them.
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
+    /// use coterie_threshold::keys::{KeyDistribution, PublicKey, SharedKey};
+    /// use coterie_threshold::Params;
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let p = Params::insecure_toy(4, 16, 2, 3).unwrap();
+    /// let mut rng = rand::rng();
+    /// let ring = Z2k::new(16, 64).unwrap();
+    /// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    /// let counts = Counts { triples: 64, bits: 128, randoms: 64, masks_per_party: 0 };
+    /// let mut tasks = Vec::new();
+    /// let parties = InMemoryMesh::group(2, MeshOptions::default());
+    /// for (mut mesh, prep) in parties.into_iter().zip(dealer.deal(counts, &mut rand::rng())) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut eng = Engine::new(prep);
+    ///         let key = SharedKey::generate(&mut eng, 4, KeyDistribution::Binary)?;
+    ///         let pk = PublicKey::generate(&mut eng, &mut mesh, &p, &key, [5; 32], 16, 2).await?;
+    ///         mesh.close().await.ok();
+    ///         Ok::<_, coterie_threshold::Error>(pk)
+    ///     }));
+    /// }
+    /// let mut pks = Vec::new();
+    /// for t in tasks {
+    ///     pks.push(t.await.unwrap().unwrap());
+    /// }
+    /// assert_eq!(pks[0].to_bytes(), pks[1].to_bytes());
+    /// let ct = pks[0].encrypt(3, 2, &mut rng).unwrap();
+    /// assert!(ct.check(&p).is_ok());
+    /// # });
+    /// ```
     pub async fn generate<P: Preprocessing<Z2k>, M: Mesh>(
         eng: &mut Engine<Z2k, P>,
         mesh: &mut M,
@@ -367,22 +500,18 @@ impl PublicKey {
         } else {
             (1u64 << self.k) - 1
         };
-        let mut a = vec![0u64; self.n];
+        let mut a = vec![0u64; self.n + 1];
         let mut b = mu << (self.k - m);
         for (i, bi) in self.b.iter().enumerate() {
             if rng.next_u64() & 1 == 1 {
-                for (x, y) in a.iter_mut().zip(self.a(i)) {
+                for (x, y) in a[..self.n].iter_mut().zip(self.a(i)) {
                     *x = x.wrapping_add(y) & mask;
                 }
                 b = b.wrapping_add(*bi);
             }
         }
-        Ok(LweCiphertext {
-            k: self.k,
-            m,
-            a,
-            b: b & mask,
-        })
+        a[self.n] = b & mask;
+        LweCiphertext::from_parts(a, self.k, m).map_err(|e| Error::Key(e.to_string()))
     }
 }
 

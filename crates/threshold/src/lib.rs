@@ -3,6 +3,26 @@
 //! Threshold decryption of LWE ciphertexts by MPC rounding, without noise flooding (seed 000:
 //! Zyskind, Leibovich, Zarchy, Peikert, CCS '25), on the SPDZ_2k engine of coterie-spdz.
 //!
+//! # Layers (each uses only the ones above it)
+//!
+//! 1. **Parameters** — [`params`]: `(n, q = 2^k, p = 2^m)` and the digit split; the LWE
+//!    ciphertexts themselves are the workspace's one type, `coterie_math::lwe::LweCiphertext`
+//!    ([`ciphertext`]: its versioned envelope format, the TFHE-rs body-last import, modulus
+//!    switching), so coterie-tfhe's outputs come in without a bridge.
+//! 2. **Keys** — [`keys`]: distributed generation, import from one holder, key segments input
+//!    by several parties (multi-key TFHE), public LWE samples.
+//! 3. **Gates** — [`linmaps`], [`gates`]: Sign / ModLTZ gate preprocessing inside the ABB,
+//!    with [`plain`] as the plaintext reference.
+//! 4. **Online schedules** — [`online`] (strict), [`pipelined`] (5 rounds, and the strict
+//!    9-round per-value-check schedule). Cheating parties are tested by tampering with their
+//!    messages on a `coterie_net::TamperMesh`; no cheat hook lives in this crate.
+//! 5. **Store** — [`store`]: the per-party gate store (bit-packed with `coterie_base::bits`,
+//!    written with `coterie_base::fsio`'s atomic durable writes, a durable consumption cursor).
+//! 6. **Service** — [`service`]: the decryption node (coordinator and followers, background
+//!    gate top-up, batching), and [`demo`].
+//!
+//! # Modules
+//!
 //! * [`params`]: `(n, q = 2^k, p = 2^m)` and the digit split `(b, d, b')`; `round_p`.
 //! * [`linmaps`]: the structured linear maps subset products → Sign / Carry / ModLTZ tables.
 //! * [`plain`]: plaintext reference of every procedure (for tests and documentation).
@@ -11,8 +31,8 @@
 //! * [`online`]: LTRand, Mod, ModLTZ and Π_Decrypt for batches of ciphertexts (strict schedule).
 //! * [`keys`]: distributed key generation (binary, ternary) with public LWE samples, and import
 //!   of an existing key from one holder.
-//! * [`ciphertext`]: raw LWE ciphertexts with a versioned, bounded binary format; modulus
-//!   switching from any `q` to `2^k`.
+//! * [`ciphertext`]: the one LWE ciphertext type on 64-bit words, with a versioned, bounded
+//!   binary format; modulus switching from any `q` to `2^k`.
 //! * [`pipelined`]: Π_Decrypt with overlapped openings and checks (5 rounds instead of 15), and
 //!   the strict 9-round schedule with per-value checks.
 //! * [`store`]: per-party on-disk gate store with a durable consumption cursor.
@@ -30,7 +50,7 @@
 //! use coterie_threshold::online::decrypt;
 //! use coterie_threshold::{LweCiphertext, Params};
 //! # tokio::runtime::Runtime::new().unwrap().block_on(async {
-//! let p = Params::toy(4, 16, 2, 3).unwrap(); // n = 4, q = 2^16, p = 4, b = 3
+//! let p = Params::insecure_toy(4, 16, 2, 3).unwrap(); // n = 4, q = 2^16, p = 4, b = 3
 //! let lt = p.lt().unwrap();
 //! let sk = [1i64, 0, 1, 1];
 //! let mut rng = rand::rng();

@@ -4,9 +4,8 @@
 //! (seed 000) instead of smudged partial decryptions.
 //!
 //! This crate does not know TFHE: the caller passes its key segment as integers and the
-//! ciphertext in this crate's [`LweCiphertext`] (for AKÖ multi-key TFHE:
-//! `coterie_tfhe::mk::decrypt::to_mpc_rounding_form`, `q = 2^32`, `p = 4`, imported with
-//! [`LweCiphertext::from_body_last`]).
+//! ciphertext as the workspace's one LWE type on 64-bit words ([`LweCiphertext`]; for AKÖ
+//! multi-key TFHE: `coterie_tfhe::mk::decrypt::to_mpc_rounding_form`, `q = 2^32`, `p = 4`).
 
 use coterie_net::Mesh;
 use coterie_spdz::{Counts, Engine, OtPrep, Z2k};
@@ -95,15 +94,16 @@ pub async fn decrypt_by_mpc_rounding<M: Mesh>(
             cause: e.to_string(),
         })?
     };
-    if ct.a.len() != k * n {
+    if ct.dimension() != k * n {
         return Err(Error::Ciphertext(format!(
             "ciphertext of dimension {}, expected {}",
-            ct.a.len(),
+            ct.dimension(),
             k * n
         )));
     }
-    let params = Params::for_lwe(k * n, ct.k, ct.m, MPC_DIGIT_BITS)?;
-    ct.check(&params)?;
+    let params = Params::for_lwe(k * n, ct.modulus_log(), ct.message_log(), MPC_DIGIT_BITS)?;
+    ct.check(&params)
+        .map_err(|e| Error::Ciphertext(e.to_string()))?;
     let lt = params.lt()?;
     let counts = Counts {
         triples: lt.mults_per_bundle(),
@@ -111,7 +111,7 @@ pub async fn decrypt_by_mpc_rounding<M: Mesh>(
         randoms: RANDOMS,
         masks_per_party: n,
     };
-    let ring = Z2k::new(ct.k, 64)?;
+    let ring = Z2k::new(ct.modulus_log(), 64)?;
     let mut producer = OtPrep::setup(mesh, ring).await?;
     let prep = producer.produce(mesh, counts).await?;
     let mut eng = Engine::new(prep);

@@ -199,7 +199,7 @@ pub fn shifted_phase<P: Preprocessing<Z2k>>(
     // Σ a_i·[s_i] with 64-bit a_i (cheaper products), subtracted at the end; all arithmetic
     // wraps modulo 2^128 and is reduced into the share ring Z_{2^{k+s}} (a power of two ≤ 2^128).
     let (mut v, mut m) = (0u128, 0u128);
-    for (a, s) in ct.a.iter().zip(&key.coeffs) {
+    for (a, s) in ct.mask().iter().zip(&key.coeffs) {
         let a = u128::from(*a);
         v = v.wrapping_add(a.wrapping_mul(s.v));
         m = m.wrapping_add(a.wrapping_mul(s.m));
@@ -209,7 +209,7 @@ pub fn shifted_phase<P: Preprocessing<Z2k>>(
         v: ring.add(&v, &0),
         m: ring.add(&m, &0),
     };
-    let c = u128::from(ct.b) + (1u128 << (params.l() - 1));
+    let c = u128::from(ct.body()) + (1u128 << (params.l() - 1));
     eng.add_const(&acc, &ring.add(&c, &0))
 }
 
@@ -220,6 +220,52 @@ pub fn shifted_phase<P: Preprocessing<Z2k>>(
 /// Every ciphertext is validated against `params` first; a malformed one is refused before a
 /// gate bundle is taken from `pool`. The bundles are consumed even if the run then fails (a
 /// partially used bundle is never reused, seed 000 T10).
+///
+/// # Example
+///
+/// Two parties, **insecure** toy parameters and dealer material (tests only):
+///
+/// ```
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+/// use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
+/// use coterie_threshold::gates::{GatePool, prep_bundles};
+/// use coterie_threshold::keys::SharedKey;
+/// use coterie_threshold::online::decrypt;
+/// use coterie_threshold::{LweCiphertext, Params};
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let p = Params::insecure_toy(4, 16, 2, 3).unwrap();
+/// let lt = p.lt().unwrap();
+/// let sk = [1i64, 0, 1, 1];
+/// let mut rng = rand::rng();
+/// let ct = LweCiphertext::encrypt_with_secret_key(&sk, 2, 50, 16, 2, &mut rng);
+/// let ring = Z2k::new(16, 64).unwrap();
+/// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+/// let counts = Counts {
+///     triples: lt.mults_per_bundle(),
+///     bits: lt.bits_per_bundle(),
+///     randoms: 64,
+///     masks_per_party: 0,
+/// };
+/// let keys = SharedKey::insecure_deal(&dealer, &ring, &sk, &mut rng);
+/// let mut tasks = Vec::new();
+/// let parties = InMemoryMesh::group(2, MeshOptions::default());
+/// for ((mut mesh, prep), key) in parties.into_iter().zip(dealer.deal(counts, &mut rng)).zip(keys) {
+///     let ct = ct.clone();
+///     tasks.push(tokio::spawn(async move {
+///         let mut eng = Engine::new(prep);
+///         let (bundles, _) = prep_bundles(&mut eng, &mut mesh, &lt, 1, 0).await?;
+///         let mut pool = GatePool::new(lt);
+///         pool.push(bundles)?;
+///         let mu = decrypt(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool).await?;
+///         mesh.close().await.ok();
+///         Ok::<_, coterie_threshold::Error>(mu)
+///     }));
+/// }
+/// for t in tasks {
+///     assert_eq!(t.await.unwrap().unwrap(), vec![2]);
+/// }
+/// # });
+/// ```
 pub async fn decrypt<P: Preprocessing<Z2k>, M: Mesh>(
     eng: &mut Engine<Z2k, P>,
     mesh: &mut M,

@@ -152,9 +152,9 @@ impl Params {
         p.validate()?;
         Ok(p)
     }
-    /// **Toy** parameters for tests only (no security): any `n`, `k`, `m`, `b` accepted by
+    /// **Insecure toy** parameters for tests only (no security): any `n`, `k`, `m`, `b` accepted by
     /// [`Params::validate`].
-    pub fn toy(n: usize, k: u32, m: u32, b: u32) -> Result<Self> {
+    pub fn insecure_toy(n: usize, k: u32, m: u32, b: u32) -> Result<Self> {
         let p = Self { n, k, m, b };
         p.validate()?;
         Ok(p)
@@ -282,6 +282,6 @@ mod tests {
         assert_eq!(lt.digits(122), vec![2, 7, 1]);
         assert!(LtParams::new(8, 8, 3).is_err());
         assert!(LtParams::new(8, 6, 0).is_err());
-        assert!(Params::toy(0, 8, 2, 3).is_err());
+        assert!(Params::insecure_toy(0, 8, 2, 3).is_err());
     }
 }

@@ -58,7 +58,9 @@ use crate::{Error, Result};
 
 /// Wire format version of the pipelined schedule's messages.
 pub const PIPELINE_WIRE_VERSION: u8 = 2;
-const TAG_BASE: u32 = 0x7D00_0000;
+/// Wire tags of the pipelined schedule: round `r` (1..=5) is sent with tag `TAG_BASE + r`
+/// (public so that cheating tests can select a round's messages on a tampering mesh).
+pub const TAG_BASE: u32 = 0x7D00_0000;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 struct RoundMsg {
@@ -314,6 +316,52 @@ fn opening_of(o: &Opened) -> Result<(Option<Opening>, Vec<u8>)> {
 /// Π_Decrypt for a batch with the pipelined 5-round schedule (see the module docs). Same
 /// interface and guarantees as [`crate::online::decrypt`]; `sid` must be unique per call within
 /// a session (it separates the commitments of different calls).
+///
+/// # Example
+///
+/// Two parties, **insecure** toy parameters and dealer material (tests only):
+///
+/// ```
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+/// use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
+/// use coterie_threshold::gates::{GatePool, prep_bundles};
+/// use coterie_threshold::keys::SharedKey;
+/// use coterie_threshold::pipelined::decrypt_pipelined;
+/// use coterie_threshold::{LweCiphertext, Params};
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let p = Params::insecure_toy(4, 16, 2, 3).unwrap();
+/// let lt = p.lt().unwrap();
+/// let sk = [1i64, 0, 1, 1];
+/// let mut rng = rand::rng();
+/// let ct = LweCiphertext::encrypt_with_secret_key(&sk, 2, 50, 16, 2, &mut rng);
+/// let ring = Z2k::new(16, 64).unwrap();
+/// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+/// let counts = Counts {
+///     triples: lt.mults_per_bundle(),
+///     bits: lt.bits_per_bundle(),
+///     randoms: 64,
+///     masks_per_party: 0,
+/// };
+/// let keys = SharedKey::insecure_deal(&dealer, &ring, &sk, &mut rng);
+/// let mut tasks = Vec::new();
+/// let parties = InMemoryMesh::group(2, MeshOptions::default());
+/// for ((mut mesh, prep), key) in parties.into_iter().zip(dealer.deal(counts, &mut rng)).zip(keys) {
+///     let ct = ct.clone();
+///     tasks.push(tokio::spawn(async move {
+///         let mut eng = Engine::new(prep);
+///         let (bundles, _) = prep_bundles(&mut eng, &mut mesh, &lt, 1, 0).await?;
+///         let mut pool = GatePool::new(lt);
+///         pool.push(bundles)?;
+///         let mu = decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool, 1).await?;
+///         mesh.close().await.ok();
+///         Ok::<_, coterie_threshold::Error>(mu)
+///     }));
+/// }
+/// for t in tasks {
+///     assert_eq!(t.await.unwrap().unwrap(), vec![2]);
+/// }
+/// # });
+/// ```
 pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
     eng: &mut Engine<Z2k, P>,
     mesh: &mut M,
@@ -323,26 +371,7 @@ pub async fn decrypt_pipelined<P: Preprocessing<Z2k>, M: Mesh>(
     pool: &mut GatePool,
     sid: u64,
 ) -> Result<Vec<u64>> {
-    pipelined_inner(eng, mesh, params, key, cts, pool, sid, 0).await
-}
-
-/// **Test hook, not an API**: [`decrypt_pipelined`] at a *cheating* party that commits to (and
-/// later opens) its share of `w` shifted by `w_shift`, while computing its share of `Y = w + χ·w'`
-/// honestly: the attack the paper's unchecked `w` allows (with `w_shift = L` the output flips).
-/// The other parties must abort (`w-consistency`).
-#[doc(hidden)]
-#[allow(clippy::too_many_arguments)]
-pub async fn decrypt_pipelined_cheating_w<P: Preprocessing<Z2k>, M: Mesh>(
-    eng: &mut Engine<Z2k, P>,
-    mesh: &mut M,
-    params: &Params,
-    key: &SharedKey,
-    cts: &[LweCiphertext],
-    pool: &mut GatePool,
-    sid: u64,
-    w_shift: u128,
-) -> Result<Vec<u64>> {
-    pipelined_inner(eng, mesh, params, key, cts, pool, sid, w_shift).await
+    pipelined_inner(eng, mesh, params, key, cts, pool, sid).await
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -354,7 +383,6 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
     cts: &[LweCiphertext],
     pool: &mut GatePool,
     sid: u64,
-    w_shift: u128,
 ) -> Result<Vec<u64>> {
     params.validate()?;
     for (i, ct) in cts.iter().enumerate() {
@@ -405,7 +433,7 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
     let dom_coin = format!("coterie-threshold/pipelined/{sid}/coin");
     let mut w_bytes = ring.encode(
         &ws.iter()
-            .map(|x| ring.add(&x.v, &w_shift))
+            .map(|x| x.v)
             .chain(ws2.iter().map(|x| x.v))
             .collect::<Vec<_>>(),
     );
@@ -642,6 +670,52 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
 /// before anything depends on it; the output needs no mask. Same interface and guarantees as
 /// [`crate::online::decrypt`] (which runs the engine's 4-round batched check instead, 15
 /// rounds); `sid` must be unique per call within a session.
+///
+/// # Example
+///
+/// Two parties, **insecure** toy parameters and dealer material (tests only):
+///
+/// ```
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+/// use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
+/// use coterie_threshold::gates::{GatePool, prep_bundles};
+/// use coterie_threshold::keys::SharedKey;
+/// use coterie_threshold::pipelined::decrypt_strict_single_check;
+/// use coterie_threshold::{LweCiphertext, Params};
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let p = Params::insecure_toy(4, 16, 2, 3).unwrap();
+/// let lt = p.lt().unwrap();
+/// let sk = [1i64, 0, 1, 1];
+/// let mut rng = rand::rng();
+/// let ct = LweCiphertext::encrypt_with_secret_key(&sk, 2, 50, 16, 2, &mut rng);
+/// let ring = Z2k::new(16, 64).unwrap();
+/// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+/// let counts = Counts {
+///     triples: lt.mults_per_bundle(),
+///     bits: lt.bits_per_bundle(),
+///     randoms: 64,
+///     masks_per_party: 0,
+/// };
+/// let keys = SharedKey::insecure_deal(&dealer, &ring, &sk, &mut rng);
+/// let mut tasks = Vec::new();
+/// let parties = InMemoryMesh::group(2, MeshOptions::default());
+/// for ((mut mesh, prep), key) in parties.into_iter().zip(dealer.deal(counts, &mut rng)).zip(keys) {
+///     let ct = ct.clone();
+///     tasks.push(tokio::spawn(async move {
+///         let mut eng = Engine::new(prep);
+///         let (bundles, _) = prep_bundles(&mut eng, &mut mesh, &lt, 1, 0).await?;
+///         let mut pool = GatePool::new(lt);
+///         pool.push(bundles)?;
+///         let mu = decrypt_strict_single_check(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool, 1).await?;
+///         mesh.close().await.ok();
+///         Ok::<_, coterie_threshold::Error>(mu)
+///     }));
+/// }
+/// for t in tasks {
+///     assert_eq!(t.await.unwrap().unwrap(), vec![2]);
+/// }
+/// # });
+/// ```
 pub async fn decrypt_strict_single_check<P: Preprocessing<Z2k>, M: Mesh>(
     eng: &mut Engine<Z2k, P>,
     mesh: &mut M,

@@ -1,7 +1,7 @@
 //! A per-party on-disk store of gate bundles with a durable consumption cursor: bundles are
 //! handed out in id order, and the cursor is advanced on disk (written, synced, renamed)
 //! **before** a bundle is returned, so a crash and restart never hands a bundle out twice
-//! (seed 000 §4 "gates are single-use", §16 [ENG] preprocessing storage).
+//! (seed 000 §4 "gates are single-use", §16 \[ENG\] preprocessing storage).
 //!
 //! Consumed bundles stay in their batch file until the whole batch is consumed (then the file
 //! is deleted); the cursor, not the file contents, is what prevents reuse. Files are not
@@ -22,9 +22,9 @@
 //! schedules only (see [`GateBundle::downcast`]).
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use coterie_base::bits::{BitReader, BitWriter};
 use coterie_spdz::Share;
 
 use crate::gates::{Gate, GateBundle, Sh};
@@ -65,78 +65,6 @@ pub fn batch_bytes(lt: &LtParams, count: usize) -> usize {
     HEADER + (count * (t + m)).div_ceil(8)
 }
 
-struct BitWriter {
-    out: Vec<u8>,
-    acc: u128,
-    n: u32,
-}
-
-impl BitWriter {
-    fn put64(&mut self, x: u64, bits: u32) {
-        let x = if bits == 64 {
-            x
-        } else {
-            x & ((1u64 << bits) - 1)
-        };
-        self.acc |= u128::from(x) << self.n;
-        self.n += bits;
-        while self.n >= 8 {
-            self.out.push(self.acc as u8);
-            self.acc >>= 8;
-            self.n -= 8;
-        }
-    }
-    fn put(&mut self, x: u128, bits: u32) {
-        if bits > 64 {
-            self.put64(x as u64, 64);
-            self.put64((x >> 64) as u64, bits - 64);
-        } else {
-            self.put64(x as u64, bits);
-        }
-    }
-    fn finish(mut self) -> Vec<u8> {
-        if self.n > 0 {
-            self.out.push(self.acc as u8);
-        }
-        self.out
-    }
-}
-
-struct BitReader<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-    acc: u128,
-    n: u32,
-}
-
-impl BitReader<'_> {
-    fn get64(&mut self, bits: u32) -> Option<u64> {
-        while self.n < bits {
-            let b = *self.bytes.get(self.pos)?;
-            self.pos += 1;
-            self.acc |= u128::from(b) << self.n;
-            self.n += 8;
-        }
-        let x = if bits == 64 {
-            self.acc as u64
-        } else {
-            (self.acc as u64) & ((1u64 << bits) - 1)
-        };
-        self.acc >>= bits;
-        self.n -= bits;
-        Some(x)
-    }
-    fn get(&mut self, bits: u32) -> Option<u128> {
-        if bits > 64 {
-            let lo = self.get64(64)?;
-            let hi = self.get64(bits - 64)?;
-            Some(u128::from(lo) | (u128::from(hi) << 64))
-        } else {
-            self.get64(bits).map(u128::from)
-        }
-    }
-}
-
 fn check_lt(lt: &LtParams) -> Result<()> {
     if lt.k + STORE_S > 128 {
         return Err(Error::Gate("k + s above 128 bits".into()));
@@ -154,11 +82,7 @@ pub fn encode_batch(lt: &LtParams, bundles: &[GateBundle]) -> Result<Vec<u8>> {
     head.extend_from_slice(&[VERSION, lt.k as u8, lt.l as u8, lt.b as u8, STORE_S as u8]);
     head.extend_from_slice(&first.to_le_bytes());
     head.extend_from_slice(&(bundles.len() as u32).to_le_bytes());
-    let mut w = BitWriter {
-        out: head,
-        acc: 0,
-        n: 0,
-    };
+    let mut w = BitWriter::with_capacity(batch_bytes(lt, bundles.len()) - HEADER);
     let full = lt.k + STORE_S;
     let sign_bits = lt.d() + 1 + STORE_S;
     let modltz_bits = lt.k - lt.l + STORE_S;
@@ -173,15 +97,16 @@ pub fn encode_batch(lt: &LtParams, bundles: &[GateBundle]) -> Result<Vec<u8>> {
             .map(|g| (g, sign_bits))
             .chain(std::iter::once((&b.modltz, modltz_bits)))
         {
-            w.put(g.mask.v, full);
-            w.put(g.mask.m, full);
+            w.put_u128(g.mask.v, full);
+            w.put_u128(g.mask.m, full);
             for e in &g.table {
-                w.put(e.v, bits);
-                w.put(e.m, bits);
+                w.put_u128(e.v, bits);
+                w.put_u128(e.m, bits);
             }
         }
     }
-    Ok(w.finish())
+    head.extend_from_slice(&w.finish());
+    Ok(head)
 }
 
 /// Decodes a batch written by [`encode_batch`], checking it against `lt`. The bundles come back
@@ -209,12 +134,7 @@ pub fn decode_batch(lt: &LtParams, bytes: &[u8]) -> Result<Vec<GateBundle>> {
     if count > MAX_BATCH_BYTES || batch_bytes(lt, count) != bytes.len() {
         return Err(bad("length does not match the count"));
     }
-    let mut r = BitReader {
-        bytes: &bytes[HEADER..],
-        pos: 0,
-        acc: 0,
-        n: 0,
-    };
+    let mut r = BitReader::new(&bytes[HEADER..]);
     let full = lt.k + STORE_S;
     let sign_bits = lt.d() + 1 + STORE_S;
     let modltz_bits = lt.k - lt.l + STORE_S;
@@ -229,8 +149,8 @@ pub fn decode_batch(lt: &LtParams, bytes: &[u8]) -> Result<Vec<GateBundle>> {
                 sign_bits
             };
             let mut get = |bits: u32| -> Result<Sh> {
-                let v = r.get(bits).ok_or_else(|| bad("truncated"))?;
-                let m = r.get(bits).ok_or_else(|| bad("truncated"))?;
+                let v = r.get_u128(bits).ok_or_else(|| bad("truncated"))?;
+                let m = r.get_u128(bits).ok_or_else(|| bad("truncated"))?;
                 Ok(Share { v, m })
             };
             let mask = get(full)?;
@@ -258,20 +178,38 @@ pub struct GateStore {
     lt: LtParams,
 }
 
+/// Atomic durable write (temp file, fsync, rename, fsync of the directory) through
+/// `coterie_base::fsio`; a failure at any step, the directory fsync included, is an error.
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_extension("tmp");
-    let mut f = fs::File::create(&tmp).map_err(io)?;
-    f.write_all(bytes).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    fs::rename(&tmp, path).map_err(io)?;
-    if let Some(Ok(d)) = path.parent().map(fs::File::open) {
-        d.sync_all().ok();
-    }
-    Ok(())
+    coterie_base::fsio::write_atomic(path, bytes)
+        .map_err(|e| Error::Gate(format!("store i/o: {e}")))
 }
 
 impl GateStore {
     /// Creates an empty store in the (new or empty) directory `dir`.
+    ///
+    /// # Example
+    ///
+    /// **Insecure** dealer bundles (tests only), stored, reopened and consumed once:
+    ///
+    /// ```
+    /// use coterie_spdz::{InsecureDealer, Z2k};
+    /// use coterie_threshold::gates::insecure_deal_bundles;
+    /// use coterie_threshold::store::GateStore;
+    /// use coterie_threshold::Params;
+    /// let lt = Params::insecure_toy(4, 16, 2, 3).unwrap().lt().unwrap();
+    /// let mut rng = rand::rng();
+    /// let ring = Z2k::new(16, 64).unwrap();
+    /// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    /// let per_party = insecure_deal_bundles(&dealer, &ring, &lt, 3, 0, &mut rng);
+    /// let dir = std::env::temp_dir().join(format!("coterie-store-doc-{}", std::process::id()));
+    /// let store = GateStore::create(&dir, lt).unwrap();
+    /// store.append(&per_party[0]).unwrap();
+    /// let store = GateStore::open(&dir, lt).unwrap();
+    /// assert_eq!(store.take(2).unwrap().len(), 2);
+    /// assert_eq!(store.available().unwrap(), 1);
+    /// std::fs::remove_dir_all(&dir).unwrap();
+    /// ```
     pub fn create(dir: &Path, lt: LtParams) -> Result<Self> {
         fs::create_dir_all(dir).map_err(io)?;
         if dir.join("header.bin").exists() {

@@ -13,6 +13,12 @@ use coterie_threshold::online::{decrypt, modltz_t};
 use coterie_threshold::pipelined::{decrypt_pipelined, decrypt_strict_single_check};
 use coterie_threshold::{Error, LtParams, Params, round_p};
 
+/// A valid ciphertext over `Z_{2^k}` with message modulus `2^m`, mask `a`, body `b`.
+fn lwe(k: u32, m: u32, mut a: Vec<u64>, b: u64) -> LweCiphertext {
+    a.push(b);
+    LweCiphertext::from_parts(a, k, m).unwrap()
+}
+
 #[tokio::test]
 async fn t2_subset_prods_counts_depth_values() {
     for a in 1..=9u32 {
@@ -67,14 +73,13 @@ async fn t7_end_to_end_small_2_3_4_parties() {
     ];
     let cts: Vec<LweCiphertext> = cases
         .iter()
-        .map(|&(mu, e, _)| LweCiphertext {
-            k: 16,
-            m: 2,
-            a: a.clone(),
-            b: LweCiphertext::body(&a, &sk, mu, e, 16, 2),
+        .map(|&(mu, e, _)| {
+            let mut data = a.clone();
+            data.push(LweCiphertext::encrypt_body(&a, &sk, mu, e, 16, 2));
+            LweCiphertext::from_body_last(&data, 16, 2).unwrap()
         })
         .collect();
-    assert_eq!(cts[0].b, 50054);
+    assert_eq!(cts[0].body(), 50054);
     for parties in [2, 3, 4] {
         for mode in [0u8, 1, 2] {
             for r in decrypt_imported_mode(parties, p, sk.clone(), cts.clone(), mode).await {
@@ -99,12 +104,7 @@ async fn t6_boundary_every_phase_k8() {
             let cts: Vec<LweCiphertext> = (0..256u64)
                 .map(|z| {
                     let a = rand::Rng::next_u64(&mut rng) & 255;
-                    LweCiphertext {
-                        k: 8,
-                        m,
-                        a: vec![a],
-                        b: (z + a) & 255,
-                    }
+                    lwe(8, m, vec![a], (z + a) & 255)
                 })
                 .collect();
             for r in decrypt_imported(2, p, vec![1], cts).await {
@@ -186,26 +186,12 @@ async fn malformed_ciphertext_refused_before_gates_are_spent() {
         let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 1, 0).await?;
         let mut pool = GatePool::new(lt);
         pool.push(b)?;
-        let bad = [
-            LweCiphertext {
-                k: 16,
-                m: 2,
-                a: vec![0; 5],
-                b: 0,
-            },
-            LweCiphertext {
-                k: 32,
-                m: 2,
-                a: vec![0; 4],
-                b: 0,
-            },
-            LweCiphertext {
-                k: 16,
-                m: 2,
-                a: vec![1 << 20, 0, 0, 0],
-                b: 0,
-            },
-        ];
+        let bad = [lwe(16, 2, vec![0; 5], 0), lwe(32, 2, vec![0; 4], 0), {
+            // a_0 ≥ q = 2^16: built valid, then broken through the raw words
+            let mut c = lwe(16, 2, vec![0, 0, 0, 0], 0);
+            c.as_mut_slice()[0] = 1 << 20;
+            c
+        }];
         let mut errs = 0;
         for ct in bad {
             if matches!(
@@ -335,12 +321,7 @@ async fn tampered_run(t: Tamper, mode: u8) -> Vec<Result<Vec<u64>, Error>> {
         }
         let mut pool = GatePool::new(lt);
         pool.push(b)?;
-        let ct = LweCiphertext {
-            k: 16,
-            m: 2,
-            a: vec![1, 2, 3, 4],
-            b: 5,
-        };
+        let ct = LweCiphertext::from_body_last(&[1, 2, 3, 4, 5], 16, 2).unwrap();
         let out = match mode {
             1 => decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool, 7).await,
             2 => {
@@ -393,15 +374,7 @@ async fn crash_mid_batch_others_abort_and_discard_the_bundles() {
             let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 4, 0).await?;
             let mut pool = GatePool::new(lt);
             pool.push(b)?;
-            let cts = vec![
-                LweCiphertext {
-                    k: 16,
-                    m: 2,
-                    a: vec![1, 2, 3, 4],
-                    b: 5
-                };
-                2
-            ];
+            let cts = vec![lwe(16, 2, vec![1, 2, 3, 4], 5); 2];
             if i == 2 {
                 // crash: leave without closing, while the others are inside the decryption
                 tokio::time::sleep(std::time::Duration::from_millis(300)).await;
@@ -477,12 +450,7 @@ async fn gate_store_survives_restart_without_reuse() {
             let cur = store.cursor()?;
             let mut pool = GatePool::new(lt);
             pool.push(store.take(1)?)?;
-            let ct = LweCiphertext {
-                k: 16,
-                m: 2,
-                a: vec![1, 2, 3, 4],
-                b: 5 << 12,
-            };
+            let ct = lwe(16, 2, vec![1, 2, 3, 4], 5 << 12);
             // stored bundles are down-cast: the strict batched-check schedule refuses them, the
             // per-value-check (pipelined) schedule uses them
             let mut pool2 = GatePool::new(lt);
@@ -515,45 +483,43 @@ async fn gate_store_survives_restart_without_reuse() {
     let _ = std::fs::remove_dir_all(&base);
 }
 
-/// The attack on the paper's unchecked output mask: party 1 commits to (and opens) its share of
-/// `w` shifted by `L` (which would flip the output and pass the multiple-of-L test) while it
-/// computes `Y = w + χ·w'` honestly. The pipelined schedule's `W + χ·W' = Y` test must make every
-/// honest party abort; without the shift the same run decrypts.
+/// A cheating party 1 opens (R5) a share of `w` shifted by `L` in its last bit pattern — the
+/// opened `w` would flip the output and pass the multiple-of-L test — while its share of
+/// `Y = w + χ·w'` is honest. The cheat is done on the wire (a `TamperMesh` rewrites party 1's R5
+/// message; no hook in the protocol code), so the shifted share no longer opens party 1's R1
+/// commitment: every honest party must abort (`w-opening`, before the `W + χ·W' = Y` test);
+/// without the rewrite the same run decrypts.
 #[tokio::test]
 async fn pipelined_shifted_w_commitment_is_caught() {
-    use coterie_threshold::pipelined::decrypt_pipelined_cheating_w;
+    use coterie_net::tamper::{Select, TamperMesh};
+    use coterie_threshold::pipelined::{TAG_BASE, decrypt_pipelined};
     let p = params(4, 16, 2, 3);
     let lt = p.lt().unwrap();
     for shift_by_l in [false, true] {
         let c = counts(&lt, 2, 2, 4, 0, 2);
-        let res = run_mem(deal(3, 16, c), move |i, mut eng, mut mesh| async move {
+        let res = run_mem(deal(3, 16, c), move |i, mut eng, mesh| async move {
+            let mut mesh = TamperMesh::new(mesh);
+            let fired =
+                (i == 1 && shift_by_l).then(|| {
+                    // R5's message ends with the (w, w') share bytes: shift the last one.
+                    mesh.add(Select::any().tag(TAG_BASE + 5).all().rewrite_bytes(
+                        |b: &mut Vec<u8>| {
+                            if let Some(x) = b.last_mut() {
+                                *x ^= 1 << 3;
+                            }
+                        },
+                    ))
+                });
             let key = SharedKey::generate(&mut eng, 4, KeyDistribution::Binary)?;
             let (b, _) = prep_bundles(&mut eng, &mut mesh, &lt, 1, 0).await?;
             let mut pool = GatePool::new(lt);
             pool.push(b)?;
-            let ct = LweCiphertext {
-                k: 16,
-                m: 2,
-                a: vec![0, 0, 0, 0],
-                b: 1 << 14, // μ = 1 under any key
-            };
-            let shift = if i == 1 && shift_by_l {
-                1u128 << lt.l
-            } else {
-                0
-            };
-            let out = decrypt_pipelined_cheating_w(
-                &mut eng,
-                &mut mesh,
-                &p,
-                &key,
-                &[ct],
-                &mut pool,
-                3,
-                shift,
-            )
-            .await;
+            let ct = lwe(16, 2, vec![0, 0, 0, 0], 1 << 14); // μ = 1 under any key
+            let out = decrypt_pipelined(&mut eng, &mut mesh, &p, &key, &[ct], &mut pool, 3).await;
             mesh.close().await.ok();
+            if let Some(f) = fired {
+                assert_eq!(f.fired(), 2, "party 1's R5 message to both peers rewritten");
+            }
             out
         })
         .await;

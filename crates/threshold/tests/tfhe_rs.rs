@@ -61,7 +61,7 @@ fn tfhe_rs_layout_is_refused_when_malformed() {
     assert!(LweCiphertext::from_body_last(&[1 << 40, 2, 3], 32, 1).is_err());
     let ct = LweCiphertext::from_body_last(&[7, 8, 9], 32, 2).unwrap();
     assert_eq!(
-        (ct.a.as_slice(), ct.b, ct.k, ct.m),
+        (ct.mask(), ct.body(), ct.modulus_log(), ct.message_log()),
         (&[7u64, 8][..], 9, 32, 2)
     );
 }

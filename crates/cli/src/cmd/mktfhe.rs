@@ -7,20 +7,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use coterie_net::Mesh;
-use coterie_tfhe::lwe::LweCiphertext;
 use coterie_tfhe::mk::decrypt::to_mpc_rounding_form;
 use coterie_tfhe::mk::demo::COMPARISON_BOOTSTRAPS;
-
-/// The multi-key ciphertext in the form coterie-threshold decrypts by MPC rounding (`q = 2^32`,
-/// `p = 4`, true ↦ 1).
-fn to_threshold_ciphertext(
-    ct: &LweCiphertext<u32>,
-) -> coterie_threshold::Result<coterie_threshold::LweCiphertext> {
-    let form = to_mpc_rounding_form(ct);
-    let mut data = form.a;
-    data.push(form.b);
-    coterie_threshold::LweCiphertext::from_body_last(&data, form.k_bits, form.m_bits)
-}
 
 /// Runs the demo at this party and prints what it did; with `mpc_rounding`, decrypts the result
 /// once more by MPC rounding (no smudging; OT preprocessing included) and checks it too.
@@ -76,12 +64,7 @@ pub async fn party_demo<M: Mesh>(
     );
     if mpc_rounding {
         let t = Instant::now();
-        let ct = r
-            .ciphertext
-            .as_ref()
-            .map(to_threshold_ciphertext)
-            .transpose()
-            .map_err(|e| e.to_string())?;
+        let ct = r.ciphertext.as_ref().map(to_mpc_rounding_form);
         let segment: zeroize::Zeroizing<Vec<i64>> =
             zeroize::Zeroizing::new(r.key.lwe_key_segment().iter().map(|&x| x as i64).collect());
         let got =

@@ -88,6 +88,36 @@ pub fn smudged_failure_probability(params: &MkParams, k: usize, sigma: f64) -> f
 ///
 /// # Errors
 /// If `slot` is out of range, the dimension is not a multiple of `n`, or `sigma` is invalid.
+///
+/// # Example
+///
+/// Two parties' keys simulated in one process (**insecure**, toy parameters), a bootstrapped
+/// NAND, one partial decryption per party, combined:
+///
+/// ```
+/// use coterie_math::prg::Csprng;
+/// use coterie_tfhe::mk::decrypt::*;
+/// use coterie_tfhe::mk::eval::{MkServerKey, embed};
+/// use coterie_tfhe::mk::keygen::{Crs, insecure_simulate_all_parties};
+/// use coterie_tfhe::mk::params::MkParams;
+/// use coterie_tfhe::public_key::ProductMethod;
+/// let mut rng = Csprng::new();
+/// let params = MkParams::insecure_toy(2);
+/// let crs = Crs { seed: [2; 32] };
+/// let (sks, ek) =
+///     insecure_simulate_all_parties(&params, 2, &crs, ProductMethod::Exact, &mut rng).unwrap();
+/// let server = MkServerKey::new(&ek).unwrap();
+/// let mut ev = server.evaluator().unwrap();
+/// let a = embed(&sks[0].encrypt_bool_local(&params, false, &mut rng).unwrap(), 0, 2).unwrap();
+/// let b = embed(&sks[1].encrypt_bool_local(&params, true, &mut rng).unwrap(), 1, 2).unwrap();
+/// let c = ev.nand(&a, &b).unwrap();
+/// let sigma = default_smudging_std(&params, 2);
+/// let parts: Vec<_> = (0..2)
+///     .map(|slot| partial_decrypt(&sks[slot], slot, &c, sigma, &mut rng).unwrap())
+///     .collect();
+/// let (bit, _phase) = combine_partial_decryptions(&c, 2, &parts).unwrap();
+/// assert!(bit);
+/// ```
 pub fn partial_decrypt<R: CryptoRng + ?Sized>(
     sk: &MkSecretKey,
     slot: usize,
@@ -118,6 +148,8 @@ pub fn partial_decrypt<R: CryptoRng + ?Sized>(
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] unless every slot `0..k` appears exactly once.
+///
+/// See the example of [`partial_decrypt`], which ends with this step.
 pub fn combine_partial_decryptions(
     ct: &LweCiphertext<u32>,
     k: usize,
@@ -140,31 +172,28 @@ pub fn combine_partial_decryptions(
     Ok(((phase as i32) > 0, phase))
 }
 
-/// An LWE ciphertext in coterie-threshold's raw form: `b = ⟨a, s⟩ + Δ·m + e` over `q = 2^k_bits`
-/// with the message in the top `m_bits` bits (`Δ = 2^{k_bits − m_bits}`), body given separately.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct MpcRoundingForm {
-    /// `log2 q` (32).
-    pub k_bits: u32,
-    /// `log2 p` (2): the message is `round(4·phase) mod 4`.
-    pub m_bits: u32,
-    /// The mask (`k·n` values below `2^32`), party-major like the concatenated key.
-    pub a: Vec<u64>,
-    /// The body (below `2^32`), shifted by `+1/8`.
-    pub b: u64,
-}
-
 /// Converts a multi-key ciphertext (Boolean encoding `±1/8`) into the form coterie-threshold
-/// decrypts by MPC rounding: `q = 2^32`, `p = 4`, `b' = b + 2^29` (phase `μ + 1/8 + e`:
-/// `1/4 + e` for true, `e` for false), so the rounded message is **1 for true, 0 for false**
-/// while `|e| < 1/8`. The key is the concatenation of the parties' segments
+/// decrypts by MPC rounding: the same LWE ciphertext type over `q = 2^32` (64-bit words below
+/// `2^32`) with the message modulus `p = 4` and `b' = b + 2^29` (phase `μ + 1/8 + e`: `1/4 + e`
+/// for true, `e` for false), so the rounded message is **1 for true, 0 for false** while
+/// `|e| < 1/8`. The mask is party-major, like the concatenation of the parties' key segments
 /// ([`MkSecretKey::lwe_key_segment`], party `slot` at `slot·n .. (slot+1)·n`).
-pub fn to_mpc_rounding_form(ct: &LweCiphertext<u32>) -> MpcRoundingForm {
-    MpcRoundingForm {
-        k_bits: 32,
-        m_bits: 2,
-        a: ct.mask().iter().map(|&x| u64::from(x)).collect(),
-        b: u64::from(ct.body().wrapping_add(EIGHTH_U32)),
+///
+/// ```
+/// use coterie_tfhe::lwe::LweCiphertext;
+/// use coterie_tfhe::mk::decrypt::to_mpc_rounding_form;
+/// let ct = LweCiphertext::trivial(4, 1u32 << 29); // true, noiseless
+/// let f = to_mpc_rounding_form(&ct);
+/// assert_eq!((f.modulus_log(), f.message_log()), (32, 2));
+/// assert_eq!(f.phase_with_secret_key(&[0; 4]), 1 << 30); // round(4·phase) = 1
+/// ```
+pub fn to_mpc_rounding_form(ct: &LweCiphertext<u32>) -> LweCiphertext<u64> {
+    let mut data: Vec<u64> = ct.as_slice().iter().map(|&x| u64::from(x)).collect();
+    let n = ct.dimension();
+    data[n] = u64::from(ct.body().wrapping_add(EIGHTH_U32));
+    match LweCiphertext::from_parts(data, 32, 2) {
+        Ok(c) => c,
+        Err(_) => unreachable!("32-bit words lie below 2^32 and (32, 2) are valid moduli"),
     }
 }
 

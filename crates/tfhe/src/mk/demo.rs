@@ -113,16 +113,7 @@ pub async fn party_demo<M: Mesh>(
     };
     let mut rng = Csprng::new();
     let t = Instant::now();
-    let out = keygen(
-        mesh,
-        &params,
-        &KeygenOptions {
-            progress: progress.is_reporting(),
-            insecure_misbehaviour: None,
-        },
-        &mut rng,
-    )
-    .await?;
+    let out = keygen(mesh, &params, &KeygenOptions { progress }, &mut rng).await?;
     let keygen_ms = t.elapsed().as_secs_f64() * 1e3;
     let saved = match dir {
         Some(d) => Some(save_key_material(d, &out)?),

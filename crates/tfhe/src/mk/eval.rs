@@ -25,6 +25,7 @@
 //! coefficients. Test T8 (measured variance within 1.15x of Eq. 14) checks that its error stays
 //! below the model.
 
+use crate::boolean::Gate;
 use crate::bootstrap::{BootstrapBuffers, FourierBootstrapKey, blind_rotate_assign};
 use crate::glwe::{GlweCiphertext, extract_lwe_sample_from_glwe_ciphertext};
 use crate::lwe::{LweCiphertext, LweKeyswitchKey, keyswitch_lwe_ciphertext};
@@ -46,8 +47,8 @@ pub fn embed(ct: &LweCiphertext<u32>, slot: usize, k: usize) -> Result<LweCipher
     }
     let n = ct.dimension();
     let mut out = LweCiphertext::zero(k * n);
-    out.data[slot * n..(slot + 1) * n].copy_from_slice(ct.mask());
-    out.data[k * n] = ct.body();
+    out.as_mut_slice()[slot * n..(slot + 1) * n].copy_from_slice(ct.mask());
+    *out.body_mut() = ct.body();
     Ok(out)
 }
 
@@ -74,10 +75,10 @@ pub fn sum_local_encryptions(parts: &[LweCiphertext<u32>]) -> Result<LweCipherte
     let mut out = LweCiphertext::zero(k * n);
     let mut body = 0u32;
     for (slot, c) in parts.iter().enumerate() {
-        out.data[slot * n..(slot + 1) * n].copy_from_slice(c.mask());
+        out.as_mut_slice()[slot * n..(slot + 1) * n].copy_from_slice(c.mask());
         body = body.wrapping_add(c.body());
     }
-    out.data[k * n] = body;
+    *out.body_mut() = body;
     Ok(out)
 }
 
@@ -177,51 +178,6 @@ impl MkServerKey {
     }
 }
 
-/// The Boolean gates of [`MkEvaluator::gate`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum MkGate {
-    /// `¬(a ∧ b)`: bootstrap `1/8 − a − b`.
-    Nand,
-    /// `a ∧ b`: bootstrap `a + b − 1/8`.
-    And,
-    /// `a ∨ b`: bootstrap `a + b + 1/8`.
-    Or,
-    /// `¬(a ∨ b)`: bootstrap `−a − b − 1/8`.
-    Nor,
-    /// `a ⊕ b`: bootstrap `2(a + b) + 1/4`. Its noise multiplier is `Σ k_i² = 8` instead of the
-    /// `2` the parameters were designed for (Eq. 16), so its error rate is higher (κ halves).
-    Xor,
-    /// `¬(a ⊕ b)`: bootstrap `−2(a + b) − 1/4`; same caveat as [`MkGate::Xor`].
-    Xnor,
-}
-
-impl MkGate {
-    /// The plaintext truth function.
-    pub fn eval(self, a: bool, b: bool) -> bool {
-        match self {
-            MkGate::Nand => !(a && b),
-            MkGate::And => a && b,
-            MkGate::Or => a || b,
-            MkGate::Nor => !(a || b),
-            MkGate::Xor => a ^ b,
-            MkGate::Xnor => !(a ^ b),
-        }
-    }
-
-    /// `(coefficient of a and b, constant)` of the linear pre-combination.
-    fn linear(self) -> (i64, u32) {
-        let e = EIGHTH_U32;
-        match self {
-            MkGate::Nand => (-1, e),
-            MkGate::And => (1, e.wrapping_neg()),
-            MkGate::Or => (1, e),
-            MkGate::Nor => (-1, e.wrapping_neg()),
-            MkGate::Xor => (2, 2 * e),
-            MkGate::Xnor => (-2, (2 * e).wrapping_neg()),
-        }
-    }
-}
-
 /// Bootstrapping buffers bound to one [`MkServerKey`].
 #[derive(Debug)]
 pub struct MkEvaluator<'a> {
@@ -253,7 +209,7 @@ impl MkEvaluator<'_> {
     /// If the dimension is not `k·n`.
     pub fn blind_rotate(&mut self, ct: &LweCiphertext<u32>) -> Result<&GlweCiphertext<u64>> {
         self.check(ct)?;
-        for (d, s) in self.lifted.data.iter_mut().zip(&ct.data) {
+        for (d, s) in self.lifted.as_mut_slice().iter_mut().zip(ct.as_slice()) {
             *d = u64::from(*s) << 32;
         }
         self.acc.data.fill(0);
@@ -279,9 +235,37 @@ impl MkEvaluator<'_> {
     ///
     /// # Errors
     /// If the dimension is not `k·n`.
+    ///
+    /// # Example
+    ///
+    /// Two parties' keys simulated in one process (**insecure**, toy parameters): a fresh
+    /// encryption of `true` by party 1, bootstrapped.
+    ///
+    /// ```
+    /// use coterie_math::prg::Csprng;
+    /// use coterie_tfhe::mk::eval::{MkServerKey, decrypt_bool_with_all_keys, embed};
+    /// use coterie_tfhe::mk::keygen::{Crs, insecure_simulate_all_parties};
+    /// use coterie_tfhe::mk::params::MkParams;
+    /// use coterie_tfhe::public_key::ProductMethod;
+    /// let mut rng = Csprng::new();
+    /// let params = MkParams::insecure_toy(2);
+    /// let crs = Crs { seed: [3; 32] };
+    /// let (sks, ek) =
+    ///     insecure_simulate_all_parties(&params, 2, &crs, ProductMethod::Exact, &mut rng).unwrap();
+    /// let server = MkServerKey::new(&ek).unwrap();
+    /// let mut ev = server.evaluator().unwrap();
+    /// let c = embed(&sks[1].encrypt_bool_local(&params, true, &mut rng).unwrap(), 1, 2).unwrap();
+    /// let fresh = ev.bootstrap(&c).unwrap();
+    /// assert!(decrypt_bool_with_all_keys(&[&sks[0], &sks[1]], &fresh));
+    /// ```
     pub fn bootstrap(&mut self, ct: &LweCiphertext<u32>) -> Result<LweCiphertext<u32>> {
         self.blind_rotate_extract(ct)?;
-        for (d, s) in self.extracted32.data.iter_mut().zip(&self.extracted.data) {
+        for (d, s) in self
+            .extracted32
+            .as_mut_slice()
+            .iter_mut()
+            .zip(self.extracted.as_slice())
+        {
             *d = (s.wrapping_add(1 << 31) >> 32) as u32;
         }
         let mut out = LweCiphertext::zero(self.key.lwe_dimension());
@@ -293,15 +277,39 @@ impl MkEvaluator<'_> {
     ///
     /// # Errors
     /// If a dimension is not `k·n`.
+    ///
+    /// # Example
+    ///
+    /// Two parties' keys simulated in one process (**insecure**, toy parameters):
+    ///
+    /// ```
+    /// use coterie_math::prg::Csprng;
+    /// use coterie_tfhe::boolean::Gate;
+    /// use coterie_tfhe::mk::eval::{MkServerKey, decrypt_bool_with_all_keys, embed};
+    /// use coterie_tfhe::mk::keygen::{Crs, insecure_simulate_all_parties};
+    /// use coterie_tfhe::mk::params::MkParams;
+    /// use coterie_tfhe::public_key::ProductMethod;
+    /// let mut rng = Csprng::new();
+    /// let params = MkParams::insecure_toy(2);
+    /// let crs = Crs { seed: [1; 32] };
+    /// let (sks, ek) =
+    ///     insecure_simulate_all_parties(&params, 2, &crs, ProductMethod::Exact, &mut rng).unwrap();
+    /// let server = MkServerKey::new(&ek).unwrap();
+    /// let mut ev = server.evaluator().unwrap();
+    /// let a = embed(&sks[0].encrypt_bool_local(&params, true, &mut rng).unwrap(), 0, 2).unwrap();
+    /// let b = embed(&sks[1].encrypt_bool_local(&params, true, &mut rng).unwrap(), 1, 2).unwrap();
+    /// let c = ev.gate(Gate::Nand, &a, &b).unwrap();
+    /// assert!(!decrypt_bool_with_all_keys(&[&sks[0], &sks[1]], &c));
+    /// ```
     pub fn gate(
         &mut self,
-        g: MkGate,
+        g: Gate,
         a: &LweCiphertext<u32>,
         b: &LweCiphertext<u32>,
     ) -> Result<LweCiphertext<u32>> {
         self.check(a)?;
         self.check(b)?;
-        let (c, k) = g.linear();
+        let (c, k) = g.linear::<u32>();
         let mut t = a.clone();
         t.add_assign(b);
         t.scalar_mul_assign(c);
@@ -318,7 +326,7 @@ impl MkEvaluator<'_> {
         a: &LweCiphertext<u32>,
         b: &LweCiphertext<u32>,
     ) -> Result<LweCiphertext<u32>> {
-        self.gate(MkGate::Nand, a, b)
+        self.gate(Gate::Nand, a, b)
     }
 
     /// `a ∧ b`.
@@ -330,7 +338,7 @@ impl MkEvaluator<'_> {
         a: &LweCiphertext<u32>,
         b: &LweCiphertext<u32>,
     ) -> Result<LweCiphertext<u32>> {
-        self.gate(MkGate::And, a, b)
+        self.gate(Gate::And, a, b)
     }
 
     /// `a ∨ b`.
@@ -342,7 +350,7 @@ impl MkEvaluator<'_> {
         a: &LweCiphertext<u32>,
         b: &LweCiphertext<u32>,
     ) -> Result<LweCiphertext<u32>> {
-        self.gate(MkGate::Or, a, b)
+        self.gate(Gate::Or, a, b)
     }
 
     /// `¬a` (no bootstrapping: negation).

@@ -7,12 +7,13 @@
 //! * [`keygen`]: key generation as plain per-party functions (static and dynamic variants) and
 //!   the public combine functions; exact integer products throughout.
 //! * [`eval`]: multi-key bootstrapping (concatenated LWE key, summed RLWE key, two-part
-//!   accumulator, multi-key key switching) and the gates; the paper's blind-rotation sign error
-//!   is fixed there.
+//!   accumulator, multi-key key switching) and the gates (the one [`crate::boolean::Gate`] list
+//!   of single-key TFHE); the paper's blind-rotation sign error is fixed there.
 //! * [`decrypt`]: distributed decryption (partial decryptions with smudging noise) and the form
-//!   coterie-threshold's MPC rounding takes (flooding-free).
-//! * [`protocol`]: key generation and decryption over a [`coterie_net::Mesh`], with progress and
-//!   versioned on-disk key material.
+//!   coterie-threshold's MPC rounding takes (flooding-free): the same LWE ciphertext type, with
+//!   the message re-encoded.
+//! * [`protocol`]: key generation and decryption over a [`coterie_net::Mesh`], with progress
+//!   through a `coterie_base::progress::Progress` callback and versioned on-disk key material.
 //!
 //! ```
 //! use coterie_math::prg::Csprng;

@@ -7,8 +7,8 @@
 //! 2. **Public-key shares** `b^(q)`, again commit-then-open (the paper's countermeasure against
 //!    a last party choosing `b^(q) = 1/4 − Σ_{p≠q} b^(p)`, seed 003 §2.3 step 4); everyone sums
 //!    them into the common public key `(a, B)`.
-//! 3. **Blind-rotate-key rows and key-switching-key shares** (the long step, with a progress bar
-//!    on a terminal): every party sends its shares to every other party; everyone checks their
+//! 3. **Blind-rotate-key rows and key-switching-key shares** (the long step, reported through
+//!    [`KeygenOptions::progress`]): every party sends its shares to every other party; everyone checks their
 //!    shapes, then an **echo round** compares digests of what each party received from each
 //!    sender; everyone combines the evaluation key.
 //! 4. **Self-test** (the paper's "dummy bootstraps" countermeasure): every party encrypts
@@ -41,10 +41,10 @@
 //! evaluation key (kind 24) in the crate's versioned envelope; the loaders bound the input size
 //! before decoding and validate the structure.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+pub use coterie_base::progress::Progress;
 use coterie_net::Mesh;
 use coterie_net::commit::{Commitment, Opening, commit, verify};
 use rand_core::CryptoRng;
@@ -62,18 +62,31 @@ use crate::serialization::{from_bytes, to_bytes};
 use crate::torus::Torus;
 use crate::{Error, Result};
 
-const TAG_BASE: u32 = 0x4D4B_0000;
-const TAG_CRS_C: u32 = TAG_BASE + 1;
-const TAG_CRS_O: u32 = TAG_BASE + 2;
-const TAG_PK_C: u32 = TAG_BASE + 3;
-const TAG_PK_O: u32 = TAG_BASE + 4;
-const TAG_BSK: u32 = TAG_BASE + 5;
-const TAG_KSK: u32 = TAG_BASE + 6;
-const TAG_ECHO: u32 = TAG_BASE + 7;
-const TAG_TEST_CT: u32 = TAG_BASE + 8;
-const TAG_TEST_BITS: u32 = TAG_BASE + 9;
-const TAG_DEC: u32 = TAG_BASE + 10;
-const TAG_DEC_CT: u32 = TAG_BASE + 11;
+/// Base of this module's wire tags (every tag below is `TAG_BASE + i`); public, with the
+/// tags, so that cheating tests can select messages on a `coterie_net::tamper::TamperMesh`.
+pub const TAG_BASE: u32 = 0x4D4B_0000;
+/// Key generation, step 1: commitments to the CRS contributions.
+pub const TAG_CRS_C: u32 = TAG_BASE + 1;
+/// Key generation, step 1: openings of the CRS contributions.
+pub const TAG_CRS_O: u32 = TAG_BASE + 2;
+/// Key generation, step 2: commitments to the public-key shares.
+pub const TAG_PK_C: u32 = TAG_BASE + 3;
+/// Key generation, step 2: openings (the `Opening`, then the share as a length and chunks).
+pub const TAG_PK_O: u32 = TAG_BASE + 4;
+/// Key generation, step 3: blind-rotate-key shares (a length, then chunks).
+pub const TAG_BSK: u32 = TAG_BASE + 5;
+/// Key generation, step 3: key-switching-key shares (a length, then chunks).
+pub const TAG_KSK: u32 = TAG_BASE + 6;
+/// Key generation, step 3: the echo round's digests.
+pub const TAG_ECHO: u32 = TAG_BASE + 7;
+/// Key generation, step 4: self-test ciphertexts.
+pub const TAG_TEST_CT: u32 = TAG_BASE + 8;
+/// Key generation, step 4: revealed self-test bits.
+pub const TAG_TEST_BITS: u32 = TAG_BASE + 9;
+/// Decryption: partial decryptions.
+pub const TAG_DEC: u32 = TAG_BASE + 10;
+/// Decryption: the ciphertexts sent by their holder.
+pub const TAG_DEC_CT: u32 = TAG_BASE + 11;
 
 /// Chunk size of large messages (below the mesh's default 64 MiB frame limit).
 const CHUNK: usize = 16 << 20;
@@ -86,25 +99,12 @@ pub const TESTS_PER_PARTY: usize = 2;
 /// about `2^-32`.
 pub const MIN_SELF_TESTS: usize = 32;
 
-/// Deliberate misbehaviour of one party, for the tamper tests only (**insecure**: never set it
-/// outside tests).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InsecureMisbehaviour {
-    /// Open the public-key-share commitment to a different share.
-    OpenDifferentPublicKeyShare,
-    /// Send a blind-rotate share with one word changed to the last other party only.
-    EquivocateBootstrapShare,
-    /// Send the same shape-valid random blind-rotate share to everybody.
-    GarbageBootstrapShare,
-}
-
 /// Options of [`keygen`].
 #[derive(Clone, Debug, Default)]
 pub struct KeygenOptions {
-    /// Show a progress bar (only when stderr is a terminal).
-    pub progress: bool,
-    /// Tamper tests only (**insecure**): make this party misbehave.
-    pub insecure_misbehaviour: Option<InsecureMisbehaviour>,
+    /// Where the long step (the blind-rotate key) reports its progress (in key bits); the CLI
+    /// turns it into a progress bar. [`Progress::none`] (the default) reports nothing.
+    pub progress: Progress,
 }
 
 /// What a party holds after key generation.
@@ -120,21 +120,6 @@ pub struct KeygenOutput {
     pub evaluation_key: MkEvaluationKey,
     /// Wall-clock time of each phase.
     pub timings: Vec<(&'static str, Duration)>,
-}
-
-fn progress_bar(enabled: bool, len: u64, msg: &str) -> indicatif::ProgressBar {
-    if enabled && std::io::stderr().is_terminal() {
-        let pb = indicatif::ProgressBar::new(len);
-        if let Ok(style) = indicatif::ProgressStyle::with_template(
-            "{msg} [{bar:40}] {pos}/{len} ({elapsed}, eta {eta})",
-        ) {
-            pb.set_style(style);
-        }
-        pb.set_message(msg.to_string());
-        pb
-    } else {
-        indicatif::ProgressBar::hidden()
-    }
 }
 
 async fn send_big<M: Mesh>(mesh: &mut M, to: usize, tag: u32, bytes: &[u8]) -> Result<()> {
@@ -175,24 +160,22 @@ async fn fail<M: Mesh>(mesh: &mut M, party: usize, reason: String) -> Error {
     Error::Protocol(msg)
 }
 
-/// Commit-then-open of `bytes`; `open_instead` replaces what is opened (tamper tests).
+/// Commit-then-open of `bytes`.
 async fn commit_open<M: Mesh>(
     mesh: &mut M,
     domain: &str,
     tags: (u32, u32),
     bytes: &[u8],
-    open_instead: Option<Vec<u8>>,
     max: usize,
 ) -> Result<Vec<Vec<u8>>> {
     let me = mesh.id();
     let (c, r) = commit(domain, me, bytes);
     let cs: Vec<Commitment> = mesh.exchange_all_tagged(tags.0, &c).await?;
-    let opened = open_instead.unwrap_or_else(|| bytes.to_vec());
     let mut out = vec![Vec::new(); mesh.n()];
     for to in 0..mesh.n() {
         if to != me {
             mesh.send_tagged(to, tags.1, &r).await?;
-            send_big(mesh, to, tags.1, &opened).await?;
+            send_big(mesh, to, tags.1, bytes).await?;
         }
     }
     for from in 0..mesh.n() {
@@ -220,6 +203,47 @@ async fn commit_open<M: Mesh>(
 /// # Errors
 /// On a network error, detected misbehaviour (naming the party) or a failed self-test; the
 /// mesh is aborted so the other parties stop too.
+///
+/// # Example
+///
+/// Two parties over the in-memory mesh, **insecure** toy parameters; then a NAND of their
+/// inputs, decrypted jointly with [`decrypt_bits`]:
+///
+/// ```
+/// use coterie_math::prg::Csprng;
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+/// use coterie_tfhe::mk::decrypt::default_smudging_std;
+/// use coterie_tfhe::mk::eval::{MkServerKey, embed};
+/// use coterie_tfhe::mk::params::MkParams;
+/// use coterie_tfhe::mk::protocol::{KeygenOptions, decrypt_bits, keygen};
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let params = MkParams::insecure_toy(2);
+/// let mut tasks = Vec::new();
+/// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
+///     let params = params.clone();
+///     tasks.push(tokio::spawn(async move {
+///         let mut rng = Csprng::new();
+///         let out = keygen(&mut mesh, &params, &KeygenOptions::default(), &mut rng).await?;
+///         // Each party encrypts `true` in its slot; every party evaluates the same NAND.
+///         let mine = out.key.encrypt_bool_local(&params, true, &mut rng)?;
+///         let all: Vec<_> = mesh.exchange_all_tagged(1, &mine).await?;
+///         let server = MkServerKey::new(&out.evaluation_key)?;
+///         let mut ev = server.evaluator()?;
+///         let (a, b) = (embed(&all[0], 0, 2)?, embed(&all[1], 1, 2)?);
+///         let c = ev.nand(&a, &b)?;
+///         // Bootstrapping is not bit-reproducible across processes: party 0's output is used.
+///         let cs: Vec<_> = mesh.exchange_all_tagged(2, &c).await?;
+///         let sigma = default_smudging_std(&params, 2);
+///         let bits = decrypt_bits(&mut mesh, &out.key, &cs[..1], sigma, &mut rng).await?;
+///         mesh.close().await.ok();
+///         Ok::<_, coterie_tfhe::Error>(bits)
+///     }));
+/// }
+/// for t in tasks {
+///     assert_eq!(t.await.unwrap().unwrap(), vec![false]);
+/// }
+/// # });
+/// ```
 pub async fn keygen<M: Mesh, R: CryptoRng + ?Sized>(
     mesh: &mut M,
     params: &MkParams,
@@ -234,7 +258,6 @@ pub async fn keygen<M: Mesh, R: CryptoRng + ?Sized>(
             params.parties
         )));
     }
-    let mis = opts.insecure_misbehaviour;
     let mut timings = Vec::new();
     let t = Instant::now();
     // 1. CRS.
@@ -245,7 +268,6 @@ pub async fn keygen<M: Mesh, R: CryptoRng + ?Sized>(
         "coterie-tfhe/mk/crs",
         (TAG_CRS_C, TAG_CRS_O),
         &contrib,
-        None,
         32,
     )
     .await?;
@@ -263,20 +285,12 @@ pub async fn keygen<M: Mesh, R: CryptoRng + ?Sized>(
     let key = MkSecretKey::generate(params, me, rng)?;
     let share = public_key_share(params, &crs, &key, rng)?;
     let share_bytes = to_bytes(&share)?;
-    let instead = if mis == Some(InsecureMisbehaviour::OpenDifferentPublicKeyShare) {
-        let mut other = share.clone();
-        other.body[0] = other.body[0].wrapping_add(1 << 62);
-        Some(to_bytes(&other)?)
-    } else {
-        None
-    };
     let max_pk = params.polynomial_size * 10 + 1024;
     let raw = commit_open(
         mesh,
         "coterie-tfhe/mk/pk-share",
         (TAG_PK_C, TAG_PK_O),
         &share_bytes,
-        instead,
         max_pk,
     )
     .await?;
@@ -292,41 +306,25 @@ pub async fn keygen<M: Mesh, R: CryptoRng + ?Sized>(
     timings.push(("crs and public key", t.elapsed()));
     // 3. Blind-rotate and key-switching shares.
     let t = Instant::now();
-    let pb = progress_bar(
-        opts.progress,
+    let task = opts.progress.task(
+        format!("party {me}: blind-rotate key"),
         params.lwe_dimension as u64,
-        &format!("party {me}: blind-rotate key"),
     );
     let bsk = bootstrap_key_share_with_method(params, &pk, &key, ProductMethod::Exact, rng, |j| {
-        pb.set_position(j as u64)
+        task.set(j as u64)
     })?;
-    pb.finish_and_clear();
+    task.finish();
     let ksk = keyswitch_key_share(params, &key, rng)?;
     timings.push(("own shares", t.elapsed()));
     let t = Instant::now();
-    let mut bsk_bytes = to_bytes(&bsk)?;
-    if mis == Some(InsecureMisbehaviour::GarbageBootstrapShare) {
-        let mut g = bsk.clone();
-        for c in &mut g.ggsw {
-            for x in &mut c.data {
-                *x = u64::random(rng);
-            }
-        }
-        bsk_bytes = to_bytes(&g)?;
-    }
+    let bsk_bytes = to_bytes(&bsk)?;
     let ksk_bytes = to_bytes(&ksk)?;
     let max_bsk = max_message_bytes(params, 1);
     for to in 0..k {
         if to == me {
             continue;
         }
-        if mis == Some(InsecureMisbehaviour::EquivocateBootstrapShare) && to == k - 1 {
-            let mut g = bsk.clone();
-            g.ggsw[0].data[0] = g.ggsw[0].data[0].wrapping_add(1);
-            send_big(mesh, to, TAG_BSK, &to_bytes(&g)?).await?;
-        } else {
-            send_big(mesh, to, TAG_BSK, &bsk_bytes).await?;
-        }
+        send_big(mesh, to, TAG_BSK, &bsk_bytes).await?;
         send_big(mesh, to, TAG_KSK, &ksk_bytes).await?;
     }
     let mut bsks = Vec::with_capacity(k);
@@ -365,7 +363,9 @@ pub async fn keygen<M: Mesh, R: CryptoRng + ?Sized>(
         if d.len() != k {
             return Err(fail(mesh, who, "echo of wrong length".into()).await);
         }
-        for sender in 0..k {
+        // A party does not check the echoes of its own shares: it holds what it sent, and
+        // every receiver checks them (a share changed in transit is caught there).
+        for sender in (0..k).filter(|&s| s != me) {
             if d[sender] != digests[sender] {
                 let reason = format!(
                     "parties {me} and {who} received different key shares from party {sender} \
@@ -474,6 +474,10 @@ pub async fn keygen<M: Mesh, R: CryptoRng + ?Sized>(
 /// # Errors
 /// On a network error, a malformed partial decryption or a ciphertext digest that differs from
 /// ours (naming the party).
+///
+/// # Example
+///
+/// See the example of [`keygen`], which ends with a joint decryption.
 pub async fn decrypt_bits<M: Mesh, R: CryptoRng + ?Sized>(
     mesh: &mut M,
     key: &MkSecretKey,
@@ -516,8 +520,8 @@ fn ciphertexts_digest(cts: &[LweCiphertext<u32>]) -> Result<[u8; 32]> {
     let mut h = blake3::Hasher::new_derive_key("coterie mk-tfhe joint decryption ciphertexts v1");
     h.update(&(cts.len() as u64).to_le_bytes());
     for c in cts {
-        h.update(&(c.data.len() as u64).to_le_bytes());
-        for w in &c.data {
+        h.update(&(c.as_slice().len() as u64).to_le_bytes());
+        for w in c.as_slice() {
             h.update(&w.to_le_bytes());
         }
     }
@@ -569,7 +573,8 @@ pub fn key_file_names(dir: &Path, party: usize) -> (PathBuf, PathBuf) {
 }
 
 /// Writes the party's secret key and the evaluation key under `dir` (versioned envelopes;
-/// the secret key file is created with mode 0600 on Unix). Returns the two paths.
+/// atomic durable writes through `coterie_base::fsio`, the secret key file with mode 0600 on
+/// Unix). Returns the two paths.
 ///
 /// # Errors
 /// [`Error::Io`] on a file-system error.
@@ -581,31 +586,19 @@ pub fn save_key_material(dir: &Path, out: &KeygenOutput) -> Result<(PathBuf, Pat
         key: out.key.clone(),
     };
     let mut sk_bytes = to_bytes(&stored)?;
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    let res = o
-        .open(&sk_path)
-        .and_then(|mut f| std::io::Write::write_all(&mut f, &sk_bytes));
+    let res = coterie_base::fsio::write_atomic_private(&sk_path, &sk_bytes);
     zeroize::Zeroize::zeroize(&mut sk_bytes);
     res.map_err(|e| Error::Io(e.to_string()))?;
-    std::fs::write(&ek_path, to_bytes(&out.evaluation_key)?)
+    coterie_base::fsio::write_atomic(&ek_path, &to_bytes(&out.evaluation_key)?)
         .map_err(|e| Error::Io(e.to_string()))?;
     Ok((sk_path, ek_path))
 }
 
 fn read_bounded(path: &Path, max: usize) -> Result<Vec<u8>> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| Error::Io(e.to_string()))?
-        .len();
-    if len > max as u64 {
-        return Err(Error::Malformed(format!(
-            "{} is {len} bytes, above the limit {max}",
-            path.display()
-        )));
-    }
-    std::fs::read(path).map_err(|e| Error::Io(e.to_string()))
+    coterie_base::fsio::read_bounded(path, max as u64).map_err(|e| match e {
+        coterie_base::Error::TooLarge { .. } => Error::Malformed(e.to_string()),
+        e => Error::Io(e.to_string()),
+    })
 }
 
 /// Loads a secret key written by [`save_key_material`] (at most 1 MiB).

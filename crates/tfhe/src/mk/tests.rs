@@ -690,13 +690,13 @@ fn distributed_decryption_with_smudging() {
         // The MPC-rounding form: round(4·(b' − ⟨a, s⟩)) mod 4 is 1 for true, 0 for false.
         let f = to_mpc_rounding_form(&c);
         assert_eq!(
-            (f.k_bits, f.m_bits, f.a.len()),
+            (f.modulus_log(), f.message_log(), f.mask().len()),
             (32, 2, 2 * p.lwe_dimension)
         );
-        let mut acc = f.b;
+        let mut acc = f.body();
         for (slot, sk) in l.sks.iter().enumerate() {
             let seg = sk.lwe_key_segment();
-            for (a, s) in f.a[sk.segment_range(slot)].iter().zip(seg.iter()) {
+            for (a, s) in f.mask()[sk.segment_range(slot)].iter().zip(seg.iter()) {
                 acc = acc.wrapping_sub(a.wrapping_mul(*s));
             }
         }

@@ -6,7 +6,7 @@
 //! 1 µs timer slack (`PR_SET_TIMERSLACK`) instead of a yield-spin over the last 300 µs. With 16
 //! parties (240 directed links) the spinning emulator kept hundreds of threads runnable on the 2
 //! cores and the parties' own tasks waited for CPU: the 16-party latencies of 58–104 ms measured
-//! before were the emulator's, not the protocol's (see bench/results/threshold-BENCHMARKS-section.md).
+//! before were the emulator's, not the protocol's (see the threshold section of BENCHMARKS.md).
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -26,6 +26,7 @@ pub struct Link {
     pub overhead: Duration,
 }
 
+#[allow(unsafe_code)]
 fn fine_timer_slack() {
     // SAFETY: prctl(PR_SET_TIMERSLACK, ns) only changes this thread's timer slack.
     unsafe {

@@ -79,7 +79,7 @@ where
 }
 
 pub fn params(n: usize, k: u32, m: u32, b: u32) -> Params {
-    Params::toy(n, k, m, b).unwrap()
+    Params::insecure_toy(n, k, m, b).unwrap()
 }
 
 /// Imports `sk` from party 0, prepares one bundle per ciphertext, decrypts.
