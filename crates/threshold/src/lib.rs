@@ -20,6 +20,11 @@
 //!    written with `coterie_base::fsio`'s atomic durable writes, a durable consumption cursor).
 //! 6. **Service** — [`service`]: the decryption node (coordinator and followers, background
 //!    gate top-up, batching), and [`demo`].
+//! 7. **Flows** (what `coterie` runs) — [`node`]: a service node on its SPDZ_2k store (key
+//!    generation or loading, gate pool, node 0's client listener) and the demo flow;
+//!    [`client`]: the service's client protocol over `coterie_net::channel`;
+//!    [`mk_rounding`]: flooding-free decryption of a multi-key TFHE ciphertext from each party's
+//!    key segment.
 //!
 //! # Modules
 //!
@@ -39,6 +44,8 @@
 //! * [`service`]: the decryption node behind `coterie party ... threshold` (coordinator and
 //!   followers, background gate top-up, batching of concurrent requests).
 //! * [`demo`]: the self-checking end-to-end run behind `coterie demo threshold`.
+//! * [`node`], [`client`], [`mk_rounding`]: the flows behind `coterie party ... threshold`,
+//!   `coterie decrypt` / `threshold-encrypt` and `coterie party ... mktfhe --mpc-rounding`.
 //!
 //! Two parties, **toy** parameters, **insecure** dealer material (tests only):
 //!

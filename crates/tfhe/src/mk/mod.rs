@@ -14,6 +14,8 @@
 //!   the message re-encoded.
 //! * [`protocol`]: key generation and decryption over a [`coterie_net::Mesh`], with progress
 //!   through a `coterie_base::progress::Progress` callback and versioned on-disk key material.
+//! * [`demo`]: the demo flow behind `coterie party ... mktfhe` (key generation, `x > y` on two
+//!   parties' inputs, joint decryption, checked).
 //!
 //! ```
 //! use coterie_math::prg::Csprng;
