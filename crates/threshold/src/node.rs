@@ -267,6 +267,18 @@ mod tests {
     use coterie_net::{InMemoryMesh, MeshOptions, certs};
     use coterie_spdz::Counts;
 
+    /// A small pool, node 0 listening on a free loopback port, stopping after `idle_exit_s`.
+    fn test_args(dir: &Path, idle_exit_s: u64) -> ServiceArgs {
+        ServiceArgs {
+            dir: dir.join("stores"),
+            pool: 4,
+            chunk: 4,
+            max_batch: 16,
+            client_listen: "127.0.0.1:0".into(),
+            idle_exit_s,
+        }
+    }
+
     /// Runs three nodes in this process (in-memory mesh between them, node 0's client listener on
     /// loopback TLS); `client` gets node 0's bound address and returns what the test checks.
     async fn service<F, Fut>(
@@ -281,14 +293,7 @@ mod tests {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, NodeEvent)>();
         let mut nodes = Vec::new();
         for mut mesh in InMemoryMesh::group(3, MeshOptions::default()) {
-            let args = ServiceArgs {
-                dir: dir.join("stores"),
-                pool: 4,
-                chunk: 4,
-                max_batch: 16,
-                client_listen: "127.0.0.1:0".into(),
-                idle_exit_s: 2,
-            };
+            let args = test_args(dir, 2);
             let (config, tx) = (config.to_path_buf(), tx.clone());
             nodes.push(tokio::spawn(async move {
                 let id = mesh.id();
@@ -402,14 +407,7 @@ mod tests {
         std::fs::remove_file(dir.join("stores/party-1/threshold-key.bin")).unwrap();
         let mut runs = Vec::new();
         for mut mesh in InMemoryMesh::group(3, MeshOptions::default()) {
-            let args = ServiceArgs {
-                dir: dir.join("stores"),
-                pool: 4,
-                chunk: 4,
-                max_batch: 16,
-                client_listen: "127.0.0.1:0".into(),
-                idle_exit_s: 1,
-            };
+            let args = test_args(&dir, 1);
             let config = config.clone();
             runs.push(tokio::spawn(async move {
                 let r = run_node(&mut mesh, &config, &args, &mut |_| {}).await;
