@@ -26,7 +26,7 @@ fn bench(c: &mut Criterion) {
     for params in sets {
         let n = params.degree();
         let ctx = Context::new(params).unwrap();
-        let mut rng = Csprng::from_seed_insecure_for_tests([1; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([1; 32]);
         let sk = SecretKey::generate(&ctx, &mut rng);
         let pk = sk.public_key(&mut rng);
         let rlk = sk.relin_key(&mut rng);

@@ -7,7 +7,7 @@ use coterie_math::prg::Csprng;
 use rand::Rng;
 
 fn rng(tag: u8) -> Csprng {
-    Csprng::from_seed_insecure_for_tests([tag; 32])
+    Csprng::insecure_from_seed_for_tests([tag; 32])
 }
 
 /// Negacyclic product mod t (reference).

@@ -86,7 +86,7 @@ impl Ring {
 fn run(params: Params, seed: u8) {
     let ctx = Context::new(params).unwrap();
     let ring = Ring::of(&ctx);
-    let mut r = Csprng::from_seed_insecure_for_tests([seed; 32]);
+    let mut r = Csprng::insecure_from_seed_for_tests([seed; 32]);
     let sk = SecretKey::generate(&ctx, &mut r);
     let pk = sk.public_key(&mut r);
     let rlk = sk.relin_key(&mut r);
@@ -227,7 +227,7 @@ fn m_equal_one_is_ordinary_bfv() {
     let params = Params::insecure_toy_cyclotomic(1024, 12288, 1).unwrap();
     run(params.clone(), 3);
     let ctx = Context::new(params).unwrap();
-    let mut r = Csprng::from_seed_insecure_for_tests([4; 32]);
+    let mut r = Csprng::insecure_from_seed_for_tests([4; 32]);
     let sk = SecretKey::generate(&ctx, &mut r);
     let rlk = sk.relin_key(&mut r);
     let x: Vec<i64> = (0..1024).map(|i| (i * 37 % 12289) as i64).collect();
@@ -344,7 +344,7 @@ fn params_ii_4096_bit_p_encrypts_and_multiplies() {
     .unwrap();
     let ctx = Context::new(params).unwrap();
     let ring = Ring::of(&ctx);
-    let mut r = Csprng::from_seed_insecure_for_tests([5; 32]);
+    let mut r = Csprng::insecure_from_seed_for_tests([5; 32]);
     let sk = SecretKey::generate(&ctx, &mut r);
     let pk = sk.public_key(&mut r);
     let rlk = sk.relin_key(&mut r);

@@ -10,7 +10,7 @@ use coterie_math::prg::Csprng;
 fn setup() -> (Context, Csprng) {
     (
         Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap(),
-        Csprng::from_seed_insecure_for_tests([31; 32]),
+        Csprng::insecure_from_seed_for_tests([31; 32]),
     )
 }
 

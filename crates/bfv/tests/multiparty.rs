@@ -61,7 +61,7 @@ fn collective_rlk(
 #[test]
 fn three_parties_collective_keys_work_under_the_sum_of_the_secrets() {
     let ctx = Context::new(Params::insecure_toy(1024, 65537).unwrap()).unwrap();
-    let mut r = Csprng::from_seed_insecure_for_tests([21; 32]);
+    let mut r = Csprng::insecure_from_seed_for_tests([21; 32]);
     let crs = [5u8; 32];
     let sks: Vec<SecretKey> = (0..PARTIES)
         .map(|_| SecretKey::generate(&ctx, &mut r))
@@ -168,7 +168,7 @@ fn three_parties_collective_keys_work_under_the_sum_of_the_secrets() {
 fn shares_reject_malformed_bytes_and_mismatched_inputs() {
     let ctx = Context::new(Params::insecure_toy(256, 257).unwrap()).unwrap();
     let other = Context::new(Params::insecure_toy(512, 257).unwrap()).unwrap();
-    let mut r = Csprng::from_seed_insecure_for_tests([22; 32]);
+    let mut r = Csprng::insecure_from_seed_for_tests([22; 32]);
     let sk = SecretKey::generate(&ctx, &mut r);
     let sk_o = SecretKey::generate(&other, &mut r);
     let ckg = PublicKeyGen::new(&ctx);

@@ -47,7 +47,7 @@ proptest! {
     ) {
         let ctx = Context::new(Params::insecure_toy(64, 256).unwrap()).unwrap();
         let t = 256;
-        let mut r = Csprng::from_seed_insecure_for_tests(seed);
+        let mut r = Csprng::insecure_from_seed_for_tests(seed);
         let sk = SecretKey::generate(&ctx, &mut r);
         let pk = sk.public_key(&mut r);
         let rlk = sk.relin_key(&mut r);

@@ -10,7 +10,7 @@ use coterie_math::prg::Csprng;
 fn setup() -> (Context, Context, Csprng) {
     let a = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
     let b = Context::new(Params::insecure_toy(512, 65537).unwrap()).unwrap();
-    (a, b, Csprng::from_seed_insecure_for_tests([9; 32]))
+    (a, b, Csprng::insecure_from_seed_for_tests([9; 32]))
 }
 
 #[test]

@@ -18,7 +18,7 @@ const N: usize = 8192;
 
 fn samplers(c: &mut Criterion) {
     // Benchmark inputs only: a fixed seed is fine here (nothing secret).
-    let mut rng = Csprng::from_seed_insecure_for_tests([1; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([1; 32]);
     let mut g = c.benchmark_group("sample");
     g.sample_size(20)
         .warm_up_time(Duration::from_millis(300))

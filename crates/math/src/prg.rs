@@ -255,14 +255,14 @@ impl Csprng {
     /// If the operating system cannot supply entropy.
     pub fn new() -> Self {
         let mut seed = fresh_seed();
-        let rng = Self::from_seed_insecure_for_tests(seed);
+        let rng = Self::insecure_from_seed_for_tests(seed);
         seed.zeroize();
         rng
     }
 
     /// A generator with a caller-chosen key. **Not for secrets** unless the seed itself is a fresh
     /// secret of 256 bits: meant for reproducible tests and benchmarks.
-    pub fn from_seed_insecure_for_tests(seed: Seed) -> Self {
+    pub fn insecure_from_seed_for_tests(seed: Seed) -> Self {
         Self {
             key: seed,
             buf: [0u8; BUF_LEN],
@@ -449,8 +449,8 @@ mod tests {
 
     #[test]
     fn csprng_reproducible_only_with_same_seed_and_fresh_by_default() {
-        let mut a = Csprng::from_seed_insecure_for_tests([1; 32]);
-        let mut b = Csprng::from_seed_insecure_for_tests([1; 32]);
+        let mut a = Csprng::insecure_from_seed_for_tests([1; 32]);
+        let mut b = Csprng::insecure_from_seed_for_tests([1; 32]);
         let va: Vec<u64> = (0..500).map(|_| a.next_u64()).collect();
         let vb: Vec<u64> = (0..500).map(|_| b.next_u64()).collect();
         assert_eq!(va, vb);

@@ -593,7 +593,7 @@ mod tests {
 
     #[test]
     fn parameter_validation() {
-        let mut rng = Csprng::from_seed_insecure_for_tests([0; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([0; 32]);
         let mut o = [0i64; 4];
         let mut u = [0u64; 4];
         assert!(uniform_mod(&mut rng, 0, &mut u).is_err());

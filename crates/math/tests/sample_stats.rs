@@ -17,7 +17,7 @@ use coterie_math::sample::{
 const N: usize = 1_000_000;
 
 fn rng(tag: u8) -> Csprng {
-    Csprng::from_seed_insecure_for_tests([tag; 32])
+    Csprng::insecure_from_seed_for_tests([tag; 32])
 }
 
 /// Empirical mean, unbiased variance and fourth central moment.

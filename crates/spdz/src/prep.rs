@@ -306,12 +306,6 @@ impl<R: Ring> InsecureDealer<R> {
         })
     }
 
-    /// The former name of [`InsecureDealer::insecure_new`], kept while coterie-threshold and the
-    /// CLI still call it.
-    pub fn new_insecure<G: Rng + ?Sized>(ring: R, n: usize, rng: &mut G) -> Result<Self> {
-        Self::insecure_new(ring, n, rng)
-    }
-
     /// The ring.
     pub fn ring(&self) -> &R {
         &self.ring

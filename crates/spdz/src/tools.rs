@@ -70,19 +70,19 @@ pub fn insecure_deal_to_stores<R: Ring>(
 }
 
 /// **Insecure**: [`insecure_deal_to_stores`] for `counts` (`masks_per_party` input masks for
-/// every owner) without progress reports; the name the CLI uses.
+/// every owner) without progress reports (a convenience for tests and benchmarks).
 ///
 /// ```
-/// use coterie_spdz::tools::{deal_insecure_to_stores, party_dir};
+/// use coterie_spdz::tools::{insecure_deal_counts_to_stores, party_dir};
 /// use coterie_spdz::{Counts, Kind, PrepStore, Z2k};
 /// let base = std::env::temp_dir().join(format!("coterie-spdz-doc-old-{}", std::process::id()));
 /// let counts = Counts { triples: 10, ..Counts::default() };
-/// deal_insecure_to_stores(&base, Z2k::spdz2k_64(), 2, counts, 4).unwrap();
+/// insecure_deal_counts_to_stores(&base, Z2k::spdz2k_64(), 2, counts, 4).unwrap();
 /// let s = PrepStore::open(&party_dir(&base, 1), Z2k::spdz2k_64(), 1, 2).unwrap();
 /// assert_eq!(s.available(Kind::Triples).unwrap(), 10);
 /// std::fs::remove_dir_all(&base).unwrap();
 /// ```
-pub fn deal_insecure_to_stores<R: Ring>(
+pub fn insecure_deal_counts_to_stores<R: Ring>(
     base: &Path,
     ring: R,
     n: usize,
@@ -129,7 +129,7 @@ pub async fn produce_ot_to_store_with_progress<M: Mesh>(
     res.map(|()| store)
 }
 
-/// [`produce_ot_to_store_with_progress`] without progress reports (the name the CLI uses).
+/// [`produce_ot_to_store_with_progress`] without progress reports (a convenience for tests).
 pub async fn produce_ot_to_store<M: Mesh>(
     mesh: &mut M,
     dir: &Path,
@@ -154,7 +154,7 @@ pub fn ot_work_units(counts: Counts, n: usize) -> u64 {
 }
 
 /// One party's side of a small online demonstration on material from its store at `dir`
-/// (made by [`deal_insecure_to_stores`] or [`produce_ot_to_store`]): every party inputs
+/// (made by [`insecure_deal_counts_to_stores`] or [`produce_ot_to_store`]): every party inputs
 /// `value`, the engine multiplies all inputs together with Beaver triples, opens the product,
 /// runs the MAC check and returns it (mod 2^64). Consumes one input mask per owner, `n − 1`
 /// triples and one random value from the store (durably).

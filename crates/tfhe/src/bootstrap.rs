@@ -355,7 +355,7 @@ mod tests {
     #[test]
     fn sign_convention_t1() {
         let p = TfheParams::insecure_toy_u32();
-        let mut rng = Csprng::from_seed_insecure_for_tests([5; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([5; 32]);
         let s = LweSecretKey::<u32>::generate_binary(p.lwe_dimension, &mut rng);
         let z =
             GlweSecretKey::<u32>::generate(1, p.polynomial_size, KeyDistribution::Binary, &mut rng)

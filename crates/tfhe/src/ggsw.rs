@@ -283,7 +283,7 @@ mod tests {
 
     #[test]
     fn cmux_selects() {
-        let mut rng = Csprng::from_seed_insecure_for_tests([4; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([4; 32]);
         let (k, n) = (2, 128);
         let s = GlweSecretKey::<u64>::generate(k, n, KeyDistribution::Binary, &mut rng).unwrap();
         let mut prep = s.prepare().unwrap();

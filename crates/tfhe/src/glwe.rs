@@ -409,7 +409,7 @@ mod tests {
 
     #[test]
     fn glwe_roundtrip_and_extraction() {
-        let mut rng = Csprng::from_seed_insecure_for_tests([3; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([3; 32]);
         for (k, n, dist) in [
             (1, 256, KeyDistribution::Ternary { p: 0.1135 }),
             (3, 64, KeyDistribution::Binary),

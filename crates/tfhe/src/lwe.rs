@@ -294,7 +294,7 @@ mod tests {
 
     #[test]
     fn encrypt_decrypt_and_linear_ops() {
-        let mut rng = Csprng::from_seed_insecure_for_tests([1; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([1; 32]);
         let s = LweSecretKey::<u64>::generate_binary(300, &mut rng);
         let noise = NoiseSampler::new(2f64.powi(-30), 64).unwrap();
         let mut c1 = LweCiphertext::zero(300);
@@ -315,7 +315,7 @@ mod tests {
 
     #[test]
     fn keyswitch_many_messages() {
-        let mut rng = Csprng::from_seed_insecure_for_tests([2; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([2; 32]);
         let big = LweSecretKey::<u32>::generate_binary(512, &mut rng);
         let small = LweSecretKey::<u32>::generate_binary(100, &mut rng);
         let noise = NoiseSampler::new(2f64.powi(-24), 32).unwrap();

@@ -211,7 +211,7 @@ mod tests {
 
     #[test]
     fn sampler_std_matches() {
-        let mut rng = Csprng::from_seed_insecure_for_tests([7; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([7; 32]);
         for (std, bits) in [(2f64.powi(-25), 32u32), (2f64.powi(-40), 64), (9.3e-10, 32)] {
             let s = NoiseSampler::new(std, bits).unwrap();
             let m = 20000;

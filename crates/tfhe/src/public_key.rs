@@ -412,7 +412,7 @@ mod tests {
 
     #[test]
     fn public_key_encryption_noise_and_reverse_form() {
-        let mut rng = Csprng::from_seed_insecure_for_tests([61; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([61; 32]);
         let (k, n) = (1, 1024);
         let p = 0.113_546;
         let z =
@@ -454,7 +454,7 @@ mod tests {
     /// A bootstrapping key built only from the public key bootstraps correctly.
     #[test]
     fn public_key_bootstrap_key() {
-        let mut rng = Csprng::from_seed_insecure_for_tests([62; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([62; 32]);
         let (n_lwe, n) = (64, 512);
         let p = 0.113_546;
         let s = LweSecretKey::<u64>::generate_binary(n_lwe, &mut rng);

@@ -313,7 +313,7 @@ mod tests {
 
     #[test]
     fn keys_roundtrip_and_still_work() {
-        let mut rng = Csprng::from_seed_insecure_for_tests([9; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([9; 32]);
         let p = TfheParams::insecure_toy_u32();
         let ck = ClientKey::<u32>::generate(&p, &mut rng).unwrap();
         let sk = ServerKey::new(&ck, &mut rng).unwrap();

@@ -11,7 +11,7 @@ use rand_core::Rng;
 fn keys() -> &'static (ClientKey<u32>, ServerKey<u32>) {
     static KEYS: OnceLock<(ClientKey<u32>, ServerKey<u32>)> = OnceLock::new();
     KEYS.get_or_init(|| {
-        let mut rng = Csprng::from_seed_insecure_for_tests([11; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([11; 32]);
         let params = TfheParams::tfhe_rs_boolean_default();
         let ck = ClientKey::generate(&params, &mut rng).unwrap();
         let sk = ServerKey::new(&ck, &mut rng).unwrap();
@@ -23,7 +23,7 @@ fn keys() -> &'static (ClientKey<u32>, ServerKey<u32>) {
 fn truth_tables_all_gates() {
     let (ck, sk) = keys();
     let mut ev = sk.evaluator().unwrap();
-    let mut rng = Csprng::from_seed_insecure_for_tests([12; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([12; 32]);
     const REPS: usize = 6;
     for gate in Gate::ALL {
         for (a, b) in [(false, false), (false, true), (true, false), (true, true)] {
@@ -63,7 +63,7 @@ fn truth_tables_all_gates() {
 fn random_circuit_on_bootstrapped_inputs() {
     let (ck, sk) = keys();
     let mut ev = sk.evaluator().unwrap();
-    let mut rng = Csprng::from_seed_insecure_for_tests([13; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([13; 32]);
     let mut plain: Vec<bool> = (0..8).map(|i| i % 3 == 0).collect();
     let mut enc: Vec<_> = plain
         .iter()
@@ -84,7 +84,7 @@ fn random_circuit_on_bootstrapped_inputs() {
 fn nand_chain(len: usize, seed: u8) {
     let (ck, sk) = keys();
     let mut ev = sk.evaluator().unwrap();
-    let mut rng = Csprng::from_seed_insecure_for_tests([seed; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([seed; 32]);
     // x_{i+1} = NAND(x_i, x_{i-1}): every input after the first two is a bootstrapped output.
     let (mut p0, mut p1) = (true, false);
     let (mut c0, mut c1) = (ck.encrypt_bool(p0, &mut rng), ck.encrypt_bool(p1, &mut rng));

@@ -7,7 +7,7 @@ use coterie_tfhe::params::TfheParams;
 
 #[test]
 fn lut_bootstrapping_2_to_4_bits() {
-    let mut rng = Csprng::from_seed_insecure_for_tests([21; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([21; 32]);
     let params = TfheParams::tfhe_rs_shortint_2_2_gaussian();
     let ck = ClientKey::<u64>::generate(&params, &mut rng).unwrap();
     let sk = ServerKey::new(&ck, &mut rng).unwrap();
@@ -40,7 +40,7 @@ fn lut_bootstrapping_2_to_4_bits() {
 /// The seed 003 single-key parameter set (64-bit torus, ternary RLWE key) bootstraps gates.
 #[test]
 fn seed003_single_key_gates() {
-    let mut rng = Csprng::from_seed_insecure_for_tests([22; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([22; 32]);
     let params = TfheParams::seed003_ako_k2_single_key();
     let ck = ClientKey::<u64>::generate(&params, &mut rng).unwrap();
     let sk = ServerKey::new(&ck, &mut rng).unwrap();

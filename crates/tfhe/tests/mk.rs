@@ -18,7 +18,7 @@ fn nand_truth_table(k: usize, seed: u8, reps: usize) {
     let t = Instant::now();
     let s = setup(&params, k, seed, ProductMethod::Exact);
     let keygen = t.elapsed();
-    let mut rng = Csprng::from_seed_insecure_for_tests([seed.wrapping_add(1); 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([seed.wrapping_add(1); 32]);
     let mut ev = s.server.evaluator().unwrap();
     let keys = s.keys();
     let t = Instant::now();
@@ -83,7 +83,7 @@ fn t6_nand_truth_table_8_parties() {
 fn all_gates_toy_3_parties() {
     let params = MkParams::insecure_toy(3);
     let s = setup(&params, 3, 24, ProductMethod::Exact);
-    let mut rng = Csprng::from_seed_insecure_for_tests([25; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([25; 32]);
     let mut ev = s.server.evaluator().unwrap();
     let keys = s.keys();
     for g in [
@@ -116,7 +116,7 @@ fn all_gates_toy_3_parties() {
 fn greater_than_8_bits_toy() {
     let params = MkParams::insecure_toy(2);
     let s = setup(&params, 2, 26, ProductMethod::Exact);
-    let mut rng = Csprng::from_seed_insecure_for_tests([27; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([27; 32]);
     let mut ev = s.server.evaluator().unwrap();
     let keys = s.keys();
     for (x, y) in [

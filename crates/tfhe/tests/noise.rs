@@ -25,7 +25,7 @@ use coterie_tfhe::torus::Torus;
 /// `rotations` blind rotations of random LWE inputs (all `N` coefficients of each accumulator
 /// are samples).
 fn blind_rotation_noise<T: Torus>(params: &TfheParams, rotations: usize, seed: u8) -> (f64, f64) {
-    let mut rng = Csprng::from_seed_insecure_for_tests([seed; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([seed; 32]);
     let (n, k, big_n) = (
         params.lwe_dimension,
         params.glwe_dimension,
@@ -110,7 +110,7 @@ fn keyswitch_noise<T: Torus>(
     samples: usize,
     seed: u8,
 ) -> (f64, f64) {
-    let mut rng = Csprng::from_seed_insecure_for_tests([seed; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([seed; 32]);
     let (mut sum_sq, mut predicted) = (0.0, 0.0);
     for _ in 0..keys {
         let big = GlweSecretKey::<T>::generate(

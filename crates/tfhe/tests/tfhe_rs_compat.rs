@@ -59,7 +59,7 @@ fn tfhe_rs_lwe_ciphertexts_decrypt_under_coterie_u32() {
         assert_eq!(c_phase.to_i64_centered() > 0, bit);
     }
     // And coterie ciphertexts decrypt under TFHE-rs.
-    let mut rng = Csprng::from_seed_insecure_for_tests([51; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([51; 32]);
     let ours = NoiseSampler::new(p.lwe_noise_std, 32).unwrap();
     for m in 0..16u64 {
         let mu: u32 = encode_message(m, 4);
@@ -118,7 +118,7 @@ fn tfhe_rs_lwe_and_glwe_ciphertexts_decrypt_under_coterie_u64() {
         assert!(d.wrapping_sub(*m).decode().abs() < 1e-9);
     }
     // Coterie GLWE ciphertexts decrypt under TFHE-rs.
-    let mut rng = Csprng::from_seed_insecure_for_tests([52; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([52; 32]);
     let mut prep = cglwe_key.prepare().unwrap();
     let mut c = GlweCiphertext::<u64>::zero(k, n);
     encrypt_glwe_ciphertext(
@@ -162,7 +162,7 @@ fn coterie_bootstraps_tfhe_rs_ciphertexts() {
         .unwrap(),
     )
     .unwrap();
-    let mut rng = Csprng::from_seed_insecure_for_tests([53; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([53; 32]);
     let sk = ServerKey::new(&ck, &mut rng).unwrap();
     let mut ev = sk.evaluator().unwrap();
     let enc = |b: bool, g: &mut Gens| {

@@ -129,7 +129,7 @@ async fn emu_group(
 async fn bench_prep(a: u32, gates: usize, netem: Option<Link>) -> (f64, f64) {
     let ring = Z2k::spdz2k_64();
     let mut rng = rand::rng();
-    let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
     let c = Counts {
         triples: gates * ((1 << a) - a as usize - 1),
         bits: gates * a as usize,
@@ -182,7 +182,7 @@ async fn bench_bundles(count: usize, netem: Option<Link>) -> (f64, f64) {
     let lt = Params::paper().lt().unwrap();
     let ring = Z2k::spdz2k_64();
     let mut rng = rand::rng();
-    let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
     let c = Counts {
         triples: count * lt.mults_per_bundle(),
         bits: count * lt.bits_per_bundle(),
@@ -234,7 +234,7 @@ async fn bench_online(
     let lt = p.lt().unwrap();
     let ring = Z2k::spdz2k_64();
     let mut rng = rand::rng();
-    let dealer = InsecureDealer::new_insecure(ring, parties, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(ring, parties, &mut rng).unwrap();
     let total = batch * reps;
     let preps = dealer.deal(
         Counts {

@@ -97,7 +97,7 @@ impl SharedKey {
     /// let mut rng = rand::rng();
     /// let ct = LweCiphertext::encrypt_with_secret_key(&sk, 1, -70, 16, 2, &mut rng);
     /// let ring = Z2k::new(16, 64).unwrap();
-    /// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    /// let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
     /// let counts = Counts {
     ///     triples: lt.mults_per_bundle(),
     ///     bits: lt.bits_per_bundle(),
@@ -187,7 +187,7 @@ impl SharedKey {
     /// let mut rng = rand::rng();
     /// let ct = LweCiphertext::encrypt_with_secret_key(&sk, 1, -70, 16, 2, &mut rng);
     /// let ring = Z2k::new(16, 64).unwrap();
-    /// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    /// let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
     /// let counts = Counts {
     ///     triples: lt.mults_per_bundle(),
     ///     bits: lt.bits_per_bundle(),
@@ -359,7 +359,7 @@ impl PublicKey {
     /// let p = Params::insecure_toy(4, 16, 2, 3).unwrap();
     /// let mut rng = rand::rng();
     /// let ring = Z2k::new(16, 64).unwrap();
-    /// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    /// let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
     /// let counts = Counts { triples: 64, bits: 128, randoms: 64, masks_per_party: 0 };
     /// let mut tasks = Vec::new();
     /// let parties = InMemoryMesh::group(2, MeshOptions::default());

@@ -63,7 +63,7 @@
 //! let mut rng = rand::rng();
 //! let ct = LweCiphertext::encrypt_with_secret_key(&sk, 3, -100, 16, 2, &mut rng);
 //! let ring = Z2k::new(16, 64).unwrap();
-//! let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+//! let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
 //! let counts = Counts {
 //!     triples: lt.mults_per_bundle(),
 //!     bits: lt.bits_per_bundle(),

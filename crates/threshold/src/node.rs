@@ -354,7 +354,7 @@ mod tests {
             randoms: 2000,
             masks_per_party: 0,
         };
-        coterie_spdz::tools::deal_insecure_to_stores(
+        coterie_spdz::tools::insecure_deal_counts_to_stores(
             &dir.join("stores"),
             Z2k::spdz2k_64(),
             3,

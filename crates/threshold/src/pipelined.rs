@@ -335,7 +335,7 @@ fn opening_of(o: &Opened) -> Result<(Option<Opening>, Vec<u8>)> {
 /// let mut rng = rand::rng();
 /// let ct = LweCiphertext::encrypt_with_secret_key(&sk, 2, 50, 16, 2, &mut rng);
 /// let ring = Z2k::new(16, 64).unwrap();
-/// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+/// let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
 /// let counts = Counts {
 ///     triples: lt.mults_per_bundle(),
 ///     bits: lt.bits_per_bundle(),
@@ -689,7 +689,7 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
 /// let mut rng = rand::rng();
 /// let ct = LweCiphertext::encrypt_with_secret_key(&sk, 2, 50, 16, 2, &mut rng);
 /// let ring = Z2k::new(16, 64).unwrap();
-/// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+/// let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
 /// let counts = Counts {
 ///     triples: lt.mults_per_bundle(),
 ///     bits: lt.bits_per_bundle(),

@@ -200,7 +200,7 @@ impl GateStore {
     /// let lt = Params::insecure_toy(4, 16, 2, 3).unwrap().lt().unwrap();
     /// let mut rng = rand::rng();
     /// let ring = Z2k::new(16, 64).unwrap();
-    /// let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    /// let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
     /// let per_party = insecure_deal_bundles(&dealer, &ring, &lt, 3, 0, &mut rng);
     /// let dir = std::env::temp_dir().join(format!("coterie-store-doc-{}", std::process::id()));
     /// let store = GateStore::create(&dir, lt).unwrap();
@@ -374,7 +374,7 @@ mod tests {
         let lt = LtParams::new(16, 14, 4).unwrap();
         let ring = Z2k::new(16, 64).unwrap();
         let mut rng = rand::rng();
-        let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+        let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
         let mut per = crate::gates::insecure_deal_bundles(&dealer, &ring, &lt, 3, 7, &mut rng);
         let mine = per.remove(0);
         let bytes = encode_batch(&lt, &mine).unwrap();
@@ -419,7 +419,7 @@ mod tests {
         assert_eq!(masks, 2 * 128 * 9);
         let ring = Z2k::spdz2k_64();
         let mut rng = rand::rng();
-        let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+        let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
         let per = crate::gates::insecure_deal_bundles(&dealer, &ring, &lt, 2, 0, &mut rng);
         let bytes = encode_batch(&lt, &per[0]).unwrap();
         assert_eq!(

@@ -625,7 +625,7 @@ async fn communication_per_decryption_matches_the_formula() {
     assert_eq!(formula, 148);
     let ring = coterie_spdz::Z2k::spdz2k_64();
     let mut rng = rand::rng();
-    let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
     let preps = dealer.deal(
         coterie_spdz::Counts {
             randoms: 5 * 150,

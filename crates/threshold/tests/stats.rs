@@ -20,7 +20,7 @@ async fn run(z: u128, samples: usize) {
     let lt = LtParams::new(16, 14, 4).unwrap();
     let ring = Z2k::new(16, 64).unwrap();
     let mut rng = rand::rng();
-    let dealer = InsecureDealer::new_insecure(ring, 2, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
     let preps = dealer.deal(
         Counts {
             triples: 0,

@@ -41,7 +41,7 @@ async fn four_party_decryption_over_loopback_tls() {
         ..MeshOptions::default()
     };
     let mut rng = rand::rng();
-    let dealer = InsecureDealer::new_insecure(Z2k::spdz2k_64(), n, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(Z2k::spdz2k_64(), n, &mut rng).unwrap();
     let preps = dealer.deal(
         Counts {
             triples: 2 * decs * lt.mults_per_bundle(),

@@ -123,7 +123,7 @@ fn demo_threshold(parties: usize, count: usize) -> Result<(), String> {
                  ({} triples, {} bits, {} randoms per party) — demo only",
                 c.triples, c.bits, c.randoms
             );
-            super::spdz::deal_insecure(&stores, parties, c)
+            super::spdz::insecure_deal(&stores, parties, c)
         })
         .and_then(|()| {
             demo_in(

@@ -58,13 +58,13 @@ pub fn run(cmd: SpdzCmd) -> Result<(), String> {
             parties,
             out,
             amounts,
-        } => deal_insecure(&out, parties, amounts.into()),
+        } => insecure_deal(&out, parties, amounts.into()),
     }
 }
 
 /// The **insecure** dealer (`coterie_spdz::flows::insecure_deal`), with its warning and the
 /// store directories printed.
-pub fn deal_insecure(out: &Path, parties: usize, counts: Counts) -> Result<(), String> {
+pub fn insecure_deal(out: &Path, parties: usize, counts: Counts) -> Result<(), String> {
     let progress = crate::progress::progress_bar("");
     let dirs = coterie_spdz::flows::insecure_deal(out, parties, counts, &progress)
         .map_err(|e| e.to_string())?;

@@ -256,7 +256,7 @@ async fn ot_material_drives_the_engine() {
 fn bit_packing_round_trip() {
     use coterie_base::bits::{BitReader, BitWriter, packed_len};
     use rand::Rng;
-    let mut rng = coterie_math::prg::Csprng::from_seed_insecure_for_tests([3; 32]);
+    let mut rng = coterie_math::prg::Csprng::insecure_from_seed_for_tests([3; 32]);
     let widths: Vec<u32> = (0..300).map(|i| (i * 37 % 129) as u32).collect();
     let vals: Vec<u128> = widths
         .iter()

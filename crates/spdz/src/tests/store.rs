@@ -102,7 +102,7 @@ async fn ot_preprocessing_into_stores_then_online() {
 /// The CLI drivers: insecure dealer into stores, then the online demo from the stores.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_tools_deal_then_demo() {
-    use crate::tools::{deal_insecure_to_stores, online_product_demo, party_dir};
+    use crate::tools::{insecure_deal_counts_to_stores, online_product_demo, party_dir};
     let base = std::env::temp_dir().join(format!("coterie-spdz-cli-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&base);
     let counts = Counts {
@@ -111,7 +111,7 @@ async fn cli_tools_deal_then_demo() {
         masks_per_party: 2,
         bits: 0,
     };
-    deal_insecure_to_stores(&base, Z2k::spdz2k_64(), 3, counts, 3).unwrap();
+    insecure_deal_counts_to_stores(&base, Z2k::spdz2k_64(), 3, counts, 3).unwrap();
     for round in 0..2 {
         let mut tasks = Vec::new();
         for mut mesh in InMemoryMesh::group(3, opts()) {

@@ -31,7 +31,7 @@ struct Local {
 }
 
 fn local(params: &MkParams, k: usize, seed: u8, method: ProductMethod) -> Local {
-    let mut rng = Csprng::from_seed_insecure_for_tests([seed; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([seed; 32]);
     let crs = Crs { seed: [seed; 32] };
     let (sks, ek) = insecure_simulate_all_parties(params, k, &crs, method, &mut rng).unwrap();
     let server = MkServerKey::new(&ek).unwrap();
@@ -144,7 +144,7 @@ fn t1_sign_and_lut_pinning() {
 #[test]
 fn t2_primitive_round_trips() {
     let p = MkParams::ako_k2();
-    let mut rng = Csprng::from_seed_insecure_for_tests([2; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([2; 32]);
     let sk = MkSecretKey::generate(&p, 0, &mut rng).unwrap();
     // LWE: |phase − μ| < 6α.
     for bit in [true, false] {
@@ -211,7 +211,7 @@ fn t2_primitive_round_trips() {
 fn t3_common_public_key() {
     for k in [2, 4] {
         let p = MkParams::ako(k).unwrap();
-        let mut rng = Csprng::from_seed_insecure_for_tests([3; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([3; 32]);
         let crs = Crs { seed: [33; 32] };
         let sks: Vec<_> = (0..k)
             .map(|q| MkSecretKey::generate(&p, q, &mut rng).unwrap())
@@ -306,7 +306,7 @@ fn t5_keyswitch_key_aggregation() {
 
 /// Fresh bootstraps of random bits from random parties: (measured V0, predicted V0).
 fn measured_v0(l: &Local, count: usize, seed: u8) -> (f64, f64) {
-    let mut rng = Csprng::from_seed_insecure_for_tests([seed; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([seed; 32]);
     let mut ev = l.server.evaluator().unwrap();
     let keys = l.keys();
     let k = l.sks.len();
@@ -354,7 +354,7 @@ fn keyswitch_noise_ratio(k: usize, seed: u8, samples: usize) -> f64 {
     let s = l.s_concat();
     let zc: Vec<u32> = l.z_sum().iter().map(|&x| x as u32).collect();
     let zkey = LweSecretKey::from_container(zc);
-    let mut rng = Csprng::from_seed_insecure_for_tests([seed ^ 0xff; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([seed ^ 0xff; 32]);
     let zero = NoiseSampler::new(0.0, 32).unwrap();
     let mut errs = Vec::new();
     let mut input = LweCiphertext::zero(p.polynomial_size);
@@ -409,7 +409,7 @@ fn t9_component_noise_k3_k5_k8() {
 #[test]
 fn t9b_external_product_noise() {
     let p = MkParams::ako_k2();
-    let mut rng = Csprng::from_seed_insecure_for_tests([91; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([91; 32]);
     let crs = Crs { seed: [91; 32] };
     let k = 2;
     let sks: Vec<_> = (0..k)
@@ -476,7 +476,7 @@ fn t9b_external_product_noise() {
 
 /// Blind-rotation noise (all accumulator coefficients) of `rotations` rotations of fresh inputs.
 fn blind_rotation_variance(l: &Local, rotations: usize, seed: u8) -> f64 {
-    let mut rng = Csprng::from_seed_insecure_for_tests([seed; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([seed; 32]);
     let z = l.z_glwe();
     let mut ev = l.server.evaluator().unwrap();
     let mut errs = Vec::new();
@@ -545,7 +545,7 @@ fn t10_fft_in_keygen_breaks_correctness() {
     assert!(err1_fft > 1e-3, "extrapolated FFT error rate {err1_fft}");
     assert!(p32.noise().err1 < 1e-9);
     // And the FFT key still bootstraps at k = 2 (the failure needs many parties).
-    let mut rng = Csprng::from_seed_insecure_for_tests([101; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([101; 32]);
     let mut ev = fft.server.evaluator().unwrap();
     let c = fft.encrypt(0, true, &mut rng);
     assert!(decrypt_bool_with_all_keys(
@@ -557,7 +557,7 @@ fn t10_fft_in_keygen_breaks_correctness() {
 /// Dynamic variant on a global list of 4 parties (toy parameters for speed): subsets of
 /// sizes 2, 3, 4, the wrong-key check, and a late join of a 5th party.
 fn dynamic_variant(params: &MkParams, seed: u8) {
-    let mut rng = Csprng::from_seed_insecure_for_tests([seed; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([seed; 32]);
     let crs = Crs { seed: [seed; 32] };
     let mut sks: Vec<_> = (0..4)
         .map(|q| MkSecretKey::generate(params, q, &mut rng).unwrap())
@@ -670,7 +670,7 @@ fn t13_security_estimates_recorded() {
 fn distributed_decryption_with_smudging() {
     let p = MkParams::ako_k2();
     let l = local(&p, 2, 14, ProductMethod::Exact);
-    let mut rng = Csprng::from_seed_insecure_for_tests([140; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([140; 32]);
     let mut ev = l.server.evaluator().unwrap();
     let sigma = default_smudging_std(&p, 2);
     assert!(sigma > 0.0);
@@ -717,7 +717,7 @@ fn distributed_decryption_with_smudging() {
 fn experiment_1(k: usize, trials: usize, seed: u8) -> (usize, usize) {
     let p = MkParams::ako(k).unwrap();
     let l = local(&p, k, seed, ProductMethod::Exact);
-    let mut rng = Csprng::from_seed_insecure_for_tests([seed ^ 0x77; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([seed ^ 0x77; 32]);
     let mut ev = l.server.evaluator().unwrap();
     let keys = l.keys();
     let s = l.s_concat();
@@ -791,7 +791,7 @@ fn t12_performance_linear_in_k() {
         let p = MkParams::ako(k).unwrap();
         let l = local(&p, k, 120, ProductMethod::Exact);
         assert_eq!(l.ek.size_bytes() as u64, p.key_bytes(k));
-        let mut rng = Csprng::from_seed_insecure_for_tests([121; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([121; 32]);
         let c = l.encrypt_joint(0, true, &mut rng);
         let mut ev = l.server.evaluator().unwrap();
         let mut t: Vec<f64> = (0..100)

@@ -224,7 +224,7 @@ mod tests {
     #[test]
     fn key_material_roundtrip_and_rejections() {
         let p = MkParams::insecure_toy(2);
-        let mut rng = Csprng::from_seed_insecure_for_tests([20; 32]);
+        let mut rng = Csprng::insecure_from_seed_for_tests([20; 32]);
         let crs = Crs { seed: [20; 32] };
         let (sks, ek) =
             insecure_simulate_all_parties(&p, 2, &crs, ProductMethod::Exact, &mut rng).unwrap();

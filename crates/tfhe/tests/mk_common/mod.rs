@@ -32,7 +32,7 @@ impl Setup {
 
 /// Static key generation of `k` parties in one process (seeded: the seed is the test's record).
 pub fn setup(params: &MkParams, k: usize, seed: u8, method: ProductMethod) -> Setup {
-    let mut rng = Csprng::from_seed_insecure_for_tests([seed; 32]);
+    let mut rng = Csprng::insecure_from_seed_for_tests([seed; 32]);
     let crs = Crs {
         seed: [seed ^ 0x5a; 32],
     };

@@ -36,7 +36,7 @@ pub fn counts(
 pub fn deal(n: usize, k: u32, c: Counts) -> Vec<VecPrep<Z2k>> {
     let ring = Z2k::new(k, 64).unwrap();
     let mut rng = rand::rng();
-    let dealer = InsecureDealer::new_insecure(ring, n, &mut rng).unwrap();
+    let dealer = InsecureDealer::insecure_new(ring, n, &mut rng).unwrap();
     dealer.deal(c, &mut rng)
 }
 
