@@ -1,9 +1,56 @@
 //! Every party of a mesh in this process, over real mutual TLS on loopback: for benchmarks,
 //! examples and tests that need the TLS code path without separate processes.
 
-use crate::certs::{free_loopback_addresses, generate_pki};
-use crate::netem::{LinkParams, Relay};
+use std::time::Instant;
+
+use crate::certs::{Pki, free_loopback_addresses, generate_pki};
+use crate::netem::{LinkParams, Relay, precise_sleep_until};
 use crate::{Error, Identity, MeshOptions, Result, Roster, TlsMesh};
+
+/// A roster for every party of `pki` on free loopback ports (each party listens on and is reached
+/// at the same address): the CA's certificate as the trust anchor, with `pin` also every party's
+/// own certificate pinned, no public keys and no roles. Callers that need relays in between or
+/// roles overwrite [`Roster::addresses`] or [`Roster::roles`].
+///
+/// # Errors
+/// No free port, or a certificate of `pki` that does not parse.
+///
+/// ```
+/// use coterie_net::{certs::generate_pki, local::loopback_roster};
+/// let pki = generate_pki(3).unwrap();
+/// let r = loopback_roster(&pki, true).unwrap();
+/// assert_eq!(r.addresses, r.listen);
+/// assert!(r.certs.iter().all(Option::is_some) && r.ca.is_some());
+/// ```
+pub fn loopback_roster(pki: &Pki, pin: bool) -> Result<Roster> {
+    let n = pki.parties.len();
+    let listen = free_loopback_addresses(n)?;
+    let certs = if pin {
+        pki.parties
+            .iter()
+            .map(|p| {
+                Ok(Some(
+                    Identity::from_pem(&p.cert_pem, &p.key_pem)?
+                        .chain
+                        .swap_remove(0),
+                ))
+            })
+            .collect::<Result<_>>()?
+    } else {
+        vec![None; n]
+    };
+    let ca = Identity::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)?
+        .chain
+        .swap_remove(0);
+    Ok(Roster {
+        addresses: listen.clone(),
+        listen,
+        certs,
+        ca: Some(ca),
+        keys: vec![None; n],
+        roles: Vec::new(),
+    })
+}
 
 /// Connects `n` parties of a fresh PKI (a new CA and party keys, made in memory) over mutual TLS
 /// on free loopback ports, each with `opts`. With `netem`, every party's listener gets a
@@ -34,33 +81,32 @@ pub async fn tls_group(
     opts: MeshOptions,
     netem: Option<LinkParams>,
 ) -> Result<(Vec<TlsMesh>, Vec<Relay>)> {
+    tls_group_with(n, opts, netem, precise_sleep_until).await
+}
+
+/// [`tls_group`] with the relays (if `netem` is given) started by [`Relay::start_with`] and
+/// `wait_until`, e.g. a plain sleep that scales to many links on few cores instead of the
+/// spinning [`precise_sleep_until`].
+///
+/// # Errors
+/// As [`tls_group`].
+pub async fn tls_group_with(
+    n: usize,
+    opts: MeshOptions,
+    netem: Option<LinkParams>,
+    wait_until: fn(Instant),
+) -> Result<(Vec<TlsMesh>, Vec<Relay>)> {
     let pki = generate_pki(n)?;
-    let listen = free_loopback_addresses(n)?;
+    let mut roster = loopback_roster(&pki, false)?;
     let mut relays = Vec::new();
-    let addresses = match netem {
-        None => listen.clone(),
-        Some(p) => {
-            let mut a = Vec::with_capacity(n);
-            for l in &listen {
-                let r = Relay::start("127.0.0.1:0", l, p)
-                    .map_err(|e| Error::Config(format!("link emulator for {l}: {e}")))?;
-                a.push(r.local_addr().to_string());
-                relays.push(r);
-            }
-            a
+    if let Some(p) = netem {
+        for (l, a) in roster.listen.iter().zip(&mut roster.addresses) {
+            let r = Relay::start_with("127.0.0.1:0", l, p, wait_until)
+                .map_err(|e| Error::Config(format!("link emulator for {l}: {e}")))?;
+            *a = r.local_addr().to_string();
+            relays.push(r);
         }
-    };
-    let ca = Identity::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)?
-        .chain
-        .swap_remove(0);
-    let roster = Roster {
-        addresses,
-        listen,
-        certs: vec![None; n],
-        ca: Some(ca),
-        keys: vec![None; n],
-        roles: Vec::new(),
-    };
+    }
     let mut hs = Vec::with_capacity(n);
     for (i, party) in pki.parties.iter().enumerate() {
         let (r, o) = (roster.clone(), opts.clone());

@@ -85,8 +85,9 @@ pub fn precise_sleep_until(t: Instant) {
     }
 }
 
-/// Copies `src` to `dst` through the emulated link until end of stream.
-fn pump(mut src: TcpStream, mut dst: TcpStream, p: LinkParams) {
+/// Copies `src` to `dst` through the emulated link until end of stream, waiting for each
+/// delivery time with `wait_until`.
+fn pump(mut src: TcpStream, mut dst: TcpStream, p: LinkParams, wait_until: fn(Instant)) {
     let (tx, rx) = mpsc::sync_channel::<(Instant, Vec<u8>)>(p.queue_chunks());
     let reader = std::thread::spawn(move || {
         let mut buf = vec![0u8; p.chunk];
@@ -113,7 +114,7 @@ fn pump(mut src: TcpStream, mut dst: TcpStream, p: LinkParams) {
             None => start,
         };
         t_prev = Some(done);
-        precise_sleep_until(done + p.one_way.saturating_sub(p.overhead));
+        wait_until(done + p.one_way.saturating_sub(p.overhead));
         if dst.write_all(&data).is_err() {
             break;
         }
@@ -133,6 +134,20 @@ pub struct Relay {
 impl Relay {
     /// Starts a relay listening on `listen` (e.g. `127.0.0.1:0`) and forwarding to `target`.
     pub fn start(listen: &str, target: &str, p: LinkParams) -> std::io::Result<Relay> {
+        Self::start_with(listen, target, p, precise_sleep_until)
+    }
+
+    /// [`Relay::start`] with another way of waiting for a chunk's delivery time: the link model
+    /// (the module's) is the same, `wait_until(t)` is called on the delivering thread of each
+    /// direction and must return at (or as soon as it can after) `t`. [`Relay::start`] passes
+    /// [`precise_sleep_until`], whose spinning keeps the timing tight but a core busy per link;
+    /// a plain sleep scales to many links on few cores at the price of the timer's slack.
+    pub fn start_with(
+        listen: &str,
+        target: &str,
+        p: LinkParams,
+        wait_until: fn(Instant),
+    ) -> std::io::Result<Relay> {
         let l = TcpListener::bind(listen)?;
         l.set_nonblocking(true)?;
         let local_addr = l.local_addr()?;
@@ -145,7 +160,7 @@ impl Relay {
                     Ok((a, _)) => {
                         let target = target.clone();
                         std::thread::spawn(move || {
-                            if let Err(e) = relay_conn(a, &target, p) {
+                            if let Err(e) = relay_conn(a, &target, p, wait_until) {
                                 tracing::warn!(error = %e, target, "relay connection failed");
                             }
                         });
@@ -179,14 +194,19 @@ impl Drop for Relay {
     }
 }
 
-fn relay_conn(a: TcpStream, target: &str, p: LinkParams) -> std::io::Result<()> {
+fn relay_conn(
+    a: TcpStream,
+    target: &str,
+    p: LinkParams,
+    wait_until: fn(Instant),
+) -> std::io::Result<()> {
     a.set_nonblocking(false)?;
     let b = TcpStream::connect(target)?;
     a.set_nodelay(true)?;
     b.set_nodelay(true)?;
     let (a2, b2) = (a.try_clone()?, b.try_clone()?);
-    let up = std::thread::spawn(move || pump(a, b, p));
-    pump(b2, a2, p);
+    let up = std::thread::spawn(move || pump(a, b, p, wait_until));
+    pump(b2, a2, p, wait_until);
     let _ = up.join();
     Ok(())
 }

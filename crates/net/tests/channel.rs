@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use coterie_net::certs::{free_loopback_addresses, generate_pki};
+use coterie_net::certs::generate_pki;
 use coterie_net::channel::{ChannelServer, connect_channel_to_party, connect_channels};
 use coterie_net::{Identity, MeshOptions, Role, Roster};
 
@@ -20,16 +20,9 @@ fn ident(p: &coterie_net::certs::PemPair) -> Identity {
 }
 
 fn roster(pki: &coterie_net::certs::Pki) -> Roster {
-    let n = pki.parties.len();
-    let addrs = free_loopback_addresses(n).unwrap();
-    Roster {
-        addresses: addrs.clone(),
-        listen: addrs,
-        certs: vec![None; n],
-        ca: Some(ident(&pki.ca).chain.swap_remove(0)),
-        keys: vec![None; n],
-        roles: vec![Role::Server; n],
-    }
+    let mut r = coterie_net::local::loopback_roster(pki, false).unwrap();
+    r.roles = vec![Role::Server; pki.parties.len()];
+    r
 }
 
 /// Server `id`: answers each request `x` (tag 1) with `(id, client name, x * 10)` (tag 2) until

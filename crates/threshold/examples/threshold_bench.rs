@@ -35,14 +35,14 @@ mod emu;
 #[derive(Clone, Copy, Debug)]
 enum Link {
     Net(LinkParams),
-    Emu(emu::Link),
+    Emu(LinkParams),
 }
 
 /// Relays kept alive as long as a group runs.
 #[allow(dead_code)]
 enum Relays {
     Net(Vec<Relay>),
-    Emu(Vec<emu::EmuRelay>),
+    Emu(Vec<Relay>),
 }
 
 async fn tls_group(n: usize, netem: Option<Link>) -> (Vec<TlsMesh>, Relays) {
@@ -80,49 +80,11 @@ async fn tls_group(n: usize, netem: Option<Link>) -> (Vec<TlsMesh>, Relays) {
 async fn emu_group(
     n: usize,
     opts: &MeshOptions,
-    p: emu::Link,
-) -> Result<(Vec<TlsMesh>, Vec<emu::EmuRelay>), String> {
-    use coterie_net::certs::{free_loopback_addresses, generate_pki};
-    use coterie_net::{Identity, Roster};
-    let pki = generate_pki(n).map_err(|e| e.to_string())?;
-    let listen = free_loopback_addresses(n).map_err(|e| e.to_string())?;
-    let relays: Vec<emu::EmuRelay> = listen
-        .iter()
-        .map(|l| emu::EmuRelay::start(l.parse().unwrap(), p).map_err(|e| e.to_string()))
-        .collect::<Result<_, _>>()?;
-    let ca = Identity::from_pem(&pki.ca.cert_pem, &pki.ca.key_pem)
-        .map_err(|e| e.to_string())?
-        .chain
-        .swap_remove(0);
-    let roster = Roster {
-        addresses: relays.iter().map(|r| r.addr.to_string()).collect(),
-        listen,
-        certs: vec![None; n],
-        ca: Some(ca),
-        keys: vec![None; n],
-        roles: Vec::new(),
-    };
-    let mut hs = Vec::new();
-    for (i, party) in pki.parties.iter().enumerate() {
-        let (r, o) = (roster.clone(), opts.clone());
-        let id = Identity::from_pem(&party.cert_pem, &party.key_pem).map_err(|e| e.to_string())?;
-        hs.push(tokio::spawn(
-            async move { TlsMesh::connect(&r, i, id, o).await },
-        ));
-    }
-    let mut out = Vec::new();
-    let mut err = None;
-    for h in hs {
-        match h.await {
-            Ok(Ok(m)) => out.push(m),
-            Ok(Err(e)) => err = Some(e.to_string()),
-            Err(e) => err = Some(e.to_string()),
-        }
-    }
-    match err {
-        None => Ok((out, relays)),
-        Some(e) => Err(e),
-    }
+    p: LinkParams,
+) -> Result<(Vec<TlsMesh>, Vec<Relay>), String> {
+    coterie_net::local::tls_group_with(n, opts.clone(), Some(p), emu::sleep_until)
+        .await
+        .map_err(|e| e.to_string())
 }
 
 /// (gates/s, kB sent per gate by party 0)
@@ -369,7 +331,7 @@ async fn bench_ot_triples(triples: usize, netem: Option<Link>) -> (f64, f64) {
 
 fn emu_link(rtt_ms: u64, mbit: f64) -> Option<Link> {
     Some(Link::Emu(
-        emu::Link::calibrated(Duration::from_millis(rtt_ms), mbit).unwrap(),
+        emu::calibrated(Duration::from_millis(rtt_ms), mbit).unwrap(),
     ))
 }
 
@@ -526,7 +488,7 @@ async fn main() {
             one_ms.map(Link::Net)
         } else {
             Some(Link::Emu(
-                emu::Link::calibrated(Duration::from_millis(1), 1000.0).unwrap(),
+                emu::calibrated(Duration::from_millis(1), 1000.0).unwrap(),
             ))
         };
         eprintln!("{link:?}");

@@ -4,28 +4,15 @@
 
 use std::time::Duration;
 
-use coterie_net::certs::{Pki, free_loopback_addresses, generate_pki};
-use coterie_net::{Identity, Mesh, MeshOptions, Roster, TlsMesh};
+use coterie_net::certs::generate_pki;
+use coterie_net::local::loopback_roster;
+use coterie_net::{Identity, Mesh, MeshOptions, TlsMesh};
 use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
 use coterie_threshold::gates::{GatePool, prep_bundles};
 use coterie_threshold::keys::{KeyDistribution, PublicKey, SharedKey};
 use coterie_threshold::online::decrypt;
 use coterie_threshold::pipelined::decrypt_pipelined;
 use coterie_threshold::{LweCiphertext, Params};
-
-fn roster(pki: &Pki) -> Roster {
-    let n = pki.parties.len();
-    let addrs = free_loopback_addresses(n).unwrap();
-    let cert = |pem: &str| Identity::from_pem(pem, &pki.ca.key_pem).map(|i| i.chain[0].clone());
-    Roster {
-        addresses: addrs.clone(),
-        listen: addrs,
-        certs: vec![None; n],
-        ca: Some(cert(&pki.ca.cert_pem).unwrap()),
-        keys: vec![None; n],
-        roles: Vec::new(),
-    }
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn four_party_decryption_over_loopback_tls() {
@@ -34,7 +21,7 @@ async fn four_party_decryption_over_loopback_tls() {
     let lt = p.lt().unwrap();
     let (samples, eta, decs) = (32usize, 40u32, 4usize);
     let pki = generate_pki(n).unwrap();
-    let r = roster(&pki);
+    let r = loopback_roster(&pki, false).unwrap();
     let opts = MeshOptions {
         timeout: Duration::from_secs(60),
         connect_deadline: Duration::from_secs(20),

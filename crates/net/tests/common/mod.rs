@@ -3,31 +3,12 @@
 
 use std::time::Duration;
 
-use coterie_net::certs::{Pki, free_loopback_addresses, generate_pki};
+use coterie_net::certs::{Pki, generate_pki};
+use coterie_net::local::loopback_roster;
 use coterie_net::{Identity, MeshOptions, Roster, TlsMesh};
 
 pub fn roster(pki: &Pki, pin: bool) -> Roster {
-    let n = pki.parties.len();
-    let addrs = free_loopback_addresses(n).unwrap();
-    let cert = |pem: &str| Identity::from_pem(pem, &pki.ca.key_pem).map(|i| i.chain[0].clone());
-    Roster {
-        addresses: addrs.clone(),
-        listen: addrs,
-        certs: pki
-            .parties
-            .iter()
-            .map(|p| {
-                if pin {
-                    Some(cert(&p.cert_pem).unwrap())
-                } else {
-                    None
-                }
-            })
-            .collect(),
-        ca: Some(cert(&pki.ca.cert_pem).unwrap()),
-        keys: vec![None; n],
-        roles: Vec::new(),
-    }
+    loopback_roster(pki, pin).unwrap()
 }
 
 pub fn identity(pki: &Pki, i: usize) -> Identity {

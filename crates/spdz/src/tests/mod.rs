@@ -75,38 +75,13 @@ pub(crate) fn big_prime(bits: u32) -> BigInt {
 }
 
 pub(crate) mod tls {
-    use coterie_net::certs::{free_loopback_addresses, generate_pki};
-    use coterie_net::{Identity, Roster, TlsMesh};
+    use coterie_net::TlsMesh;
 
     /// Connects `n` parties of a fresh PKI over loopback TLS, in this process.
     pub async fn tls_group(n: usize) -> Vec<TlsMesh> {
-        let pki = generate_pki(n).unwrap();
-        let addrs = free_loopback_addresses(n).unwrap();
-        let cert = |pem: &str| {
-            Identity::from_pem(pem, &pki.ca.key_pem)
-                .map(|i| i.chain[0].clone())
-                .unwrap()
-        };
-        let roster = Roster {
-            addresses: addrs.clone(),
-            listen: addrs,
-            certs: vec![None; n],
-            ca: Some(cert(&pki.ca.cert_pem)),
-            keys: vec![None; n],
-            roles: Vec::new(),
-        };
-        let mut hs = Vec::new();
-        for i in 0..n {
-            let r = roster.clone();
-            let id = Identity::from_pem(&pki.parties[i].cert_pem, &pki.parties[i].key_pem).unwrap();
-            hs.push(tokio::spawn(async move {
-                TlsMesh::connect(&r, i, id, super::opts()).await
-            }));
-        }
-        let mut out = Vec::new();
-        for h in hs {
-            out.push(h.await.unwrap().unwrap());
-        }
-        out
+        coterie_net::local::tls_group(n, super::opts(), None)
+            .await
+            .unwrap()
+            .0
     }
 }
