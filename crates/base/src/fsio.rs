@@ -7,7 +7,7 @@
 //! used before using it.
 //!
 //! ```
-//! let dir = std::env::temp_dir().join(format!("coterie-base-doc-{}", std::process::id()));
+//! let dir = coterie_base::fsio::unique_temp_dir("coterie-base-doc");
 //! std::fs::create_dir_all(&dir).unwrap();
 //! let path = dir.join("state.bin");
 //! coterie_base::fsio::write_atomic(&path, b"v1").unwrap();
@@ -29,6 +29,31 @@ fn io<'a>(op: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> Er
         path: path.to_path_buf(),
         source,
     }
+}
+
+/// A fresh path under [`std::env::temp_dir`] for scratch files of tests, examples and demos:
+/// `<tmp>/<prefix>-<process id>-<counter>-<nanoseconds>`, distinct for every call in this
+/// process (a process-wide counter), from concurrent processes (the process id) and from
+/// earlier runs (the clock). It **creates nothing**: the caller creates the directory (e.g.
+/// with [`std::fs::create_dir_all`]) and removes it when done.
+///
+/// ```
+/// let a = coterie_base::fsio::unique_temp_dir("coterie-doc");
+/// let b = coterie_base::fsio::unique_temp_dir("coterie-doc");
+/// assert_ne!(a, b);
+/// assert!(a.starts_with(std::env::temp_dir()) && !a.exists());
+/// ```
+pub fn unique_temp_dir(prefix: &str) -> PathBuf {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    std::env::temp_dir().join(format!(
+        "{prefix}-{}-{}-{nanos}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ))
 }
 
 /// Syncs a directory, so that a rename or a new file in it is durable.
@@ -129,8 +154,7 @@ mod tests {
     use super::*;
 
     fn tmpdir(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!("coterie-base-{name}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&d);
+        let d = unique_temp_dir(&format!("coterie-base-{name}"));
         fs::create_dir_all(&d).unwrap();
         d
     }

@@ -8,9 +8,7 @@ fn coterie() -> Command {
 }
 
 fn scratch(name: &str) -> std::path::PathBuf {
-    let d = std::env::temp_dir().join(format!("coterie-cli-test-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    coterie_base::fsio::unique_temp_dir(&format!("coterie-cli-test-{name}"))
 }
 
 #[test]

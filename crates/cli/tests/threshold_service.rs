@@ -154,8 +154,7 @@ fn wait_for(path: &Path, limit: Duration) {
 
 #[test]
 fn four_nodes_decrypt_for_a_client_survive_a_crash_and_never_reuse_a_gate() {
-    let dir = std::env::temp_dir().join(format!("coterie-thr-service-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-service");
     std::fs::create_dir_all(&dir).unwrap();
     let base = 20000 + (std::process::id() % 2000) * 20;
     let client = format!("127.0.0.1:{}", base + 10);

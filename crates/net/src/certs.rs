@@ -6,7 +6,7 @@
 //! ```
 //! use coterie_net::Role;
 //! use coterie_net::certs::{generate_pki, issue_client_cert, loopback_addresses, write_pki_with_roles};
-//! let dir = std::env::temp_dir().join(format!("coterie-certs-doc-{}", std::process::id()));
+//! let dir = coterie_base::fsio::unique_temp_dir("coterie-certs-doc");
 //! let pki = generate_pki(3).unwrap();
 //! let roles = [Role::Server, Role::Server, Role::Receiver];
 //! let config = write_pki_with_roles(&dir, &pki, &loopback_addresses(3, 47000), &roles).unwrap();

@@ -8,9 +8,7 @@ use coterie_net::certs::{free_loopback_addresses, generate_pki, write_pki, write
 use coterie_net::{Mesh, MeshOptions, Role, Roster, TlsMesh};
 
 fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("coterie-net-roles-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+    coterie_base::fsio::unique_temp_dir(&format!("coterie-net-roles-{name}"))
 }
 
 fn opts() -> MeshOptions {

@@ -35,7 +35,7 @@ const OT_CHUNK: usize = 4096;
 /// ```
 /// use coterie_base::Progress;
 /// use coterie_spdz::{Counts, Kind, PrepStore, Z2k};
-/// let out = std::env::temp_dir().join(format!("coterie-flows-doc-{}", std::process::id()));
+/// let out = coterie_base::fsio::unique_temp_dir("coterie-flows-doc");
 /// let counts = Counts { triples: 4, ..Counts::default() };
 /// let none = Progress::none();
 /// let dirs = coterie_spdz::flows::insecure_deal(&out, 2, counts, &none).unwrap();
@@ -77,7 +77,7 @@ pub struct PrepReport {
 /// use coterie_base::Progress;
 /// use coterie_spdz::Counts;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let base = std::env::temp_dir().join(format!("coterie-flows-ot-doc-{}", std::process::id()));
+/// let base = coterie_base::fsio::unique_temp_dir("coterie-flows-ot-doc");
 /// let counts = Counts { triples: 2, randoms: 1, masks_per_party: 1, ..Counts::default() };
 /// let mut tasks = Vec::new();
 /// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
@@ -121,7 +121,7 @@ pub async fn prep_ot<M: Mesh>(
 /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
 /// use coterie_spdz::Counts;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let base = std::env::temp_dir().join(format!("coterie-flows-online-doc-{}", std::process::id()));
+/// let base = coterie_base::fsio::unique_temp_dir("coterie-flows-online-doc");
 /// let counts = Counts { triples: 1, randoms: 1, masks_per_party: 1, ..Counts::default() };
 /// let none = coterie_base::Progress::none();
 /// let dirs = coterie_spdz::flows::insecure_deal(&base, 2, counts, &none).unwrap();
@@ -154,11 +154,7 @@ mod tests {
     /// product of all inputs, and the stores hold what was asked for.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn prep_ot_then_online_demo_three_parties() {
-        let base = std::env::temp_dir().join(format!(
-            "coterie-flows-test-{}-{}",
-            std::process::id(),
-            rand::random::<u32>()
-        ));
+        let base = coterie_base::fsio::unique_temp_dir("coterie-flows-test");
         let counts = Counts {
             triples: 3,
             bits: 0,

@@ -160,7 +160,7 @@ pub fn check_order<R: Ring, P: Producer<R> + ?Sized>(p: &P, order: &Order) -> Re
 /// use coterie_spdz::{InsecureSeededDealer, Kind, Order, PrepStore, Producer, Z2k};
 /// use coterie_spdz::producer::produce_into_store;
 /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
-/// let base = std::env::temp_dir().join(format!("coterie-spdz-doc-prod-{}", std::process::id()));
+/// let base = coterie_base::fsio::unique_temp_dir("coterie-spdz-doc-prod");
 /// let order = Order::new().with(Kind::Triples, 5).with(Kind::MatrixTriples(2), 2);
 /// let mut tasks = Vec::new();
 /// for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {

@@ -25,7 +25,7 @@
 //!
 //! ```
 //! use coterie_spdz::{InsecureDealer, Kind, Order, PrepStore, Preprocessing, Z2k};
-//! let dir = std::env::temp_dir().join(format!("coterie-spdz-doc-store-{}", std::process::id()));
+//! let dir = coterie_base::fsio::unique_temp_dir("coterie-spdz-doc-store");
 //! let ring = Z2k::spdz2k_64();
 //! let mut rng = rand::rng();
 //! let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
@@ -119,7 +119,7 @@ impl<R: Ring> PrepStore<R> {
     ///
     /// ```
     /// use coterie_spdz::{Counts, InsecureDealer, Kind, PrepStore, Preprocessing, Fp64};
-    /// let dir = std::env::temp_dir().join(format!("coterie-spdz-doc-create-{}", std::process::id()));
+    /// let dir = coterie_base::fsio::unique_temp_dir("coterie-spdz-doc-create");
     /// let ring = Fp64::mersenne61();
     /// let mut rng = rand::rng();
     /// let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
@@ -500,12 +500,9 @@ mod tests {
     struct TempDir(PathBuf);
     impl TempDir {
         fn new(tag: &str) -> Self {
-            let p = std::env::temp_dir().join(format!(
-                "coterie-spdz-{tag}-{}-{}",
-                std::process::id(),
-                rand::random::<u64>()
-            ));
-            Self(p)
+            Self(coterie_base::fsio::unique_temp_dir(&format!(
+                "coterie-spdz-{tag}"
+            )))
         }
     }
     impl Drop for TempDir {

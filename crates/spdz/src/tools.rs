@@ -28,7 +28,7 @@ pub fn party_dir(base: &Path, party: usize) -> PathBuf {
 /// use coterie_base::Progress;
 /// use coterie_spdz::tools::{insecure_deal_to_stores, party_dir};
 /// use coterie_spdz::{Kind, Order, PrepStore, Z2k};
-/// let base = std::env::temp_dir().join(format!("coterie-spdz-doc-{}", std::process::id()));
+/// let base = coterie_base::fsio::unique_temp_dir("coterie-spdz-doc");
 /// let order = Order::new().with(Kind::Triples, 10).with(Kind::MatrixTriples(2), 3);
 /// insecure_deal_to_stores(&base, Z2k::spdz2k_64(), 2, &order, 4, &Progress::none()).unwrap();
 /// let s = PrepStore::open(&party_dir(&base, 1), Z2k::spdz2k_64(), 1, 2).unwrap();
@@ -75,7 +75,7 @@ pub fn insecure_deal_to_stores<R: Ring>(
 /// ```
 /// use coterie_spdz::tools::{insecure_deal_counts_to_stores, party_dir};
 /// use coterie_spdz::{Counts, Kind, PrepStore, Z2k};
-/// let base = std::env::temp_dir().join(format!("coterie-spdz-doc-old-{}", std::process::id()));
+/// let base = coterie_base::fsio::unique_temp_dir("coterie-spdz-doc-old");
 /// let counts = Counts { triples: 10, ..Counts::default() };
 /// insecure_deal_counts_to_stores(&base, Z2k::spdz2k_64(), 2, counts, 4).unwrap();
 /// let s = PrepStore::open(&party_dir(&base, 1), Z2k::spdz2k_64(), 1, 2).unwrap();

@@ -92,7 +92,7 @@ fn keygen_protocol_then_evaluate_and_decrypt_jointly() {
         assert_eq!(o.timings.len(), 4);
     }
     // Key material on disk, reloaded.
-    let dir = std::env::temp_dir().join(format!("coterie-mk-test-{}", std::process::id()));
+    let dir = coterie_base::fsio::unique_temp_dir("coterie-mk-test");
     let (skp, ekp) = save_key_material(&dir, &outs[1]).unwrap();
     let sk = load_secret_key(&skp).unwrap();
     assert_eq!(sk.key.lwe_key(), outs[1].key.lwe_key());

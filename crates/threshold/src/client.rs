@@ -355,13 +355,7 @@ mod tests {
     use std::time::Instant;
 
     fn scratch(name: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "coterie-thr-client-{}-{name}-{}",
-            std::process::id(),
-            rand::random::<u32>()
-        ));
-        let _ = std::fs::remove_dir_all(&d);
-        d
+        coterie_base::fsio::unique_temp_dir(&format!("coterie-thr-client-{name}"))
     }
 
     /// A node stub behind the real listener: answers every ciphertext with its body's top bit,

@@ -338,11 +338,7 @@ mod tests {
     /// stop after the idle time; then a restart loads the same key and stops cleanly again.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn three_nodes_generate_serve_a_client_and_restart_with_the_same_key() {
-        let dir = std::env::temp_dir().join(format!(
-            "coterie-thr-node-{}-{}",
-            std::process::id(),
-            rand::random::<u32>()
-        ));
+        let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node");
         let pki = certs::generate_pki(3).unwrap();
         let addrs = certs::free_loopback_addresses(3).unwrap();
         let config = certs::write_pki(&dir.join("certs"), &pki, &addrs).unwrap();

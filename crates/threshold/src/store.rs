@@ -202,7 +202,7 @@ impl GateStore {
     /// let ring = Z2k::new(16, 64).unwrap();
     /// let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
     /// let per_party = insecure_deal_bundles(&dealer, &ring, &lt, 3, 0, &mut rng);
-    /// let dir = std::env::temp_dir().join(format!("coterie-store-doc-{}", std::process::id()));
+    /// let dir = coterie_base::fsio::unique_temp_dir("coterie-store-doc");
     /// let store = GateStore::create(&dir, lt).unwrap();
     /// store.append(&per_party[0]).unwrap();
     /// let store = GateStore::open(&dir, lt).unwrap();

@@ -429,8 +429,7 @@ async fn gate_store_survives_restart_without_reuse() {
     use coterie_threshold::store::GateStore;
     let p = params(4, 16, 2, 3);
     let lt = p.lt().unwrap();
-    let base = std::env::temp_dir().join(format!("coterie-threshold-store-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let base = coterie_base::fsio::unique_temp_dir("coterie-threshold-store");
     let c = counts(&lt, 5, 3, 4, 0, 0);
     let b2 = base.clone();
     let res = run_mem(deal(2, 16, c), move |i, mut eng, mut mesh| {

@@ -109,11 +109,7 @@ fn demo_threshold(parties: usize, count: usize) -> Result<(), String> {
     if count == 0 {
         return Err("need at least 1 ciphertext".into());
     }
-    let dir = std::env::temp_dir().join(format!(
-        "coterie-demo-threshold-{}-{}",
-        std::process::id(),
-        rand::random::<u64>()
-    ));
+    let dir = coterie_base::fsio::unique_temp_dir("coterie-demo-threshold");
     let stores = dir.join("stores");
     let res = coterie_threshold::demo::demo_counts(count)
         .map_err(|e| e.to_string())
@@ -147,11 +143,7 @@ fn demo_spdz(parties: usize) -> Result<(), String> {
     if parties < 2 {
         return Err("need at least 2 parties".into());
     }
-    let dir = std::env::temp_dir().join(format!(
-        "coterie-demo-spdz-{}-{}",
-        std::process::id(),
-        rand::random::<u64>()
-    ));
+    let dir = coterie_base::fsio::unique_temp_dir("coterie-demo-spdz");
     let stores = dir.join("stores");
     let stores_s = stores.to_string_lossy().to_string();
     let res = demo_in(
@@ -187,11 +179,7 @@ fn demo(parties: usize, protocol: &[&str]) -> Result<(), String> {
     if parties < 2 {
         return Err("need at least 2 parties".into());
     }
-    let dir = std::env::temp_dir().join(format!(
-        "coterie-demo-{}-{}",
-        std::process::id(),
-        Instant::now().elapsed().as_nanos() ^ rand::random::<u64>() as u128
-    ));
+    let dir = coterie_base::fsio::unique_temp_dir("coterie-demo");
     let res = demo_in(&dir, parties, protocol);
     let _ = std::fs::remove_dir_all(&dir);
     res

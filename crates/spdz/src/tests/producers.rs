@@ -87,11 +87,7 @@ async fn seeded_dealer_produces_every_kind_consistently() {
 /// and triples from the stores, and a matrix triple opens to `C = A·B`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn producer_into_stores_then_matrix_triples_from_the_store() {
-    let base = std::env::temp_dir().join(format!(
-        "coterie-spdz-prod-{}-{}",
-        std::process::id(),
-        rand::random::<u64>()
-    ));
+    let base = coterie_base::fsio::unique_temp_dir("coterie-spdz-prod");
     let ring = Z2k::spdz2k_32();
     let order = Order::new()
         .with(Kind::Triples, 7)

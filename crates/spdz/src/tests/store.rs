@@ -22,8 +22,7 @@ async fn engine_on_disk_store() {
         },
         &mut rng,
     );
-    let base =
-        std::env::temp_dir().join(format!("coterie-spdz-engine-store-{}", std::process::id()));
+    let base = coterie_base::fsio::unique_temp_dir("coterie-spdz-engine-store");
     let mut stores = Vec::new();
     for (i, p) in preps.iter_mut().enumerate() {
         let dir = base.join(format!("p{i}"));
@@ -59,8 +58,7 @@ async fn engine_on_disk_store() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ot_preprocessing_into_stores_then_online() {
     use crate::tools::{party_dir, produce_ot_to_store};
-    let base = std::env::temp_dir().join(format!("coterie-spdz-ot-store-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let base = coterie_base::fsio::unique_temp_dir("coterie-spdz-ot-store");
     let counts = Counts {
         triples: 6,
         bits: 2,
@@ -103,8 +101,7 @@ async fn ot_preprocessing_into_stores_then_online() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cli_tools_deal_then_demo() {
     use crate::tools::{insecure_deal_counts_to_stores, online_product_demo, party_dir};
-    let base = std::env::temp_dir().join(format!("coterie-spdz-cli-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&base);
+    let base = coterie_base::fsio::unique_temp_dir("coterie-spdz-cli");
     let counts = Counts {
         triples: 4,
         randoms: 2,
