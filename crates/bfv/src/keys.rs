@@ -356,18 +356,7 @@ pub(crate) fn check_galois_element(n: usize, g: usize) -> Result<usize> {
 pub fn galois_element_for_rotation(n: usize, k: i64) -> usize {
     let half = (n / 2) as i64;
     let k = k.rem_euclid(half) as u64;
-    let two_n = 2 * n as u64;
-    let mut g = 1u64;
-    let mut base = 5u64;
-    let mut e = k;
-    while e > 0 {
-        if e & 1 == 1 {
-            g = g * base % two_n;
-        }
-        base = base * base % two_n;
-        e >>= 1;
-    }
-    g as usize
+    coterie_math::modulus::pow_mod_u64(5, k, 2 * n as u64) as usize
 }
 
 /// A BFV public key `(p0, p1)`.

@@ -245,6 +245,27 @@ impl Modulus {
     }
 }
 
+/// `base^exp mod m` for any word-size modulus `m ≥ 1` (not only the primes of [`Modulus`]),
+/// by square-and-multiply in 128-bit arithmetic: Galois elements `5^k mod 2N` and the like.
+///
+/// ```
+/// assert_eq!(coterie_math::modulus::pow_mod_u64(5, 3, 16), 125 % 16);
+/// assert_eq!(coterie_math::modulus::pow_mod_u64(7, 0, 1), 0);
+/// ```
+pub fn pow_mod_u64(base: u64, mut exp: u64, m: u64) -> u64 {
+    let m = u128::from(m.max(1));
+    let mut b = u128::from(base) % m;
+    let mut r = 1u128 % m;
+    while exp > 0 {
+        if exp & 1 == 1 {
+            r = r * b % m;
+        }
+        b = b * b % m;
+        exp >>= 1;
+    }
+    r as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

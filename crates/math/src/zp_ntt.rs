@@ -547,7 +547,7 @@ impl SlotEncoder {
         // Slot i is F[j(i)] with j(i) = (e_i − 1)/(2M); the DIF output holds F[j] at
         // position bitrev(j).
         let two_n = 2 * n as u64;
-        let g = pow_u64_mod(5, (m / 2) as u64, two_n);
+        let g = crate::modulus::pow_mod_u64(5, (m / 2) as u64, two_n);
         let mut exponents = Vec::with_capacity(d);
         let mut e = 1u64;
         for _ in 0..d {
@@ -622,7 +622,7 @@ impl SlotEncoder {
     pub fn galois_element(&self, r: usize) -> u64 {
         let two_n = 2 * self.degree() as u64;
         let rr = (r % self.d) as u64;
-        pow_u64_mod(5, rr * (self.m / 2) as u64, two_n)
+        crate::modulus::pow_mod_u64(5, rr * (self.m / 2) as u64, two_n)
     }
 
     fn check_len(&self, n: usize) -> Result<()> {
@@ -736,21 +736,6 @@ impl SlotEncoder {
         }
         out
     }
-}
-
-/// `base^exp mod m` for word-size `m`.
-fn pow_u64_mod(base: u64, mut exp: u64, m: u64) -> u64 {
-    let m = u128::from(m);
-    let mut b = u128::from(base) % m;
-    let mut r = 1u128 % m;
-    while exp > 0 {
-        if exp & 1 == 1 {
-            r = r * b % m;
-        }
-        b = b * b % m;
-        exp >>= 1;
-    }
-    r as u64
 }
 
 /// Transpositions that, applied in order, perform the gather `a'[i] = a[σ(i)]` in place (and,
