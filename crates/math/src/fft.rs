@@ -541,33 +541,68 @@ impl SplitFourierPoly {
     }
 }
 
-/// Serialization format version of [`FourierPoly`].
-const FOURIER_FORMAT_VERSION: u8 = 1;
+impl coterie_base::envelope::Versioned for FourierPoly {
+    const TAG: [u8; 4] = *b"FFTp";
+    /// Version 2: the format version moved from a field of the encoding into the envelope.
+    const VERSION: u16 = 2;
+}
 
+impl coterie_base::envelope::Versioned for SplitFourierPoly {
+    const TAG: [u8; 4] = *b"FFTs";
+    const VERSION: u16 = 1;
+}
+
+/// The serde form of [`FourierPoly`]; the format version is the envelope's
+/// ([`FourierPoly::to_envelope`]) or that of the enclosing versioned type.
 #[derive(Serialize, Deserialize)]
 struct FourierPolyWire {
-    version: u8,
     n: u64,
     /// Interleaved `re, im` values, `N` of them.
     values: Vec<f64>,
 }
 
 impl FourierPoly {
+    /// Largest postcard payload of a [`FourierPoly`] envelope: the degree and the value count
+    /// (varints, at most 10 and 5 bytes) and `MAX_RING_DEGREE` values of 8 bytes.
+    pub const MAX_ENVELOPE_PAYLOAD: usize = 15 + 8 * MAX_RING_DEGREE;
+
+    /// Encodes in the one envelope (tag `FFTp`).
+    ///
+    /// # Errors
+    /// Only if encoding fails, which it does not for a polynomial made by an [`FftPlan`].
+    ///
+    /// ```
+    /// use coterie_math::fft::{FftPlan, FourierPoly};
+    /// let plan = FftPlan::new(32).unwrap();
+    /// let f = plan.zero_fourier();
+    /// let bytes = f.to_envelope().unwrap();
+    /// assert_eq!(FourierPoly::from_envelope(&bytes).unwrap(), f);
+    /// assert!(FourierPoly::from_envelope(&bytes[..bytes.len() - 1]).is_err());
+    /// ```
+    pub fn to_envelope(&self) -> Result<Vec<u8>> {
+        coterie_base::envelope::to_envelope(self)
+            .map_err(|e| Error::Malformed(format!("FourierPoly: {e}")))
+    }
+
+    /// Decodes [`FourierPoly::to_envelope`] output, with a payload of at most
+    /// [`FourierPoly::MAX_ENVELOPE_PAYLOAD`] bytes.
+    ///
+    /// # Errors
+    /// [`Error::Malformed`] for a bad envelope (tag, version, length, trailing bytes), a degree
+    /// out of range, a value count that does not match it, or a non-finite value.
+    pub fn from_envelope(bytes: &[u8]) -> Result<Self> {
+        coterie_base::envelope::from_envelope(bytes, Self::MAX_ENVELOPE_PAYLOAD)
+            .map_err(|e| Error::Malformed(format!("FourierPoly: {e}")))
+    }
+
     fn to_wire(&self) -> FourierPolyWire {
         FourierPolyWire {
-            version: FOURIER_FORMAT_VERSION,
             n: self.n as u64,
             values: self.data.iter().flat_map(|z| [z.re, z.im]).collect(),
         }
     }
 
     fn from_wire(w: FourierPolyWire) -> Result<Self> {
-        if w.version != FOURIER_FORMAT_VERSION {
-            return Err(Error::Malformed(format!(
-                "unknown FourierPoly format version {}",
-                w.version
-            )));
-        }
         let n = usize::try_from(w.n).map_err(|_| Error::Malformed("degree overflow".into()))?;
         check_degree(n).map_err(|e| Error::Malformed(e.to_string()))?;
         if w.values.len() != n {
@@ -855,18 +890,76 @@ mod tests {
         plan.forward_i64(&a, &mut f, &mut s);
         let g = FourierPoly::from_wire(f.to_wire()).unwrap();
         assert_eq!(f, g);
-        let wire = |version, n, len| FourierPolyWire {
-            version,
+        let wire = |n, len| FourierPolyWire {
             n,
             values: vec![0.0; len],
         };
-        assert!(FourierPoly::from_wire(wire(1, 32, 30)).is_err());
-        assert!(FourierPoly::from_wire(wire(1, 24, 24)).is_err());
-        assert!(FourierPoly::from_wire(wire(1, 1 << 20, 0)).is_err());
-        assert!(FourierPoly::from_wire(wire(9, 16, 16)).is_err());
-        let mut w = wire(1, 16, 16);
+        assert!(FourierPoly::from_wire(wire(32, 30)).is_err());
+        assert!(FourierPoly::from_wire(wire(24, 24)).is_err());
+        assert!(FourierPoly::from_wire(wire(1 << 20, 0)).is_err());
+        let mut w = wire(16, 16);
         w.values[3] = f64::NAN;
         assert!(FourierPoly::from_wire(w).is_err());
-        assert!(FourierPoly::from_wire(wire(1, 16, 16)).is_ok());
+        assert!(FourierPoly::from_wire(wire(16, 16)).is_ok());
+    }
+
+    #[test]
+    fn fourier_poly_envelope_roundtrip_and_refusals() {
+        use coterie_base::envelope::{self, Versioned};
+        let plan = FftPlan::new(32).unwrap();
+        let mut s = plan.new_scratch();
+        let mut f = plan.zero_fourier();
+        let a: Vec<i64> = (0..32).map(|i| i * 7 - 100).collect();
+        plan.forward_i64(&a, &mut f, &mut s);
+        let bytes = f.to_envelope().unwrap();
+        assert_eq!(FourierPoly::from_envelope(&bytes).unwrap(), f);
+        // A wrong format version (the old in-band `version` field is now the envelope's).
+        let mut old = bytes.clone();
+        old[8..10].copy_from_slice(&1u16.to_le_bytes());
+        let e = FourierPoly::from_envelope(&old).unwrap_err().to_string();
+        assert!(e.contains("version 1"), "{e}");
+        // Every check of `from_wire` still runs behind the envelope.
+        let seal = |w: &FourierPolyWire| {
+            envelope::seal(FourierPoly::TAG, FourierPoly::VERSION, w).unwrap()
+        };
+        let bad = |n, len| FourierPolyWire {
+            n,
+            values: vec![0.0; len],
+        };
+        assert!(FourierPoly::from_envelope(&seal(&bad(32, 30))).is_err());
+        assert!(FourierPoly::from_envelope(&seal(&bad(24, 24))).is_err());
+        let mut nan = bad(16, 16);
+        nan.values[0] = f64::INFINITY;
+        assert!(FourierPoly::from_envelope(&seal(&nan)).is_err());
+        assert!(FourierPoly::from_envelope(&seal(&bad(16, 16))).is_ok());
+        // Bounded: a declared payload over the limit is refused before decoding.
+        let mut huge = bytes.clone();
+        huge[10..14].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(FourierPoly::from_envelope(&huge).is_err());
+        // The largest polynomial fits the bound exactly as computed.
+        let big = FourierPolyWire {
+            n: MAX_RING_DEGREE as u64,
+            values: vec![0.5; MAX_RING_DEGREE],
+        };
+        let env = seal(&big);
+        assert!(env.len() - envelope::HEADER_LEN <= FourierPoly::MAX_ENVELOPE_PAYLOAD);
+        assert!(FourierPoly::from_envelope(&env).is_ok());
+        // Truncations and a split polynomial in its own envelope.
+        for cut in 0..bytes.len() {
+            assert!(FourierPoly::from_envelope(&bytes[..cut]).is_err());
+        }
+        let split = SplitFourierPoly {
+            limbs: [f.clone(), f.clone(), f],
+        };
+        let env = envelope::to_envelope(&split).unwrap();
+        assert_eq!(
+            envelope::from_envelope::<SplitFourierPoly>(
+                &env,
+                3 * FourierPoly::MAX_ENVELOPE_PAYLOAD
+            )
+            .unwrap(),
+            split
+        );
+        assert!(FourierPoly::from_envelope(&env).is_err()); // other tag
     }
 }

@@ -111,10 +111,15 @@ impl PartialEq for Poly {
 }
 impl Eq for Poly {}
 
-/// Version tag of the binary polynomial format of [`Poly::to_bytes`].
-pub const POLY_FORMAT_VERSION: u8 = 1;
-
 impl Poly {
+    /// Tag of the envelope of [`Poly::to_bytes`].
+    pub const TAG: [u8; 4] = *b"POLY";
+    /// Version of the binary format of [`Poly::to_bytes`]. Version 2: the version byte that
+    /// opened the version-1 encoding is the envelope's now; the payload after it is unchanged.
+    pub const VERSION: u16 = 2;
+    /// Bytes of the payload before the moduli: representation, `log2 N`, limb count.
+    const PAYLOAD_HEADER: usize = 3;
+
     /// The zero polynomial.
     pub fn zero(ctx: &Arc<RingContext>, repr: Representation) -> Self {
         Poly {
@@ -492,13 +497,16 @@ impl Poly {
             .unwrap_or_default())
     }
 
-    /// Serializes to a versioned little-endian format: version byte, representation byte,
-    /// `log2 N` byte, limb count byte, the `L` moduli, then the `L·N` residues.
+    /// Serializes in the one envelope (tag `POLY`, [`Poly::VERSION`]) around a little-endian
+    /// payload: representation byte, `log2 N` byte, limb count byte, the `L` moduli, then the
+    /// `L·N` residues.
+    ///
+    /// # Panics
+    /// If the payload reaches 4 GiB (`L·N ≥ 2^29` residues), beyond what an envelope can hold.
     pub fn to_bytes(&self) -> Vec<u8> {
         let n = self.ctx.n;
         let l = self.ctx.limbs();
-        let mut out = Vec::with_capacity(4 + 8 * l + 8 * n * l);
-        out.push(POLY_FORMAT_VERSION);
+        let mut out = Vec::with_capacity(Self::PAYLOAD_HEADER + 8 * l + 8 * n * l);
         out.push(match self.repr {
             Representation::Coefficient => 0,
             Representation::Ntt => 1,
@@ -511,38 +519,38 @@ impl Poly {
         for &x in &self.data {
             out.extend_from_slice(&x.to_le_bytes());
         }
-        out
+        match coterie_base::envelope::seal_bytes(Self::TAG, Self::VERSION, &out) {
+            Ok(b) => b,
+            Err(e) => panic!("polynomial payload does not fit an envelope: {e}"),
+        }
     }
 
-    /// Decodes [`Poly::to_bytes`] output for the given context. Rejects a wrong version, ring,
-    /// length or unreduced residue with an error.
+    /// Decodes [`Poly::to_bytes`] output for the given context. Rejects a bad envelope (tag,
+    /// version, a payload longer than this ring's, trailing bytes), a wrong ring, length or
+    /// unreduced residue with an error.
     pub fn from_bytes(ctx: &Arc<RingContext>, bytes: &[u8]) -> Result<Self> {
         let n = ctx.n;
         let l = ctx.limbs();
-        let expect = 4 + 8 * l + 8 * n * l;
+        let expect = Self::PAYLOAD_HEADER + 8 * l + 8 * n * l;
+        let bytes = coterie_base::envelope::open_bytes(Self::TAG, Self::VERSION, bytes, expect)
+            .map_err(|e| Error::Malformed(format!("polynomial: {e}")))?;
         if bytes.len() != expect {
             return Err(Error::Malformed(format!(
-                "polynomial encoding has {} bytes, expected {expect}",
+                "polynomial encoding has {} payload bytes, expected {expect}",
                 bytes.len()
             )));
         }
-        if bytes[0] != POLY_FORMAT_VERSION {
-            return Err(Error::Malformed(format!(
-                "unknown polynomial format version {}",
-                bytes[0]
-            )));
-        }
-        let repr = match bytes[1] {
+        let repr = match bytes[0] {
             0 => Representation::Coefficient,
             1 => Representation::Ntt,
             r => return Err(Error::Malformed(format!("unknown representation tag {r}"))),
         };
-        if bytes[2] as u32 != n.trailing_zeros() || bytes[3] as usize != l {
+        if bytes[1] as u32 != n.trailing_zeros() || bytes[2] as usize != l {
             return Err(Error::Mismatch(
                 "polynomial encoded for another ring".into(),
             ));
         }
-        let words: Vec<u64> = bytes[4..]
+        let words: Vec<u64> = bytes[Self::PAYLOAD_HEADER..]
             .chunks_exact(8)
             .map(|c| u64::from_le_bytes(c.try_into().expect("chunk of 8")))
             .collect();
@@ -739,18 +747,36 @@ mod tests {
         let p = Poly::from_signed(&c, &(0..32).map(|i| i * 1000 - 7).collect::<Vec<_>>()).unwrap();
         let bytes = p.to_bytes();
         assert_eq!(Poly::from_bytes(&c, &bytes).unwrap(), p);
+        let h = coterie_base::envelope::HEADER_LEN;
         // Truncated, extended, wrong version, wrong ring, unreduced residue.
         assert!(Poly::from_bytes(&c, &bytes[..bytes.len() - 1]).is_err());
         let mut long = bytes.clone();
         long.push(0);
         assert!(Poly::from_bytes(&c, &long).is_err());
         let mut bad = bytes.clone();
-        bad[0] = 99;
-        assert!(Poly::from_bytes(&c, &bad).is_err());
+        bad[8..10].copy_from_slice(&1u16.to_le_bytes());
+        let e = Poly::from_bytes(&c, &bad).unwrap_err().to_string();
+        assert!(e.contains("version 1"), "{e}");
+        let mut tag = bytes.clone();
+        tag[4] = b'X';
+        assert!(Poly::from_bytes(&c, &tag).is_err());
         let other = ctx(32, 2);
         assert!(Poly::from_bytes(&other, &bytes).is_err());
+        // The same length for another ring: the header check, not the length, refuses it.
+        let mut ring = bytes.clone();
+        ring[h + 1] = 6;
+        assert!(Poly::from_bytes(&c, &ring).is_err());
+        let mut repr = bytes.clone();
+        repr[h] = 7;
+        assert!(Poly::from_bytes(&c, &repr).is_err());
+        let mut moduli = bytes.clone();
+        moduli[h + 3] ^= 2;
+        assert!(Poly::from_bytes(&c, &moduli).is_err());
+        // A short payload that is a well-formed envelope.
+        let short = coterie_base::envelope::seal_bytes(Poly::TAG, Poly::VERSION, &bytes[h + 1..]);
+        assert!(Poly::from_bytes(&c, &short.unwrap()).is_err());
         let mut unreduced = bytes.clone();
-        let off = 4 + 8 * 3;
+        let off = h + 3 + 8 * 3;
         unreduced[off..off + 8].copy_from_slice(&u64::MAX.to_le_bytes());
         assert!(Poly::from_bytes(&c, &unreduced).is_err());
         // Random garbage never panics.

@@ -12,15 +12,19 @@
 //!   0's certificate is checked against the config's CA and the name `party-0.coterie`.
 //! * [`encrypt_file`] makes a ciphertext file under the service's public key.
 //!
-//! Wire format (version [`CLIENT_WIRE_VERSION`]): channel frames (bounded by
-//! [`MAX_CLIENT_FRAME`]), requests [`ClientRequest`] `{version, id, ct}` (CTLW bytes) with tag
-//! [`TAG_REQUEST`], responses [`ClientResponse`] `{version, id, result}` with tag
-//! [`TAG_RESPONSE`]. Responses may come back in any order; `id` matches them to requests.
+//! Wire format: channel byte frames (bounded by [`MAX_CLIENT_FRAME`]), each holding one envelope
+//! (`coterie_base::envelope`): requests [`ClientRequest`] `{id, ct}` (CTLW bytes; envelope tag
+//! `THcq`) with channel tag [`TAG_REQUEST`], responses [`ClientResponse`] `{id, result}`
+//! (envelope tag `THcr`) with channel tag [`TAG_RESPONSE`]; both at format version 2 (version 1
+//! carried a `version` byte in the message). Responses may come back in any order; `id` matches
+//! them to requests. A request node 0 cannot open (another format version, a malformed
+//! envelope) is answered with an error under the id [`UNREADABLE_ID`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use coterie_base::envelope::{self, Versioned};
 use coterie_net::channel::{Channel, ChannelServer, connect_channel};
 use coterie_net::config::party_name;
 use coterie_net::{Identity, MeshOptions, Roster};
@@ -31,8 +35,9 @@ use crate::keys::PublicKey;
 use crate::service::Request;
 use crate::{Error, LweCiphertext, Result};
 
-/// Wire format version of the client protocol.
-pub const CLIENT_WIRE_VERSION: u8 = 1;
+/// The id of the response to a request that node 0 could not open (another format version or
+/// a malformed envelope): its own id is unknown.
+pub const UNREADABLE_ID: u64 = u64::MAX;
 /// Largest frame (request or response) either side accepts, in bytes.
 pub const MAX_CLIENT_FRAME: usize = 1 << 20;
 /// Channel tag of a [`ClientRequest`].
@@ -45,26 +50,42 @@ const MAX_FILE: u64 = 64 << 20;
 /// need gate preprocessing).
 const CHANNEL_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// One ciphertext to decrypt.
+/// One ciphertext to decrypt (sent as an envelope, see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClientRequest {
-    /// [`CLIENT_WIRE_VERSION`].
-    pub version: u8,
-    /// Chosen by the client; echoed in the response.
+    /// Chosen by the client (not [`UNREADABLE_ID`]); echoed in the response.
     pub id: u64,
     /// The ciphertext, CTLW-encoded ([`LweCiphertext::to_bytes`]).
     pub ct: Vec<u8>,
 }
 
-/// The answer to one [`ClientRequest`].
+/// The answer to one [`ClientRequest`] (sent as an envelope, see the module docs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ClientResponse {
-    /// [`CLIENT_WIRE_VERSION`].
-    pub version: u8,
-    /// The request's id.
+    /// The request's id, or [`UNREADABLE_ID`] for a request that could not be opened.
     pub id: u64,
     /// The decrypted message, or why the node refused or failed it.
     pub result: std::result::Result<u64, String>,
+}
+
+impl Versioned for ClientRequest {
+    const TAG: [u8; 4] = *b"THcq";
+    const VERSION: u16 = 2;
+}
+
+impl Versioned for ClientResponse {
+    const TAG: [u8; 4] = *b"THcr";
+    const VERSION: u16 = 2;
+}
+
+/// Seals a message and sends it as one byte frame.
+async fn send_envelope<T: Versioned + Serialize>(
+    wr: &mut coterie_net::channel::ChannelSender,
+    tag: u32,
+    msg: &T,
+) -> Result<()> {
+    let bytes = envelope::to_envelope(msg).map_err(client_err)?;
+    wr.send_bytes(tag, &bytes).await.map_err(client_err)
 }
 
 fn client_err(what: impl std::fmt::Display) -> Error {
@@ -115,8 +136,9 @@ pub async fn bind_server(config: &Path, addr: &str) -> Result<ChannelServer> {
 /// Node 0's client service: accepts clients on `server` (see [`bind_server`]) until the
 /// listener fails or the task is aborted, and turns every request into a [`Request`] on `tx`
 /// (the coordinator's queue, [`crate::service::Node::run_coordinator`]). Each accepted request
-/// sets `last` to now (for an idle timeout). Requests of an unsupported version are answered
-/// with an error and never reach `tx`; a client that fails to authenticate is refused (logged)
+/// sets `last` to now (for an idle timeout). Requests that cannot be opened (another envelope
+/// version, a malformed envelope) are answered with an error under [`UNREADABLE_ID`] and never
+/// reach `tx`; a client that fails to authenticate is refused (logged)
 /// and the next one accepted.
 ///
 /// # Example
@@ -158,15 +180,15 @@ pub async fn serve_clients(
             let (rtx, mut rrx) = mpsc::channel::<ClientResponse>(1024);
             let writer = tokio::spawn(async move {
                 while let Some(r) = rrx.recv().await {
-                    if wr.send(TAG_RESPONSE, &r).await.is_err() {
+                    if send_envelope(&mut wr, TAG_RESPONSE, &r).await.is_err() {
                         return;
                     }
                 }
                 let _ = wr.close().await;
             });
             loop {
-                let req: ClientRequest = match rd.recv(TAG_REQUEST).await {
-                    Ok(r) => r,
+                let bytes = match rd.recv_bytes(TAG_REQUEST).await {
+                    Ok(b) => b,
                     Err(coterie_net::Error::Closed { .. }) => break,
                     Err(e) => {
                         tracing::debug!(%client, error = %e, "client connection ended");
@@ -177,16 +199,18 @@ pub async fn serve_clients(
                     *t = std::time::Instant::now();
                 }
                 let rtx = rtx.clone();
-                if req.version != CLIENT_WIRE_VERSION {
-                    let _ = rtx
-                        .send(ClientResponse {
-                            version: CLIENT_WIRE_VERSION,
-                            id: req.id,
-                            result: Err("unsupported client protocol version".into()),
-                        })
-                        .await;
-                    continue;
-                }
+                let req: ClientRequest = match envelope::from_envelope(&bytes, MAX_CLIENT_FRAME) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let _ = rtx
+                            .send(ClientResponse {
+                                id: UNREADABLE_ID,
+                                result: Err(format!("request refused: {e}")),
+                            })
+                            .await;
+                        continue;
+                    }
+                };
                 let (otx, orx) = oneshot::channel();
                 if tx
                     .send(Request {
@@ -200,13 +224,7 @@ pub async fn serve_clients(
                 }
                 tokio::spawn(async move {
                     let result = orx.await.unwrap_or_else(|_| Err("node stopped".into()));
-                    let _ = rtx
-                        .send(ClientResponse {
-                            version: CLIENT_WIRE_VERSION,
-                            id: req.id,
-                            result,
-                        })
-                        .await;
+                    let _ = rtx.send(ClientResponse { id: req.id, result }).await;
                 });
             }
             drop(rtx);
@@ -247,7 +265,8 @@ pub async fn connect(config: &Path, node: &str, cert: &Path, key: &Path) -> Resu
 
 /// Sends the CTLW ciphertexts `cts` on `ch` (a channel to node 0, see [`connect`]) and returns
 /// one result per ciphertext, in order: the message, or the node's reason for refusing or
-/// failing it. Errors (typed) when the connection fails or node 0 answers out of protocol.
+/// failing it. Errors (typed) when the connection fails, node 0 answers out of protocol, or node 0
+/// could not open a request (it speaks another format version).
 ///
 /// # Example
 ///
@@ -260,21 +279,25 @@ pub async fn decrypt_over(
     let count = cts.len();
     let sender = tokio::spawn(async move {
         for (i, ct) in cts.into_iter().enumerate() {
-            let req = ClientRequest {
-                version: CLIENT_WIRE_VERSION,
-                id: i as u64,
-                ct,
-            };
-            wr.send(TAG_REQUEST, &req).await.map_err(client_err)?;
+            let req = ClientRequest { id: i as u64, ct };
+            send_envelope(&mut wr, TAG_REQUEST, &req).await?;
         }
         Ok::<_, Error>(wr)
     });
     let mut results: Vec<Option<std::result::Result<u64, String>>> = vec![None; count];
     for _ in 0..count {
-        let r: ClientResponse = rd.recv(TAG_RESPONSE).await.map_err(|e| match e {
+        let bytes = rd.recv_bytes(TAG_RESPONSE).await.map_err(|e| match e {
             coterie_net::Error::Closed { .. } => client_err("node 0 closed the connection"),
             e => client_err(e),
         })?;
+        let r: ClientResponse = envelope::from_envelope(&bytes, MAX_CLIENT_FRAME)
+            .map_err(|e| client_err(format!("node 0's response: {e}")))?;
+        if r.id == UNREADABLE_ID {
+            let why = r.result.err().unwrap_or_default();
+            return Err(client_err(format!(
+                "node 0 could not read a request: {why}"
+            )));
+        }
         let slot = usize::try_from(r.id)
             .ok()
             .and_then(|i| results.get_mut(i))
@@ -412,25 +435,42 @@ mod tests {
         );
         assert!(*last.lock().unwrap() > t0, "requests update the idle clock");
 
-        // a wrong protocol version is answered with an error and never reaches the node
+        // a wrong envelope version is answered with an error and never reaches the node
         let mut ch = connect(&config, &addr, &c, &k).await.unwrap();
+        let req = ClientRequest { id: 9, ct: vec![] };
+        let old = envelope::seal(ClientRequest::TAG, ClientRequest::VERSION - 1, &(1u8, &req));
+        ch.send_bytes(TAG_REQUEST, &old.unwrap()).await.unwrap();
+        let r: ClientResponse =
+            envelope::from_envelope(&ch.recv_bytes(TAG_RESPONSE).await.unwrap(), 1 << 10).unwrap();
+        assert_eq!(r.id, UNREADABLE_ID);
+        let e = r.result.unwrap_err();
+        assert!(e.contains("version 1") && e.contains("version 2"), "{e}");
+        // so are bytes that are no envelope at all (a version-1 request's encoding)
+        // (postcard: version 1, id 9, an empty ciphertext)
+        ch.send_bytes(TAG_REQUEST, &[1, 9, 0]).await.unwrap();
+        let r: ClientResponse =
+            envelope::from_envelope(&ch.recv_bytes(TAG_RESPONSE).await.unwrap(), 1 << 10).unwrap();
+        assert_eq!(r.id, UNREADABLE_ID);
+        // a well-formed request still works on the same connection
+        let good = LweCiphertext::from_parts(vec![1, 2, 3, 4, 1 << 15], 16, 1).unwrap();
         let req = ClientRequest {
-            version: CLIENT_WIRE_VERSION + 1,
-            id: 9,
-            ct: vec![],
+            id: 11,
+            ct: good.to_bytes(),
         };
-        ch.send(TAG_REQUEST, &req).await.unwrap();
-        let r: ClientResponse = ch.recv(TAG_RESPONSE).await.unwrap();
-        assert_eq!(r.id, 9);
-        assert!(r.result.unwrap_err().contains("version"));
+        ch.send_bytes(TAG_REQUEST, &envelope::to_envelope(&req).unwrap())
+            .await
+            .unwrap();
+        let r: ClientResponse =
+            envelope::from_envelope(&ch.recv_bytes(TAG_RESPONSE).await.unwrap(), 1 << 10).unwrap();
+        assert_eq!((r.id, r.result), (11, Ok(1)));
         // an oversized request is refused before it is sent (the node would refuse it too)
         let big = ClientRequest {
-            version: CLIENT_WIRE_VERSION,
             id: 10,
             ct: vec![0; MAX_CLIENT_FRAME + 1],
         };
-        assert!(ch.send(TAG_REQUEST, &big).await.is_err());
-        drop(ch);
+        let (_, mut wr) = ch.split();
+        assert!(send_envelope(&mut wr, TAG_REQUEST, &big).await.is_err());
+        drop(wr);
 
         // a client certificate from another CA is refused
         let other = scratch("tls-other");
@@ -455,8 +495,8 @@ mod tests {
         assert!(e.to_string().contains("node 0 at"), "{e}");
         assert_eq!(
             stub.await.unwrap(),
-            4,
-            "the stub saw exactly the valid-version requests"
+            5,
+            "the stub saw exactly the requests it could open"
         );
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_dir_all(&other);

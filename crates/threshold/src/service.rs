@@ -25,6 +25,7 @@
 
 use std::time::Duration;
 
+use coterie_base::envelope::{self, Versioned};
 use coterie_net::Mesh;
 use coterie_spdz::{Engine, Kind, PrepStore, Preprocessing, Z2k};
 use serde::{Deserialize, Serialize};
@@ -37,8 +38,8 @@ use crate::pipelined::decrypt_pipelined;
 use crate::store::GateStore;
 use crate::{Error, LweCiphertext, Result};
 
-/// Wire format version of the control messages.
-pub const SERVICE_WIRE_VERSION: u8 = 1;
+/// Mesh tag of the control messages: byte frames holding a `ControlMsg` envelope (tag `THsc`,
+/// format version 2; version 1 carried a `version` byte in the message).
 const TAG_CONTROL: u32 = 0x7E00_0001;
 
 /// One step all nodes run together, chosen by the coordinator.
@@ -60,11 +61,28 @@ pub enum Control {
     Stop,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+/// The coordinator's message before each step.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct ControlMsg {
-    version: u8,
     seq: u64,
     control: Control,
+}
+
+impl Versioned for ControlMsg {
+    const TAG: [u8; 4] = *b"THsc";
+    const VERSION: u16 = 2;
+}
+
+/// Opens a control message (at most `max_len` bytes of payload). Anything else, another
+/// format version included, is the coordinator's fault: the follower aborts.
+fn open_control(bytes: &[u8], max_len: usize) -> Result<ControlMsg> {
+    envelope::from_envelope(bytes, max_len).map_err(|e| {
+        tracing::warn!(error = %e, "control message refused");
+        Error::Abort {
+            check: "control-message",
+            party: 0,
+        }
+    })
 }
 
 /// Settings of a node.
@@ -398,13 +416,17 @@ impl Node {
             };
             self.seq += 1;
             let msg = ControlMsg {
-                version: SERVICE_WIRE_VERSION,
                 seq: self.seq,
                 control: control.clone(),
             };
-            mesh.broadcast_tagged(TAG_CONTROL, &msg)
-                .await
-                .map_err(coterie_spdz::Error::from)?;
+            let bytes = envelope::to_envelope(&msg)
+                .map_err(|e| Error::Invariant(format!("control message: {e}")))?;
+            let me = mesh.id();
+            for to in (0..mesh.n()).filter(|&to| to != me) {
+                mesh.send_bytes(to, TAG_CONTROL, &bytes)
+                    .await
+                    .map_err(coterie_spdz::Error::from)?;
+            }
             if control == Control::Stop {
                 return Ok(());
             }
@@ -455,19 +477,22 @@ impl Node {
             // Waiting for the next step: the coordinator sends a heartbeat at least every
             // `idle`, so allow that plus the step timeout.
             mesh.set_timeout(step_timeout + self.cfg.idle * 4);
-            let msg: ControlMsg = mesh
-                .recv_tagged(0, TAG_CONTROL)
+            let bytes = mesh
+                .recv_bytes(0, TAG_CONTROL)
                 .await
                 .map_err(coterie_spdz::Error::from)?;
             mesh.set_timeout(step_timeout);
-            if msg.version != SERVICE_WIRE_VERSION || msg.seq != last + 1 {
-                let e = Error::Abort {
-                    check: "control-message",
-                    party: 0,
-                };
-                mesh.abort(&e.to_string()).await;
-                return Err(e);
-            }
+            let msg = match open_control(&bytes, mesh.options().max_frame) {
+                Ok(m) if m.seq == last + 1 => m,
+                _ => {
+                    let e = Error::Abort {
+                        check: "control-message",
+                        party: 0,
+                    };
+                    mesh.abort(&e.to_string()).await;
+                    return Err(e);
+                }
+            };
             last = msg.seq;
             if msg.control == Control::Stop {
                 return Ok(());
@@ -499,4 +524,45 @@ pub fn material_for(
         bundles * lt.bits_per_bundle() + params.n + samples * noise_bits as usize,
         5 * bundles + samples + 16,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_messages_are_envelopes_and_other_versions_abort() {
+        let msg = ControlMsg {
+            seq: 7,
+            control: Control::Decrypt {
+                batch: vec![vec![1, 2, 3], vec![]],
+            },
+        };
+        let bytes = envelope::to_envelope(&msg).unwrap();
+        assert_eq!(envelope::peek(&bytes).unwrap(), (*b"THsc", 2));
+        assert_eq!(open_control(&bytes, 1 << 10).unwrap(), msg);
+        // Another format version (1 carried a version byte in the message) aborts.
+        let old = envelope::seal(ControlMsg::TAG, 1, &(1u8, 7u64, Control::Idle)).unwrap();
+        let refused = |r: Result<ControlMsg>| {
+            matches!(
+                r,
+                Err(Error::Abort {
+                    check: "control-message",
+                    party: 0
+                })
+            )
+        };
+        assert!(refused(open_control(&old, 1 << 10)));
+        let next = envelope::seal(ControlMsg::TAG, 3, &msg).unwrap();
+        assert!(refused(open_control(&next, 1 << 10)));
+        // So do another tag, a truncation, trailing bytes and a payload over the bound.
+        let mut other = bytes.clone();
+        other[4..8].copy_from_slice(b"THcq");
+        assert!(refused(open_control(&other, 1 << 10)));
+        assert!(refused(open_control(&bytes[..bytes.len() - 1], 1 << 10)));
+        let mut long = bytes.clone();
+        long.push(0);
+        assert!(refused(open_control(&long, 1 << 10)));
+        assert!(refused(open_control(&bytes, 4)));
+    }
 }

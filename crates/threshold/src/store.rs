@@ -8,12 +8,15 @@
 //! encrypted at rest.
 //!
 //! Layout of a store directory:
-//! * `header.bin`: format version, `(k, l, b)`, party, number of parties;
+//! * `header.bin`: an envelope (`coterie_base::envelope`, tag `THgh`, version 3) holding
+//!   `(k, l, b)` as `u8`s;
 //! * `batch-<first id>.bin`: a batch of consecutive bundles (format below);
 //! * `cursor.bin`: the id of the next bundle to hand out (little-endian `u64`).
 //!
-//! Bundle batch format, version 2 (**down-cast**, seed 000 §10.2): magic `b"CTGB"`, version `u8`,
-//! `(k, l, b, s)` as `u8`s, first id `u64`, count `u32`, then a little-endian bit stream: per
+//! Bundle batch format, version 3 (**down-cast**, seed 000 §10.2): an envelope
+//! (`coterie_base::envelope`, tag `THgb`, version 3; version 2 had its own magic `b"CTGB"` and a
+//! version byte) whose payload is `(k, l, b, s)` as `u8`s, first id `u64`, count `u32`, then a
+//! little-endian bit stream: per
 //! bundle and per gate (Sign gates, then the ModLTZ gate) the mask as `(v, m)` of `k+s` bits
 //! each, then the table entries as `(v, m)` reduced to `d+1+s` bits (Sign) or `m+s` bits
 //! (ModLTZ), i.e. [`stored_bits_per_bundle`] bits per bundle (346,880 for the tables with the
@@ -31,11 +34,19 @@ use crate::gates::{Gate, GateBundle, Sh};
 use crate::params::LtParams;
 use crate::{Error, Result};
 
-const MAGIC: [u8; 4] = *b"CTGB";
-const VERSION: u8 = 2;
+/// Envelope tag of a bundle batch file.
+const BATCH_TAG: [u8; 4] = *b"THgb";
+/// Envelope tag of a store's `header.bin`.
+const STORE_TAG: [u8; 4] = *b"THgh";
+/// Format version of the batch files and of `header.bin` (3: the envelope replaced the
+/// version-2 magic and version byte; the bit-packed payload is unchanged).
+const VERSION: u16 = 3;
 /// The MAC parameter `s` of the stored shares (coterie-spdz's SPDZ_2k rings use `s = 64`).
 pub const STORE_S: u32 = 64;
-const HEADER: usize = 21;
+/// Bytes of the batch payload before the bit stream: `(k, l, b, s)`, first id, count.
+const PAYLOAD_HEADER: usize = 16;
+/// Bytes of a batch file before the bit stream: the envelope header and [`PAYLOAD_HEADER`].
+const HEADER: usize = coterie_base::envelope::HEADER_LEN + PAYLOAD_HEADER;
 /// Largest batch file accepted (bytes).
 pub const MAX_BATCH_BYTES: usize = 1 << 31;
 
@@ -59,7 +70,8 @@ pub fn stored_bits_per_bundle(lt: &LtParams) -> (usize, usize) {
     (tables, masks)
 }
 
-/// Bytes of a batch file of `count` bundles: the header and the bit-packed bundles.
+/// Bytes of a batch file of `count` bundles: the envelope header, the payload header and the
+/// bit-packed bundles.
 pub fn batch_bytes(lt: &LtParams, count: usize) -> usize {
     let (t, m) = stored_bits_per_bundle(lt);
     HEADER + (count * (t + m)).div_ceil(8)
@@ -77,11 +89,12 @@ fn check_lt(lt: &LtParams) -> Result<()> {
 pub fn encode_batch(lt: &LtParams, bundles: &[GateBundle]) -> Result<Vec<u8>> {
     check_lt(lt)?;
     let first = bundles.first().map_or(0, |b| b.id);
-    let mut head = Vec::with_capacity(batch_bytes(lt, bundles.len()));
-    head.extend_from_slice(&MAGIC);
-    head.extend_from_slice(&[VERSION, lt.k as u8, lt.l as u8, lt.b as u8, STORE_S as u8]);
+    let count = u32::try_from(bundles.len())
+        .map_err(|_| Error::Gate("more than 2^32 bundles in one batch".into()))?;
+    let mut head = Vec::with_capacity(batch_bytes(lt, bundles.len()) - HEADER + PAYLOAD_HEADER);
+    head.extend_from_slice(&[lt.k as u8, lt.l as u8, lt.b as u8, STORE_S as u8]);
     head.extend_from_slice(&first.to_le_bytes());
-    head.extend_from_slice(&(bundles.len() as u32).to_le_bytes());
+    head.extend_from_slice(&count.to_le_bytes());
     let mut w = BitWriter::with_capacity(batch_bytes(lt, bundles.len()) - HEADER);
     let full = lt.k + STORE_S;
     let sign_bits = lt.d() + 1 + STORE_S;
@@ -106,7 +119,8 @@ pub fn encode_batch(lt: &LtParams, bundles: &[GateBundle]) -> Result<Vec<u8>> {
         }
     }
     head.extend_from_slice(&w.finish());
-    Ok(head)
+    coterie_base::envelope::seal_bytes(BATCH_TAG, VERSION, &head)
+        .map_err(|e| Error::Gate(format!("bundle batch: {e}")))
 }
 
 /// Decodes a batch written by [`encode_batch`], checking it against `lt`. The bundles come back
@@ -114,27 +128,27 @@ pub fn encode_batch(lt: &LtParams, bundles: &[GateBundle]) -> Result<Vec<u8>> {
 pub fn decode_batch(lt: &LtParams, bytes: &[u8]) -> Result<Vec<GateBundle>> {
     check_lt(lt)?;
     let bad = |s: &str| Error::Gate(format!("bundle batch: {s}"));
-    if bytes.len() < HEADER || bytes[..4] != MAGIC {
+    let total = bytes.len();
+    let bytes = coterie_base::envelope::open_bytes(BATCH_TAG, VERSION, bytes, MAX_BATCH_BYTES)
+        .map_err(|e| bad(&e.to_string()))?;
+    if bytes.len() < PAYLOAD_HEADER {
         return Err(bad("bad header"));
     }
-    if bytes[4] != VERSION {
-        return Err(bad("unsupported version"));
-    }
     if (
-        u32::from(bytes[5]),
-        u32::from(bytes[6]),
-        u32::from(bytes[7]),
-        u32::from(bytes[8]),
+        u32::from(bytes[0]),
+        u32::from(bytes[1]),
+        u32::from(bytes[2]),
+        u32::from(bytes[3]),
     ) != (lt.k, lt.l, lt.b, STORE_S)
     {
         return Err(bad("other parameters"));
     }
-    let first = u64::from_le_bytes(bytes[9..17].try_into().map_err(|_| bad("id"))?);
-    let count = u32::from_le_bytes(bytes[17..21].try_into().map_err(|_| bad("count"))?) as usize;
-    if count > MAX_BATCH_BYTES || batch_bytes(lt, count) != bytes.len() {
+    let first = u64::from_le_bytes(bytes[4..12].try_into().map_err(|_| bad("id"))?);
+    let count = u32::from_le_bytes(bytes[12..16].try_into().map_err(|_| bad("count"))?) as usize;
+    if count > MAX_BATCH_BYTES || batch_bytes(lt, count) != total {
         return Err(bad("length does not match the count"));
     }
-    let mut r = BitReader::new(&bytes[HEADER..]);
+    let mut r = BitReader::new(&bytes[PAYLOAD_HEADER..]);
     let full = lt.k + STORE_S;
     let sign_bits = lt.d() + 1 + STORE_S;
     let modltz_bits = lt.k - lt.l + STORE_S;
@@ -185,6 +199,12 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
         .map_err(|e| Error::Gate(format!("store i/o: {e}")))
 }
 
+/// The contents of `header.bin` for a store made for `lt`.
+fn store_header(lt: &LtParams) -> Result<Vec<u8>> {
+    coterie_base::envelope::seal_bytes(STORE_TAG, VERSION, &[lt.k as u8, lt.l as u8, lt.b as u8])
+        .map_err(|e| Error::Gate(format!("store header: {e}")))
+}
+
 impl GateStore {
     /// Creates an empty store in the (new or empty) directory `dir`.
     ///
@@ -215,10 +235,7 @@ impl GateStore {
         if dir.join("header.bin").exists() {
             return Err(Error::Gate("a gate store exists there already".into()));
         }
-        write_synced(
-            &dir.join("header.bin"),
-            &[VERSION, lt.k as u8, lt.l as u8, lt.b as u8],
-        )?;
+        write_synced(&dir.join("header.bin"), &store_header(&lt)?)?;
         write_synced(&dir.join("cursor.bin"), &0u64.to_le_bytes())?;
         Ok(Self {
             dir: dir.to_path_buf(),
@@ -228,8 +245,9 @@ impl GateStore {
 
     /// Opens an existing store made for `lt`.
     pub fn open(dir: &Path, lt: LtParams) -> Result<Self> {
-        let h = fs::read(dir.join("header.bin")).map_err(io)?;
-        if h != [VERSION, lt.k as u8, lt.l as u8, lt.b as u8] {
+        let h = coterie_base::fsio::read_bounded(&dir.join("header.bin"), 64)
+            .map_err(|e| Error::Gate(format!("store i/o: {e}")))?;
+        if h != store_header(&lt)? {
             return Err(Error::Gate(
                 "gate store of another version or parameters".into(),
             ));
@@ -276,10 +294,14 @@ impl GateStore {
                 fs::File::open(p)
                     .and_then(|mut f| f.read_exact(&mut head))
                     .map_err(io)?;
-                if head[..4] != MAGIC {
+                let found = coterie_base::envelope::peek(&head)
+                    .map_err(|e| Error::Gate(format!("bundle batch: {e}")))?;
+                if found != (BATCH_TAG, VERSION) {
                     return Err(Error::Gate("bundle batch: bad header".into()));
                 }
-                let count = u32::from_le_bytes([head[17], head[18], head[19], head[20]]);
+                let at = coterie_base::envelope::HEADER_LEN + 12;
+                let count =
+                    u32::from_le_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
                 Ok(id + u64::from(count))
             }
             None => self.cursor(),
@@ -396,12 +418,55 @@ mod tests {
         }
         assert!(decode_batch(&lt, &bytes[..bytes.len() - 1]).is_err());
         assert!(decode_batch(&LtParams::new(16, 14, 3).unwrap(), &bytes).is_err());
+        let mut long = bytes.clone();
+        long.push(0);
+        assert!(decode_batch(&lt, &long).is_err());
+        // The count field (payload offset 12) lies about the length.
         let mut bad = bytes.clone();
-        bad[17..21].copy_from_slice(&u32::MAX.to_le_bytes());
+        bad[HEADER - 4..HEADER].copy_from_slice(&u32::MAX.to_le_bytes());
         assert!(decode_batch(&lt, &bad).is_err());
-        let mut bad = bytes;
-        bad[4] = 9;
+        let mut bad = bytes.clone();
+        bad[HEADER - 4..HEADER].copy_from_slice(&2u32.to_le_bytes());
         assert!(decode_batch(&lt, &bad).is_err());
+        // A wrong envelope version (2, the last version with its own header) is refused by name.
+        let mut bad = bytes.clone();
+        bad[8..10].copy_from_slice(&2u16.to_le_bytes());
+        let e = decode_batch(&lt, &bad).unwrap_err().to_string();
+        assert!(e.contains("version 2") && e.contains("version 3"), "{e}");
+        // Another tag, and a version-2 file (magic `CTGB`, version byte 2).
+        let mut bad = bytes.clone();
+        bad[4..8].copy_from_slice(b"THgh");
+        assert!(decode_batch(&lt, &bad).is_err());
+        let mut old = b"CTGB".to_vec();
+        old.extend_from_slice(&[2, 16, 14, 4, 64]);
+        old.extend_from_slice(&7u64.to_le_bytes());
+        old.extend_from_slice(&3u32.to_le_bytes());
+        old.extend_from_slice(&bytes[HEADER..]);
+        assert!(decode_batch(&lt, &old).is_err());
+        // Garbage never panics.
+        for cut in 0..HEADER + 2 {
+            assert!(decode_batch(&lt, &bytes[..cut]).is_err());
+        }
+    }
+
+    #[test]
+    fn store_header_is_an_envelope_and_other_versions_are_refused() {
+        let lt = LtParams::new(16, 14, 4).unwrap();
+        let dir = std::env::temp_dir().join(format!(
+            "coterie-store-header-{}-{}",
+            std::process::id(),
+            line!()
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        GateStore::create(&dir, lt).unwrap();
+        let h = fs::read(dir.join("header.bin")).unwrap();
+        assert_eq!(coterie_base::envelope::peek(&h).unwrap(), (STORE_TAG, 3));
+        assert!(GateStore::open(&dir, lt).is_ok());
+        assert!(GateStore::open(&dir, LtParams::new(16, 14, 3).unwrap()).is_err());
+        // A version-2 store header (version byte, then (k, l, b)) is refused.
+        fs::write(dir.join("header.bin"), [2u8, 16, 14, 4]).unwrap();
+        assert!(GateStore::open(&dir, lt).is_err());
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Stored material per decryption with the paper's parameters (k = 64, l = 63, b = 8, s = 64):
@@ -422,6 +487,8 @@ mod tests {
         let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
         let per = crate::gates::insecure_deal_bundles(&dealer, &ring, &lt, 2, 0, &mut rng);
         let bytes = encode_batch(&lt, &per[0]).unwrap();
+        // The envelope header (14 bytes), the payload header (16) and the bit-packed bundles.
+        assert_eq!(HEADER, 14 + 16);
         assert_eq!(
             bytes.len(),
             HEADER + (2 * (346_880usize + 2_304)).div_ceil(8)
