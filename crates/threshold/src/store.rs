@@ -452,12 +452,7 @@ mod tests {
     #[test]
     fn store_header_is_an_envelope_and_other_versions_are_refused() {
         let lt = LtParams::new(16, 14, 4).unwrap();
-        let dir = std::env::temp_dir().join(format!(
-            "coterie-store-header-{}-{}",
-            std::process::id(),
-            line!()
-        ));
-        let _ = fs::remove_dir_all(&dir);
+        let dir = coterie_base::fsio::unique_temp_dir("coterie-store-header");
         GateStore::create(&dir, lt).unwrap();
         let h = fs::read(dir.join("header.bin")).unwrap();
         assert_eq!(coterie_base::envelope::peek(&h).unwrap(), (STORE_TAG, 3));
