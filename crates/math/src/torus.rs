@@ -1,11 +1,12 @@
 //! The discretized torus `T_q = (1/q)Z/Z`, `q = 2^32` or `2^64`, as unsigned machine words.
 //!
 //! A torus value `x ∈ [-1/2, 1/2)` is stored as `round(x·q) mod q`; additions and products by
-//! integers wrap. [`Torus`] is implemented for `u32` and `u64` only (sealed).
-
-use core::fmt::Debug;
+//! integers wrap. [`Torus`] is implemented for `u32` and `u64` only (sealed); its word arithmetic
+//! (width, wrapping `+ - ·`, zero extension) is [`TorusWord`]'s, the one word trait of the crate
+//! that the exact products of [`crate::intpoly`] take, so every torus type feeds them directly.
 
 use crate::fft::f64_to_wrapping_u64;
+use crate::intpoly::TorusWord;
 use rand_core::CryptoRng;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -26,36 +27,13 @@ mod sealed {
 /// assert!((x.decode() - 0.125).abs() < 1e-9);
 /// assert_eq!(u64::encode(-0.25), 3 << 62);
 /// ```
-pub trait Torus:
-    sealed::Sealed
-    + Copy
-    + Default
-    + Eq
-    + Ord
-    + Debug
-    + Send
-    + Sync
-    + 'static
-    + Zeroize
-    + Serialize
-    + DeserializeOwned
-{
-    /// Bit width `log2(q)`.
-    const BITS: u32;
+pub trait Torus: sealed::Sealed + TorusWord + Ord + Zeroize + Serialize + DeserializeOwned {
     /// Zero.
     const ZERO: Self;
     /// Truncates a `u64` to this width.
     fn from_u64(x: u64) -> Self;
-    /// Zero-extends to `u64`.
-    fn to_u64(self) -> u64;
-    /// `self + o mod q`.
-    fn wrapping_add(self, o: Self) -> Self;
-    /// `self - o mod q`.
-    fn wrapping_sub(self, o: Self) -> Self;
     /// `-self mod q`.
     fn wrapping_neg(self) -> Self;
-    /// `self · o mod q`.
-    fn wrapping_mul(self, o: Self) -> Self;
     /// `x mod q` for a signed integer.
     #[inline]
     fn from_i64(x: i64) -> Self {
@@ -93,31 +71,14 @@ pub trait Torus:
 }
 
 impl Torus for u32 {
-    const BITS: u32 = 32;
     const ZERO: Self = 0;
     #[inline]
     fn from_u64(x: u64) -> Self {
         x as u32
     }
     #[inline]
-    fn to_u64(self) -> u64 {
-        u64::from(self)
-    }
-    #[inline]
-    fn wrapping_add(self, o: Self) -> Self {
-        u32::wrapping_add(self, o)
-    }
-    #[inline]
-    fn wrapping_sub(self, o: Self) -> Self {
-        u32::wrapping_sub(self, o)
-    }
-    #[inline]
     fn wrapping_neg(self) -> Self {
         u32::wrapping_neg(self)
-    }
-    #[inline]
-    fn wrapping_mul(self, o: Self) -> Self {
-        u32::wrapping_mul(self, o)
     }
     #[inline]
     fn to_i64_centered(self) -> i64 {
@@ -134,31 +95,14 @@ impl Torus for u32 {
 }
 
 impl Torus for u64 {
-    const BITS: u32 = 64;
     const ZERO: Self = 0;
     #[inline]
     fn from_u64(x: u64) -> Self {
         x
     }
     #[inline]
-    fn to_u64(self) -> u64 {
-        self
-    }
-    #[inline]
-    fn wrapping_add(self, o: Self) -> Self {
-        u64::wrapping_add(self, o)
-    }
-    #[inline]
-    fn wrapping_sub(self, o: Self) -> Self {
-        u64::wrapping_sub(self, o)
-    }
-    #[inline]
     fn wrapping_neg(self) -> Self {
         u64::wrapping_neg(self)
-    }
-    #[inline]
-    fn wrapping_mul(self, o: Self) -> Self {
-        u64::wrapping_mul(self, o)
     }
     #[inline]
     fn to_i64_centered(self) -> i64 {

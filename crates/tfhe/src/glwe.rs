@@ -7,7 +7,7 @@ use rand_core::CryptoRng;
 use serde::{Deserialize, Serialize};
 use zeroize::{Zeroize, ZeroizeOnDrop};
 
-use coterie_math::intpoly::{ExactMul64, ExactScratch, PreparedPoly};
+use coterie_math::intpoly::{ExactMul64, ExactScratch, PreparedPoly, negacyclic_mul_small_add};
 
 use crate::lwe::{LweCiphertext, LweSecretKey};
 use crate::noise::NoiseSampler;
@@ -299,32 +299,12 @@ pub fn decrypt_glwe_ciphertext<T: Torus>(
             .collect();
         let a = &ct.data[j * n..(j + 1) * n];
         let mut prod = vec![T::ZERO; n];
-        negacyclic_small_mul_add(&mut prod, &s, a);
+        negacyclic_mul_small_add(&mut prod, &s, a);
         for (o, p) in out.iter_mut().zip(&prod) {
             *o = o.wrapping_sub(*p);
         }
         s.zeroize();
         prod.zeroize();
-    }
-}
-
-/// `out += small · t` in `T_q[X]/(X^N+1)` (schoolbook over the nonzero small coefficients).
-fn negacyclic_small_mul_add<T: Torus>(out: &mut [T], small: &[i64], t: &[T]) {
-    let n = t.len();
-    for (i, &s) in small.iter().enumerate() {
-        if s == 0 {
-            continue;
-        }
-        let s = T::from_i64(s);
-        for (j, &x) in t.iter().enumerate() {
-            let p = s.wrapping_mul(x);
-            let idx = i + j;
-            if idx < n {
-                out[idx] = out[idx].wrapping_add(p);
-            } else {
-                out[idx - n] = out[idx - n].wrapping_sub(p);
-            }
-        }
     }
 }
 
