@@ -1,6 +1,8 @@
 //! Every party of a mesh in this process, over real mutual TLS on loopback: for benchmarks,
-//! examples and tests that need the TLS code path without separate processes.
+//! examples and tests that need the TLS code path without separate processes; and
+//! [`run_parties`], which runs one task per party of any group of meshes.
 
+use std::future::Future;
 use std::time::Instant;
 
 use crate::certs::{Pki, free_loopback_addresses, generate_pki};
@@ -123,6 +125,36 @@ pub async fn tls_group_with(
         );
     }
     Ok((out, relays))
+}
+
+/// Runs `f(mesh)` for every mesh of `meshes`, each party on a tokio task of its own (so that the
+/// parties' protocol steps interleave as they would across processes), and returns the results
+/// in party order. A panic in a party's task is raised again here, with its payload.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions, local::run_parties};
+/// let meshes = InMemoryMesh::group(3, MeshOptions::default());
+/// let ids = run_parties(meshes, |mesh| async move { mesh.id() * 10 }).await;
+/// assert_eq!(ids, vec![0, 10, 20]);
+/// # });
+/// ```
+pub async fn run_parties<M, T, F, Fut>(meshes: Vec<M>, mut f: F) -> Vec<T>
+where
+    F: FnMut(M) -> Fut,
+    Fut: Future<Output = T> + Send + 'static,
+    T: Send + 'static,
+{
+    let tasks: Vec<_> = meshes.into_iter().map(|m| tokio::spawn(f(m))).collect();
+    let mut out = Vec::with_capacity(tasks.len());
+    for t in tasks {
+        match t.await {
+            Ok(v) => out.push(v),
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => panic!("party task cancelled: {e}"),
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -21,31 +21,23 @@ async fn run<M: Mesh + 'static>(
     meshes: Vec<M>,
     topology: Topology,
 ) -> (Vec<(u64, Vec<String>)>, u64) {
-    let mut hs = Vec::new();
-    for mut m in meshes {
-        hs.push(tokio::spawn(async move {
-            let me = m.id() as u64;
-            let sum = reduce(&mut m, topology, 5, &(me * me + 1), |v: Vec<u64>| {
-                Ok(v.iter().sum::<u64>())
-            })
+    let results = local::run_parties(meshes, |mut m| async move {
+        let me = m.id() as u64;
+        let sum = reduce(&mut m, topology, 5, &(me * me + 1), |v: Vec<u64>| {
+            Ok(v.iter().sum::<u64>())
+        })
+        .await
+        .unwrap();
+        let all: Vec<String> = exchange_all_with(&mut m, topology, 6, &format!("p{me}"))
             .await
             .unwrap();
-            let all: Vec<String> = exchange_all_with(&mut m, topology, 6, &format!("p{me}"))
-                .await
-                .unwrap();
-            let sent = m.stats().msgs_sent.iter().sum::<u64>();
-            m.close().await.unwrap();
-            ((sum, all), sent)
-        }));
-    }
-    let mut out = Vec::new();
-    let mut sent = 0;
-    for h in hs {
-        let (r, s) = h.await.unwrap();
-        out.push(r);
-        sent += s;
-    }
-    (out, sent)
+        let sent = m.stats().msgs_sent.iter().sum::<u64>();
+        m.close().await.unwrap();
+        ((sum, all), sent)
+    })
+    .await;
+    let sent = results.iter().map(|(_, s)| s).sum();
+    (results.into_iter().map(|(r, _)| r).collect(), sent)
 }
 
 fn expected(n: usize) -> (u64, Vec<String>) {

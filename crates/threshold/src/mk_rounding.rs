@@ -133,6 +133,7 @@ pub async fn decrypt_by_mpc_rounding<M: Mesh>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use coterie_net::local::run_parties;
     use coterie_net::{InMemoryMesh, MeshOptions};
 
     async fn run(
@@ -141,20 +142,17 @@ mod tests {
         holder: usize,
     ) -> Vec<Result<bool>> {
         let meshes = InMemoryMesh::group(segments.len(), MeshOptions::default());
-        let mut tasks = Vec::new();
-        for (mut mesh, seg) in meshes.into_iter().zip(segments) {
+        let mut segments = segments.into_iter();
+        run_parties(meshes, |mut mesh| {
+            let seg = segments.next().expect("a key segment per party");
             let ct = (mesh.id() == holder).then(|| ct.clone()).flatten();
-            tasks.push(tokio::spawn(async move {
+            async move {
                 let r = decrypt_by_mpc_rounding(&mut mesh, &seg, holder, ct.as_ref()).await;
                 mesh.close().await.ok();
                 r
-            }));
-        }
-        let mut out = Vec::new();
-        for t in tasks {
-            out.push(t.await.unwrap());
-        }
-        out
+            }
+        })
+        .await
     }
 
     /// Two parties, separate key segments, both messages, with noise of either sign: the same

@@ -8,6 +8,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use coterie_math::bigint::BigInt;
+use coterie_net::local::run_parties;
 use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
 
 use crate::*;
@@ -52,18 +53,12 @@ where
     F: Fn(Engine<R, P>, M) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = Result<T>> + Send + 'static,
 {
-    let mut tasks = Vec::new();
-    for (mesh, prep) in meshes.into_iter().zip(preps) {
-        let f = f.clone();
-        tasks.push(tokio::spawn(
-            async move { f(Engine::new(prep), mesh).await },
-        ));
-    }
-    let mut out = Vec::new();
-    for t in tasks {
-        out.push(t.await.expect("party task panicked"));
-    }
-    out
+    let mut preps = preps.into_iter();
+    run_parties(meshes, |mesh| {
+        let (f, prep) = (f.clone(), preps.next().expect("a preprocessing per party"));
+        async move { f(Engine::new(prep), mesh).await }
+    })
+    .await
 }
 
 pub(crate) fn big_prime(bits: u32) -> BigInt {

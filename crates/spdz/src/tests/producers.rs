@@ -2,6 +2,7 @@
 //! and the OT producer, orders with per-owner counts and matrix triples, `produce_into_store`,
 //! `Authenticator`s (COPE and masking), and the material checks of `verify`.
 
+use coterie_net::local::run_parties;
 use coterie_net::{InMemoryMesh, Mesh};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
@@ -23,21 +24,16 @@ where
     F: Fn(InMemoryMesh) -> Fut + Clone + Send + 'static,
     Fut: std::future::Future<Output = Result<(P, InMemoryMesh)>> + Send,
 {
-    let mut tasks = Vec::new();
-    for mesh in InMemoryMesh::group(n, opts()) {
+    run_parties(InMemoryMesh::group(n, opts()), |mesh| {
         let (f, order) = (producer_of.clone(), order.clone());
-        tasks.push(tokio::spawn(async move {
+        async move {
             let (mut p, mut mesh) = f(mesh).await?;
             let out = p.produce(&mut mesh, &order).await?;
             mesh.close().await?;
             Ok(out)
-        }));
-    }
-    let mut out = Vec::new();
-    for t in tasks {
-        out.push(t.await.unwrap());
-    }
-    out
+        }
+    })
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,6 +3,7 @@
 
 use std::future::Future;
 
+use coterie_net::local::run_parties;
 use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
 use coterie_spdz::{Counts, Engine, InsecureDealer, VecPrep, Z2k};
 use coterie_threshold::ciphertext::LweCiphertext;
@@ -64,18 +65,13 @@ where
     F: Fn(usize, Eng, InMemoryMesh) -> Fut,
     Fut: Future<Output = Result<T, coterie_threshold::Error>> + Send + 'static,
 {
-    let n = preps.len();
-    let meshes = InMemoryMesh::group(n, opts);
-    let mut hs = Vec::new();
-    for (i, (mesh, prep)) in meshes.into_iter().zip(preps).enumerate() {
-        assert_eq!(mesh.id(), i);
-        hs.push(tokio::spawn(f(i, Engine::new(prep), mesh)));
-    }
-    let mut out = Vec::new();
-    for h in hs {
-        out.push(h.await.unwrap());
-    }
-    out
+    let meshes = InMemoryMesh::group(preps.len(), opts);
+    let mut preps = preps.into_iter();
+    run_parties(meshes, |mesh| {
+        let prep = preps.next().expect("a preprocessing per party");
+        f(mesh.id(), Engine::new(prep), mesh)
+    })
+    .await
 }
 
 pub fn params(n: usize, k: u32, m: u32, b: u32) -> Params {
