@@ -3,50 +3,12 @@
 
 use coterie_bfv::noise::{NoiseBounds, invariant_noise_log2};
 use coterie_bfv::{Ciphertext, Context, Params, Plaintext, SecretKey};
+use coterie_math::ntt::{automorphism_naive as automorphism, negacyclic_mul_naive as poly_mul};
 use coterie_math::prg::Csprng;
 use rand::Rng;
 
 fn rng(tag: u8) -> Csprng {
     Csprng::insecure_from_seed_for_tests([tag; 32])
-}
-
-/// Negacyclic product mod t (reference).
-fn poly_mul(a: &[u64], b: &[u64], t: u64) -> Vec<u64> {
-    let n = a.len();
-    let mut acc = vec![0u128; n];
-    let mut neg = vec![0u128; n];
-    for (i, &x) in a.iter().enumerate() {
-        if x == 0 {
-            continue;
-        }
-        for (j, &y) in b.iter().enumerate() {
-            let p = x as u128 * y as u128;
-            if i + j < n {
-                acc[i + j] += p;
-            } else {
-                neg[i + j - n] += p;
-            }
-        }
-    }
-    let t = t as u128;
-    acc.iter()
-        .zip(&neg)
-        .map(|(&x, &y)| ((x % t + t - y % t) % t) as u64)
-        .collect()
-}
-
-fn automorphism(a: &[u64], g: usize, t: u64) -> Vec<u64> {
-    let n = a.len();
-    let mut out = vec![0u64; n];
-    for (i, &x) in a.iter().enumerate() {
-        let k = (i * g) % (2 * n);
-        if k < n {
-            out[k] = x;
-        } else {
-            out[k - n] = (t - x) % t;
-        }
-    }
-    out
 }
 
 fn random_values(r: &mut Csprng, n: usize, t: u64) -> Vec<u64> {

@@ -2,39 +2,9 @@
 //! circuits of additions, products and automorphisms.
 
 use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+use coterie_math::ntt::{automorphism_naive as automorphism, negacyclic_mul_naive as poly_mul};
 use coterie_math::prg::Csprng;
 use proptest::prelude::*;
-
-fn poly_mul(a: &[u64], b: &[u64], t: u64) -> Vec<u64> {
-    let n = a.len();
-    let mut out = vec![0u64; n];
-    for (i, &ai) in a.iter().enumerate() {
-        for (j, &bj) in b.iter().enumerate() {
-            let p = ai * bj % t;
-            let k = (i + j) % n;
-            out[k] = if i + j < n {
-                (out[k] + p) % t
-            } else {
-                (out[k] + t - p) % t
-            };
-        }
-    }
-    out
-}
-
-fn automorphism(a: &[u64], g: usize, t: u64) -> Vec<u64> {
-    let n = a.len();
-    let mut out = vec![0u64; n];
-    for (i, &x) in a.iter().enumerate() {
-        let k = (i * g) % (2 * n);
-        if k < n {
-            out[k] = x;
-        } else {
-            out[k - n] = (t - x) % t;
-        }
-    }
-    out
-}
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]

@@ -180,6 +180,29 @@ pub fn negacyclic_mul_naive(a: &[u64], b: &[u64], q: u64) -> Vec<u64> {
         .collect()
 }
 
+/// Naive automorphism `X ↦ X^g` of `Z_q[X]/(X^N+1)` in the coefficient domain (`g` odd): the
+/// coefficient of `X^i` moves to `X^{ig mod 2N}`, negated when `ig mod 2N ≥ N`. The reference
+/// that [`NttPlan::automorphism_permutation`] and the BFV rotations are tested against.
+///
+/// ```
+/// use coterie_math::ntt::automorphism_naive;
+/// // X ↦ X^3 in Z_17[X]/(X^4+1): 1 + 2X + 3X² + 4X³ ↦ 1 + 2X³ + 3X⁶ + 4X⁹ = 1 + 4X - 3X² + 2X³
+/// assert_eq!(automorphism_naive(&[1, 2, 3, 4], 3, 17), vec![1, 4, 14, 2]);
+/// ```
+pub fn automorphism_naive(a: &[u64], g: usize, q: u64) -> Vec<u64> {
+    let n = a.len();
+    let mut out = vec![0u64; n];
+    for (i, &x) in a.iter().enumerate() {
+        let k = (i * g) % (2 * n);
+        if k < n {
+            out[k] = x % q;
+        } else {
+            out[k - n] = (q - x % q) % q;
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -247,19 +270,9 @@ mod tests {
         let n = 256;
         let q = ntt_primes(50, n, 1).unwrap()[0];
         let plan = NttPlan::new(n, q).unwrap();
-        let m = Modulus::new(q).unwrap();
         let a = rand_vec(n, q, 3);
         for g in [3usize, 5, 2 * n - 1, 25, 2 * n + 3] {
-            // Coefficient domain: X^i → X^{ig}, sign flip past N.
-            let mut expect = vec![0u64; n];
-            for (i, &c) in a.iter().enumerate() {
-                let k = (i * g) % (2 * n);
-                if k < n {
-                    expect[k] = c;
-                } else {
-                    expect[k - n] = m.neg(c);
-                }
-            }
+            let expect = automorphism_naive(&a, g, q);
             let perm = plan.automorphism_permutation(g).unwrap();
             let mut fa = a.clone();
             plan.forward(&mut fa);
