@@ -9,6 +9,7 @@ use coterie_math::poly::{Poly, RingContext};
 use coterie_math::primes::ntt_primes_excluding;
 use coterie_math::rns::{BaseConverter, RnsBasis, ScaleRounder};
 use coterie_math::sample::DiscreteGaussian;
+use coterie_math::zp_ntt::SlotEncoder;
 use std::sync::{Arc, OnceLock};
 
 /// A 32-byte identifier of a parameter set (BLAKE3 of its defining values); every serialized
@@ -78,6 +79,9 @@ pub(crate) struct CycloTables {
     pub p: BigInt,
     /// `b^k mod p`, `k < M`.
     pub b_pow: Vec<BigInt>,
+    /// The slot maps (Pack/Unpack), built on first use (the root search costs a few modular
+    /// powers of `p`); the error text when these parameters have none (`M = 1`).
+    pub slots: OnceLock<std::result::Result<SlotEncoder, String>>,
 }
 
 /// Tables of the one-step modulus switch from `Q_l` to `Q_k` (`k < l`), `D = Q_l/Q_k`.
@@ -157,7 +161,13 @@ impl Context {
                     x *= b;
                     x %= &p;
                 }
-                Some(CycloTables { d, m, p, b_pow })
+                Some(CycloTables {
+                    d,
+                    m,
+                    p,
+                    b_pow,
+                    slots: OnceLock::new(),
+                })
             }
             PlaintextModulus::Scalar(_) => None,
         };
@@ -256,6 +266,43 @@ impl Context {
                 self.plaintext_modulus()
             ))
         })
+    }
+
+    /// The slot maps of a cyclotomic plaintext ring `Z_p[X]/(X^D − b)` with `M ≥ 2` (seed 002
+    /// §3.2): `Pack`/`Unpack` by the twisted `O(D log D)` NTT over `Z_p`, with the root `ξ` that
+    /// [`SlotEncoder::new`]'s deterministic search finds (so the slot order is a function of the
+    /// parameters alone). Built on first use and shared by every clone of the context.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for a scalar plaintext modulus or `M = 1` (ordinary BFV with `t = p`:
+    /// its slots are the negacyclic ones of [`Plaintext::encode_simd`](crate::Plaintext::encode_simd)
+    /// where `t` fits a word, and there is no cyclic rotation structure).
+    ///
+    /// ```
+    /// use coterie_bfv::{Context, Params};
+    /// let ctx = Context::new(Params::insecure_toy_cyclotomic(32, 132, 4).unwrap()).unwrap(); // Toy-B
+    /// let enc = ctx.slot_encoder().unwrap();
+    /// assert_eq!((enc.slots(), enc.modulus().to_u64()), (8, Some(303_595_777)));
+    /// let scalar = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+    /// assert!(scalar.slot_encoder().is_err());
+    /// ```
+    pub fn slot_encoder(&self) -> Result<&SlotEncoder> {
+        let cy = self.cyclo().ok_or_else(|| {
+            Error::Unsupported("slots of X^D − b need a cyclotomic plaintext modulus".into())
+        })?;
+        let built = cy.slots.get_or_init(|| {
+            if cy.m < 2 {
+                return Err(
+                    "M = 1 is ordinary BFV with t = p: no X^D − b slot structure (seed 002 §3.1)"
+                        .into(),
+                );
+            }
+            let PlaintextModulus::Cyclotomic { b, .. } = self.plaintext_modulus() else {
+                return Err("not a cyclotomic plaintext modulus".into());
+            };
+            SlotEncoder::new(&BigInt::from(*b), cy.m, cy.d).map_err(|e| e.to_string())
+        });
+        built.as_ref().map_err(|e| Error::Unsupported(e.clone()))
     }
 
     pub(crate) fn cyclo(&self) -> Option<&CycloTables> {

@@ -24,7 +24,7 @@ use coterie_math::gadget::{PowerOfTwoRnsDecomposer, rns_digit_limb};
 use coterie_math::poly::{Poly, Representation};
 
 /// Most products summed into one tensor coefficient (the auxiliary basis has room for 16).
-const MAX_TENSOR_TERMS: usize = 16;
+pub(crate) const MAX_TENSOR_TERMS: usize = 16;
 
 /// The exact tensor product of two ciphertexts, before the scale-and-round: its parts as
 /// integers in `Z[X]/(X^N+1)` held in the basis `Q_l ∪ P_l` (coefficient form). Tensors of the

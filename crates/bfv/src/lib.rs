@@ -27,6 +27,7 @@
 //! | [`params`] | parameter sets as values: HE-standard 128-bit sets N = 2^12…2^15, seed 001's set, the plaintext modulus type |
 //! | [`context`] | per-level precomputation (rings, exact base extension, exact scale-and-round, Δ) |
 //! | [`keys`] | secret (ternary / Gaussian), public keys, gadget ciphertexts / key switching keys, relinearization and Galois keys |
+//! | [`matmul`] | seed 002's encrypted `d × d` matrix products: (shifted-)diagonal encodings, Algorithm 1 with `d − 1` rotation keys |
 //! | [`multiparty`] | collective public, relinearization and Galois keys from shares over a common reference string |
 //! | [`encoding`] | plaintexts, coefficient encoding (any `t`), SIMD batching (`t ≡ 1 mod 2N`), cyclotomic lifts |
 //! | [`ciphertext`] | ciphertexts over a key set, add/sub/neg, plaintext ops, modulus switching |
@@ -34,6 +35,7 @@
 //! | [`eval`] | tensor, scale-and-round, gadget product, multiplication, relinearization, rotations |
 //! | [`noise`] | noise measurement (invariant noise, budget) and worst-case noise bounds |
 //! | [`serial`] | versioned, bounded serialization of keys, plaintexts and ciphertexts |
+//! | [`slots`] | the `D` slots of a cyclotomic plaintext ring (Pack/Unpack) and their rotations `φ^r` |
 //!
 //! ```
 //! use coterie_bfv::{Context, Params, Plaintext, SecretKey};
@@ -57,10 +59,12 @@ pub mod encrypt;
 pub mod error;
 pub mod eval;
 pub mod keys;
+pub mod matmul;
 pub mod multiparty;
 pub mod noise;
 pub mod params;
 pub mod serial;
+pub mod slots;
 
 pub use ciphertext::{Ciphertext, KeySet, SeededCiphertext};
 pub use context::Context;

@@ -1,0 +1,558 @@
+//! Encrypted `d × d` matrix products over `Z_p` (seed 002 §4): the diagonal and shifted-diagonal
+//! encodings and MatriGear's Algorithm 1, one tensor per output diagonal with lazy key switching:
+//! 3 gadget products per output ciphertext (`3d` in all) and exactly `d − 1` rotation keys.
+//!
+//! **Encodings** (indices mod `d`, `ρ^k` a left rotation by `k`):
+//! `ι(A)_i = (a_{j, j+i})_j` (Halevi–Shoup diagonals) and `ι̃(B)_i = (b_{j−i, j})_j =
+//! ρ^{−i}(ι(B)_i)`. Then `ι(AB)_i = Σ_k ι(A)_k ⊙ ρ^i(ι̃(B)_{i−k})` (Eq. 3). With `d | D`,
+//! `l = D/d` matrices share the ciphertexts, matrix `t` in slots `j·l + t` (§4.3, with the spec's
+//! fix `a_{j, j+i}` of the printed batched `ι`), and `ρ^i` becomes `ρ^{i·l}`.
+//!
+//! **Algorithm 1** (with the spec's fix of the printed term order): for output diagonal `i`,
+//! the tensor of `ct_{ι(A)_k} = (a_0, a_1)` (key `(1, s)`) with `φ^{il}(ct_{ι̃(B)_{i−k}}) = (b_0,
+//! b_1)` (key `(1, φ^{il}(s))`) is summed over `k` as four parts
+//! `D_0 = Σ a_0 b_0`, `D_1 = Σ a_1 b_0` (of `s`), `D_2 = Σ a_0 b_1` (of `φ^{il}(s)`),
+//! `D_3 = Σ a_1 b_1` (of `s·φ^{il}(s)`), scaled and rounded once, and switched back lazily:
+//! `(u_0, u_1) = D_2 ⊡ rtk`, `(v_0, v_1) = D_3 ⊡ rtk`, `(w_0, w_1) = v_1 ⊡ rlk`, output
+//! `(D_0 + u_0 + w_0, D_1 + u_1 + v_0 + w_1)`. For `i = 0`, `φ^0 = id`: `(D_0 + w_0, D_1 + D_2 +
+//! w_1)` with `(w_0, w_1) = D_3 ⊡ rlk`. The paper prints `D_1` and `D_2` the other way round,
+//! which decrypts to garbage (a test checks that it does).
+//!
+//! The tensors are exact ([`crate::eval::tensor`]); the auxiliary basis holds sums of at most 16
+//! products per coefficient, so for `d > 16` the sum over `k` is scaled and rounded every 16 terms
+//! and the rounded parts are added (each rounding adds at most `1/2` per coefficient before the
+//! multiplication by `X^D − b`, far below the tensor's own noise).
+//!
+//! ```
+//! use coterie_bfv::matmul::{diagonal_decode, diagonal_encode, matmul, shifted_diagonal_encode};
+//! use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+//! use coterie_math::bigint::BigInt;
+//! use coterie_math::prg::Csprng;
+//! // Toy-B (seed 002 §8, insecure): D = 8 slots; d = 2 so l = 4 products at once (all equal here).
+//! let ctx = Context::new(Params::insecure_toy_cyclotomic(32, 132, 4).unwrap()).unwrap();
+//! let mut rng = Csprng::new();
+//! let sk = SecretKey::generate(&ctx, &mut rng);
+//! let (pk, rlk) = (sk.public_key(&mut rng), sk.relin_key(&mut rng));
+//! let rot = sk.matmul_rotation_keys(2, &mut rng).unwrap();
+//! assert_eq!(rot.elements().len(), 1); // d − 1 rotation keys
+//! let m = |v: [[u32; 2]; 2]| v.map(|r| r.map(BigInt::from).to_vec()).to_vec();
+//! let (a, b) = (m([[1, 2], [3, 4]]), m([[5, 6], [7, 8]]));
+//! let enc = |vs: Vec<Vec<BigInt>>| -> Vec<_> {
+//!     vs.iter().map(|v| pk.encrypt(&Plaintext::encode_slots(&ctx, v).unwrap(), &mut Csprng::new()).unwrap()).collect()
+//! };
+//! let ca = enc(diagonal_encode(&vec![a; 4], 8).unwrap());
+//! let cb = enc(shifted_diagonal_encode(&vec![b; 4], 8).unwrap());
+//! let cc = matmul(&ca, &cb, &rlk, &rot).unwrap();
+//! let diags: Vec<_> = cc.iter().map(|c| sk.decrypt(c).unwrap().decode_slots().unwrap()).collect();
+//! let c = diagonal_decode(&diags, 4).unwrap(); // all four batched products
+//! assert!(c.iter().all(|x| *x == m([[19, 22], [43, 50]]))); // seed 002 §8 test 9 KAT
+//! ```
+
+use coterie_math::bigint::BigInt;
+use coterie_math::poly::Poly;
+
+use crate::ciphertext::KeySet;
+use crate::eval::{MAX_TENSOR_TERMS, gadget_product, scale_and_round, tensor};
+use crate::keys::{GaloisKeys, RelinKey};
+use crate::slots::slot_rotation_element;
+use crate::{Ciphertext, Context, Error, Result, SecretKey};
+
+/// A `d × d` matrix over `Z_p`, as `d` rows of `d` entries.
+pub type Matrix = Vec<Vec<BigInt>>;
+
+/// Checks `d | slots` and that every matrix is `d × d`; returns `(d, l = slots / d)`.
+fn layout(mats: &[Matrix], slots: usize) -> Result<(usize, usize)> {
+    let d = mats
+        .first()
+        .map(Vec::len)
+        .ok_or_else(|| Error::InvalidParameter("no matrices to encode".into()))?;
+    if d == 0 || !slots.is_multiple_of(d) {
+        return Err(Error::InvalidParameter(format!(
+            "the dimension d = {d} must divide the number of slots D = {slots}"
+        )));
+    }
+    let l = slots / d;
+    if mats.len() > l {
+        return Err(Error::InvalidParameter(format!(
+            "{} matrices for l = D/d = {l} batch positions",
+            mats.len()
+        )));
+    }
+    if mats
+        .iter()
+        .any(|m| m.len() != d || m.iter().any(|r| r.len() != d))
+    {
+        return Err(Error::Malformed(format!("a matrix is not {d} × {d}")));
+    }
+    Ok((d, l))
+}
+
+/// Both encodings: `vec_i[j·l + t] = mats[t][row(i, j)][col(i, j)]`.
+fn encode_with(
+    mats: &[Matrix],
+    slots: usize,
+    index: impl Fn(usize, usize, usize) -> (usize, usize),
+) -> Result<Vec<Vec<BigInt>>> {
+    let (d, l) = layout(mats, slots)?;
+    Ok((0..d)
+        .map(|i| {
+            let mut v = vec![BigInt::new(); slots];
+            for (t, m) in mats.iter().enumerate() {
+                for j in 0..d {
+                    let (r, c) = index(d, i, j);
+                    v[j * l + t] = m[r][c].clone();
+                }
+            }
+            v
+        })
+        .collect())
+}
+
+/// The diagonal encoding `ι` of up to `l = slots/d` matrices (seed 002 §4.1, batched as §4.3):
+/// `d` slot vectors, `vec_i[j·l + t] = A^(t)_{j, j+i mod d}`; missing matrices are zero.
+///
+/// # Errors
+/// [`Error::InvalidParameter`] unless `d | slots` and at most `l` matrices are given;
+/// [`Error::Malformed`] for a matrix that is not `d × d`.
+///
+/// ```
+/// use coterie_bfv::matmul::diagonal_encode;
+/// use coterie_math::bigint::BigInt;
+/// // Seed 002 §4.1: A[i][j] = 4i + j, d = 4.
+/// let a: Vec<Vec<BigInt>> = (0..4).map(|i| (0..4).map(|j| BigInt::from(4 * i + j)).collect()).collect();
+/// let iota = diagonal_encode(&[a], 4).unwrap();
+/// assert_eq!(iota[1], [1, 6, 11, 12].map(BigInt::from));
+/// ```
+pub fn diagonal_encode(mats: &[Matrix], slots: usize) -> Result<Vec<Vec<BigInt>>> {
+    encode_with(mats, slots, |d, i, j| (j, (j + i) % d))
+}
+
+/// The shifted-diagonal encoding `ι̃` (seed 002 §4.1, batched as §4.3):
+/// `vec_i[j·l + t] = B^(t)_{j−i mod d, j}`.
+///
+/// # Errors
+/// As [`diagonal_encode`].
+///
+/// ```
+/// use coterie_bfv::matmul::shifted_diagonal_encode;
+/// use coterie_math::bigint::BigInt;
+/// let a: Vec<Vec<BigInt>> = (0..4).map(|i| (0..4).map(|j| BigInt::from(4 * i + j)).collect()).collect();
+/// let shifted = shifted_diagonal_encode(&[a], 4).unwrap();
+/// assert_eq!(shifted[1], [12, 1, 6, 11].map(BigInt::from));
+/// ```
+pub fn shifted_diagonal_encode(mats: &[Matrix], slots: usize) -> Result<Vec<Vec<BigInt>>> {
+    encode_with(mats, slots, |d, i, j| ((j + d - i) % d, j))
+}
+
+/// Checks `d` vectors of one length divisible by `d`; returns `l`.
+fn check_vectors(vecs: &[Vec<BigInt>]) -> Result<usize> {
+    let d = vecs.len();
+    let slots = vecs.first().map_or(0, Vec::len);
+    if d == 0 || slots == 0 || !slots.is_multiple_of(d) || vecs.iter().any(|v| v.len() != slots) {
+        return Err(Error::Malformed(format!(
+            "{d} slot vectors of lengths that are not one multiple of d"
+        )));
+    }
+    Ok(slots / d)
+}
+
+fn decode_with(
+    vecs: &[Vec<BigInt>],
+    count: usize,
+    index: impl Fn(usize, usize, usize) -> (usize, usize),
+) -> Result<Vec<Matrix>> {
+    let l = check_vectors(vecs)?;
+    let d = vecs.len();
+    if count > l {
+        return Err(Error::InvalidParameter(format!(
+            "{count} matrices asked of l = {l} batch positions"
+        )));
+    }
+    let mut out = vec![vec![vec![BigInt::new(); d]; d]; count];
+    for (i, v) in vecs.iter().enumerate() {
+        for j in 0..d {
+            let (r, c) = index(d, i, j);
+            for (t, m) in out.iter_mut().enumerate() {
+                m[r][c] = v[j * l + t].clone();
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The inverse of [`diagonal_encode`]: the first `count` matrices of `d` slot vectors.
+///
+/// # Errors
+/// [`Error::Malformed`] unless there are `d` vectors of one length `l·d`;
+/// [`Error::InvalidParameter`] for `count > l`.
+pub fn diagonal_decode(vecs: &[Vec<BigInt>], count: usize) -> Result<Vec<Matrix>> {
+    decode_with(vecs, count, |d, i, j| (j, (j + i) % d))
+}
+
+/// The inverse of [`shifted_diagonal_encode`].
+///
+/// # Errors
+/// As [`diagonal_decode`].
+pub fn shifted_diagonal_decode(vecs: &[Vec<BigInt>], count: usize) -> Result<Vec<Matrix>> {
+    decode_with(vecs, count, |d, i, j| ((j + d - i) % d, j))
+}
+
+/// The Galois elements MatMul uses for dimension `d`: `5^{i·l·M/2} mod 2N`, `i = 1 … d − 1`,
+/// `l = D/d` (seed 002 §4.3).
+///
+/// # Errors
+/// [`Error::Unsupported`] without slots; [`Error::InvalidParameter`] unless `d ≥ 1` divides `D`.
+pub fn matmul_galois_elements(ctx: &Context, d: usize) -> Result<Vec<usize>> {
+    let slots = ctx.slot_encoder()?.slots();
+    if d == 0 || !slots.is_multiple_of(d) {
+        return Err(Error::InvalidParameter(format!(
+            "the dimension d = {d} must divide the number of slots D = {slots}"
+        )));
+    }
+    let l = slots / d;
+    (1..d)
+        .map(|i| slot_rotation_element(ctx, (i * l) as i64))
+        .collect()
+}
+
+impl SecretKey {
+    /// The `d − 1` rotation keys of MatMul for dimension `d` ([`matmul_galois_elements`]); with
+    /// the relinearization key they are all the evaluation keys it needs.
+    ///
+    /// # Errors
+    /// As [`matmul_galois_elements`].
+    pub fn matmul_rotation_keys<R: rand::CryptoRng + ?Sized>(
+        &self,
+        d: usize,
+        rng: &mut R,
+    ) -> Result<GaloisKeys> {
+        let mut keys = GaloisKeys::default();
+        for g in matmul_galois_elements(&self.ctx, d)? {
+            keys.insert(self.galois_key(g, rng)?);
+        }
+        Ok(keys)
+    }
+}
+
+/// The order of the middle tensor parts in the key switch: as the spec fixes it, or as the
+/// paper prints it (kept only to test that the printed order fails).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TermOrder {
+    Fixed,
+    #[cfg(test)]
+    Printed,
+}
+
+/// MatMul (seed 002 Algorithm 1, fixed, batched): from the `d` ciphertexts of `ι(A)` and the `d`
+/// of `ι̃(B)` (each a 2-part ciphertext at one level), the `d` ciphertexts of `ι(AB)`, for every
+/// batched pair at once. `rot` must hold the elements of [`matmul_galois_elements`] (others are
+/// ignored).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] unless `a` and `b` hold the same `d ≥ 1` ciphertexts with
+/// `d | D`; [`Error::Unsupported`] for parameters without slots or a ciphertext of other than
+/// two single-key parts; [`Error::Mismatch`] for mixed contexts or levels;
+/// [`Error::MissingKey`] for a missing rotation key.
+pub fn matmul(
+    a: &[Ciphertext],
+    b: &[Ciphertext],
+    rlk: &RelinKey,
+    rot: &GaloisKeys,
+) -> Result<Vec<Ciphertext>> {
+    matmul_ordered(a, b, rlk, rot, TermOrder::Fixed)
+}
+
+fn matmul_ordered(
+    a: &[Ciphertext],
+    b: &[Ciphertext],
+    rlk: &RelinKey,
+    rot: &GaloisKeys,
+    order: TermOrder,
+) -> Result<Vec<Ciphertext>> {
+    let d = a.len();
+    if d == 0 || b.len() != d {
+        return Err(Error::InvalidParameter(format!(
+            "MatMul needs d ≥ 1 ciphertexts on each side ({} and {})",
+            a.len(),
+            b.len()
+        )));
+    }
+    let first = &a[0];
+    let ctx = &first.ctx;
+    for ct in a.iter().chain(b) {
+        first.check(ct)?;
+        if ct.parts.len() != 2 || ct.keys != KeySet::Powers {
+            return Err(Error::Unsupported(
+                "MatMul of other than 2-part single-key ciphertexts".into(),
+            ));
+        }
+    }
+    ctx.check_same(&rlk.ksk.ctx)?;
+    let elements = matmul_galois_elements(ctx, d)?;
+    // Both operands as ciphertexts of one "party" 0: the multi-key tensor of two such is the
+    // outer product (a_0 b_0, a_0 b_1, a_1 b_0, a_1 b_1), which is what Algorithm 1 sums.
+    let as_party = |parts: Vec<Poly>| Ciphertext {
+        ctx: ctx.clone(),
+        level: first.level,
+        parts,
+        keys: KeySet::Parties(vec![0]),
+    };
+    let a_party: Vec<Ciphertext> = a.iter().map(|c| as_party(c.parts.clone())).collect();
+    let mut out = Vec::with_capacity(d);
+    for i in 0..d {
+        let g = if i == 0 { 1 } else { elements[i - 1] };
+        let key = if i == 0 {
+            None
+        } else {
+            Some(rot.get(g).ok_or_else(|| {
+                Error::MissingKey(format!("MatMul rotation key {i} of {} (g = {g})", d - 1))
+            })?)
+        };
+        // D_0..D_3 at scale, summed over k in chunks the auxiliary basis can hold.
+        let mut parts: Option<Vec<Poly>> = None;
+        for chunk in (0..d).collect::<Vec<_>>().chunks(MAX_TENSOR_TERMS) {
+            let mut acc = None;
+            for &k in chunk {
+                let bk = &b[(i + d - k) % d];
+                let rotated = if g == 1 {
+                    bk.parts.clone()
+                } else {
+                    vec![bk.parts[0].automorphism(g)?, bk.parts[1].automorphism(g)?]
+                };
+                let t = tensor(&a_party[k], &as_party(rotated))?;
+                match &mut acc {
+                    None => acc = Some(t),
+                    Some(s) => s.add_assign(&t)?,
+                }
+            }
+            let scaled = scale_and_round(&acc.expect("chunks are not empty"))?.parts;
+            match &mut parts {
+                None => parts = Some(scaled),
+                Some(p) => {
+                    for (x, y) in p.iter_mut().zip(&scaled) {
+                        x.try_add_assign(y)?;
+                    }
+                }
+            }
+        }
+        let [d0, d2, d1, d3]: [Poly; 4] = parts
+            .expect("d ≥ 1")
+            .try_into()
+            .map_err(|_| Error::Malformed("tensor of other than four parts".into()))?;
+        let (d1, d2) = match order {
+            TermOrder::Fixed => (d1, d2),
+            #[cfg(test)]
+            TermOrder::Printed => (d2, d1),
+        };
+        let (mut c0, mut c1) = (d0, d1);
+        match key {
+            None => {
+                let (w0, w1) = gadget_product(&d3, &rlk.ksk)?;
+                c0.try_add_assign(&w0)?;
+                c1.try_add_assign(&d2)?;
+                c1.try_add_assign(&w1)?;
+            }
+            Some(key) => {
+                let (u0, u1) = gadget_product(&d2, &key.ksk)?;
+                let (v0, v1) = gadget_product(&d3, &key.ksk)?;
+                let (w0, w1) = gadget_product(&v1, &rlk.ksk)?;
+                for x in [&u0, &w0] {
+                    c0.try_add_assign(x)?;
+                }
+                for x in [&u1, &v0, &w1] {
+                    c1.try_add_assign(x)?;
+                }
+            }
+        }
+        out.push(Ciphertext {
+            ctx: ctx.clone(),
+            level: first.level,
+            parts: vec![c0, c1],
+            keys: KeySet::Powers,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Params, Plaintext};
+    use coterie_math::prg::Csprng;
+    use rand::Rng;
+
+    fn toy_b() -> Context {
+        Context::new(Params::insecure_toy_cyclotomic(32, 132, 4).unwrap()).unwrap()
+    }
+
+    fn random_matrix(d: usize, p: &BigInt, r: &mut Csprng) -> Matrix {
+        (0..d)
+            .map(|_| {
+                (0..d)
+                    .map(|_| BigInt::from(Rng::next_u64(r)) % p)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    fn mat_mul(x: &Matrix, y: &Matrix, p: &BigInt) -> Matrix {
+        let d = x.len();
+        (0..d)
+            .map(|i| {
+                (0..d)
+                    .map(|j| {
+                        let mut s = BigInt::new();
+                        for k in 0..d {
+                            s += BigInt::from(&x[i][k] * &y[k][j]);
+                        }
+                        s % p
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Seed 002 §8 tests 9 and 10 on Toy-B: for d = 8 (l = 1), 4 (l = 2) and 2 (l = 4), the fixed
+    /// Algorithm 1 gives every batched product; the printed term order does not.
+    #[test]
+    fn matmul_toy_b_all_batchings_and_the_printed_order_fails() {
+        let ctx = toy_b();
+        let p = ctx.slot_encoder().unwrap().modulus().clone();
+        let mut r = Csprng::insecure_from_seed_for_tests([41; 32]);
+        let sk = SecretKey::generate(&ctx, &mut r);
+        let pk = sk.public_key(&mut r);
+        let rlk = sk.relin_key(&mut r);
+        for d in [8usize, 4, 2] {
+            let l = 8 / d;
+            let rot = sk.matmul_rotation_keys(d, &mut r).unwrap();
+            assert_eq!(rot.elements().len(), d - 1);
+            let want_elements: Vec<usize> = (1..d)
+                .map(|i| coterie_math::modulus::pow_mod_u64(5, (i * l * 2) as u64, 64) as usize)
+                .collect();
+            let mut got = rot.elements();
+            got.sort_unstable();
+            let mut want = want_elements.clone();
+            want.sort_unstable();
+            assert_eq!(got, want, "Galois elements 5^(i·l·M/2) mod 2N");
+            let xs: Vec<Matrix> = (0..l).map(|_| random_matrix(d, &p, &mut r)).collect();
+            let ys: Vec<Matrix> = (0..l).map(|_| random_matrix(d, &p, &mut r)).collect();
+            let mut enc = |vs: Vec<Vec<BigInt>>| -> Vec<Ciphertext> {
+                vs.iter()
+                    .map(|v| {
+                        pk.encrypt(&Plaintext::encode_slots(&ctx, v).unwrap(), &mut r)
+                            .unwrap()
+                    })
+                    .collect()
+            };
+            let ca = enc(diagonal_encode(&xs, 8).unwrap());
+            let cb = enc(shifted_diagonal_encode(&ys, 8).unwrap());
+            let dec = |cs: &[Ciphertext]| -> Vec<Matrix> {
+                let v: Vec<_> = cs
+                    .iter()
+                    .map(|c| sk.decrypt(c).unwrap().decode_slots().unwrap())
+                    .collect();
+                diagonal_decode(&v, l).unwrap()
+            };
+            let want: Vec<Matrix> = xs.iter().zip(&ys).map(|(x, y)| mat_mul(x, y, &p)).collect();
+            let cc = matmul(&ca, &cb, &rlk, &rot).unwrap();
+            assert_eq!(cc.len(), d);
+            assert_eq!(dec(&cc), want, "d = {d}, l = {l}");
+            let printed = matmul_ordered(&ca, &cb, &rlk, &rot, TermOrder::Printed).unwrap();
+            assert_ne!(dec(&printed), want, "the printed order must fail (d = {d})");
+        }
+    }
+
+    #[test]
+    fn matmul_refuses_bad_input() {
+        let ctx = toy_b();
+        let mut r = Csprng::insecure_from_seed_for_tests([42; 32]);
+        let sk = SecretKey::generate(&ctx, &mut r);
+        let pk = sk.public_key(&mut r);
+        let rlk = sk.relin_key(&mut r);
+        let rot = sk.matmul_rotation_keys(4, &mut r).unwrap();
+        let ct = pk
+            .encrypt(&Plaintext::encode_slots(&ctx, &[]).unwrap(), &mut r)
+            .unwrap();
+        let four = vec![ct.clone(); 4];
+        assert!(matches!(
+            matmul(&four, &four[..3], &rlk, &rot),
+            Err(Error::InvalidParameter(_))
+        ));
+        assert!(matches!(
+            matmul(&[], &[], &rlk, &rot),
+            Err(Error::InvalidParameter(_))
+        ));
+        // d = 3 does not divide D = 8.
+        assert!(matches!(
+            matmul(&four[..3], &four[..3], &rlk, &rot),
+            Err(Error::InvalidParameter(_))
+        ));
+        // Keys for d = 4 lack the element of d = 8.
+        let eight = vec![ct.clone(); 8];
+        assert!(matches!(
+            matmul(&eight, &eight, &rlk, &rot),
+            Err(Error::MissingKey(_))
+        ));
+        let three_parts = ct.mul_no_relin(&ct).unwrap();
+        let mut bad = four.clone();
+        bad[1] = three_parts;
+        assert!(matches!(
+            matmul(&bad, &four, &rlk, &rot),
+            Err(Error::Unsupported(_))
+        ));
+    }
+
+    /// Seed 002 §8 test 8: the §4.1 example vectors and Eq. 3 in the clear for d ∈ {4, 8},
+    /// with the batched layout, and the decoders invert the encoders.
+    #[test]
+    fn encodings_match_the_spec_and_eq3_holds() {
+        let a: Matrix = (0..4)
+            .map(|i| (0..4).map(|j| BigInt::from(4 * i + j)).collect())
+            .collect();
+        let n = |v: [[u32; 4]; 4]| -> Vec<Vec<BigInt>> {
+            v.iter().map(|r| r.map(BigInt::from).to_vec()).collect()
+        };
+        let iota = diagonal_encode(std::slice::from_ref(&a), 4).unwrap();
+        assert_eq!(
+            iota,
+            n([[0, 5, 10, 15], [1, 6, 11, 12], [2, 7, 8, 13], [3, 4, 9, 14]])
+        );
+        let shifted = shifted_diagonal_encode(std::slice::from_ref(&a), 4).unwrap();
+        assert_eq!(
+            shifted,
+            n([[0, 5, 10, 15], [12, 1, 6, 11], [8, 13, 2, 7], [4, 9, 14, 3]])
+        );
+        let p = BigInt::from(1_000_003u32);
+        let mut r = Csprng::insecure_from_seed_for_tests([43; 32]);
+        for (d, slots) in [(4usize, 4usize), (8, 8), (4, 16), (2, 8)] {
+            let l = slots / d;
+            let xs: Vec<Matrix> = (0..l).map(|_| random_matrix(d, &p, &mut r)).collect();
+            let ys: Vec<Matrix> = (0..l).map(|_| random_matrix(d, &p, &mut r)).collect();
+            let ia = diagonal_encode(&xs, slots).unwrap();
+            let ib = shifted_diagonal_encode(&ys, slots).unwrap();
+            assert_eq!(diagonal_decode(&ia, l).unwrap(), xs);
+            assert_eq!(shifted_diagonal_decode(&ib, l).unwrap(), ys);
+            // Eq. 3, batched: ι(AB)_i = Σ_k ι(A)_k ⊙ ρ^{i·l}(ι̃(B)_{i−k}).
+            let diags: Vec<Vec<BigInt>> = (0..d)
+                .map(|i| {
+                    (0..slots)
+                        .map(|s| {
+                            let mut acc = BigInt::new();
+                            for k in 0..d {
+                                let rb = &ib[(i + d - k) % d][(s + i * l) % slots];
+                                acc += BigInt::from(&ia[k][s] * rb);
+                            }
+                            acc % &p
+                        })
+                        .collect()
+                })
+                .collect();
+            let want: Vec<Matrix> = xs.iter().zip(&ys).map(|(x, y)| mat_mul(x, y, &p)).collect();
+            assert_eq!(diagonal_decode(&diags, l).unwrap(), want, "d = {d}");
+        }
+        assert!(diagonal_encode(std::slice::from_ref(&a), 6).is_err()); // 4 ∤ 6
+        assert!(diagonal_encode(&[a.clone(), a.clone()], 4).is_err()); // l = 1
+        assert!(diagonal_encode(&[vec![vec![BigInt::new(); 3]; 4]], 4).is_err()); // not square
+        assert!(diagonal_decode(&iota, 2).is_err()); // l = 1
+    }
+}
