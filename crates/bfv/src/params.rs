@@ -146,6 +146,35 @@ pub(crate) fn cyclotomic_p(b: u64, m: usize) -> BigInt {
     p + 1u32
 }
 
+/// The sizes of `p` in MatriGear's Table 2 (seed 002 §6.2).
+pub const MATRIGEAR_LOG_P: [u32; 6] = [128, 256, 512, 1024, 2048, 4096];
+/// Params I: `b = 2^64 − offset`, by row of [`MATRIGEAR_LOG_P`].
+const MATRIGEAR_I_B_OFFSET: [u64; 6] = [3072, 64, 428, 8, 22, 56];
+/// Params II: `b = 2^16 − offset`.
+const MATRIGEAR_II_B_OFFSET: [u64; 6] = [196, 22, 72, 28, 190, 288];
+/// The reference code's ciphertext moduli (seed 002 §6.4): 61-bit primes `≡ 1 mod 2^15`.
+const MATRIGEAR_MODULI: [u64; 7] = [
+    0x1fff_ffff_ffe1_0001,
+    0x1fff_ffff_ffe0_0001,
+    0x1fff_ffff_ffdd_0001,
+    0x1fff_ffff_ffd0_8001,
+    0x1fff_ffff_ffcf_8001,
+    0x1fff_ffff_ffc8_0001,
+    0x1fff_ffff_ffb4_0001,
+];
+
+/// MatriGear's parameter sets (seed 002 §6.1): I tuned for speed (`b ≈ 2^64`), II for setup
+/// cost (`b ≈ 2^16`), III ordinary BFV (`M = 1`) for comparison.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatriGearSet {
+    /// `N = 2^14`, log q = 426 (7 primes), 118-bit.
+    I,
+    /// `N = 2^13`, log q = 230 (4 primes), 128-bit.
+    II,
+    /// `N = D = 2^15 … 2^18`, `M = 1` (not supported yet: see [`Params::matrigear`]).
+    III,
+}
+
 /// Largest bit size of a ciphertext prime chosen by the named sets (the limit of coterie-math's
 /// AVX2+FMA exact product kernel).
 pub const MAX_PRIME_BITS: u32 = 50;
@@ -361,6 +390,99 @@ impl Params {
             "128-bit classical: HomomorphicEncryption.org Security Standard (2018), Table 1, \
              secret from the error distribution, σ = 3.2, N = 8192, log q ≤ 220 (seed 001 §6)",
         )
+    }
+
+    /// MatriGear's parameter sets (seed 002 §6.2, Table 2) for `log_p` in
+    /// [`MATRIGEAR_LOG_P`]: generalized BFV with `p = b^M + 1`, ternary secret, σ = 3.2 (the
+    /// reference code's Gaussian standard deviation, seed 002 §9.1), and the reference code's
+    /// 61-bit moduli (§6.4: seven for Params I, log q = 426; the first four for Params II,
+    /// log q = 230). Params I: `N = 2^14`, `b ≈ 2^64`, `D = 2^13 … 2^8`; Params II: `N = 2^13`,
+    /// `b ≈ 2^16`, `D = 2^10 … 2^5`.
+    ///
+    /// Security, as the paper states it (Albrecht–Player–Scott lattice estimator, uniform ternary
+    /// secret; not re-estimated here): Params I **118-bit**, Params II **128-bit**.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] for a `log_p` outside the table; [`Error::Unsupported`] for
+    /// Params III (ordinary BFV with `t = p ≥ 2^128` needs plaintext lifts beyond 64-bit words,
+    /// which coterie-bfv's plaintexts do not hold yet).
+    ///
+    /// ```
+    /// use coterie_bfv::params::{MatriGearSet, Params};
+    /// let p = Params::matrigear(MatriGearSet::II, 1024).unwrap();
+    /// assert_eq!((p.degree(), p.moduli().len()), (1 << 13, 4));
+    /// assert_eq!(p.plaintext_modulus().modulus().significant_bits(), 1024);
+    /// assert!(p.security().starts_with("128-bit"));
+    /// assert!(Params::matrigear(MatriGearSet::I, 100).is_err());
+    /// ```
+    pub fn matrigear(set: MatriGearSet, log_p: u32) -> Result<Self> {
+        let row = MATRIGEAR_LOG_P
+            .iter()
+            .position(|&l| l == log_p)
+            .ok_or_else(|| {
+                Error::InvalidParameter(format!(
+                    "MatriGear's Table 2 has log p in {MATRIGEAR_LOG_P:?}, not {log_p}"
+                ))
+            })?;
+        let (n, primes, b, security) = match set {
+            MatriGearSet::I => (
+                1usize << 14,
+                7,
+                u64::MAX - (MATRIGEAR_I_B_OFFSET[row] - 1),
+                "118-bit: MatriGear (Cha et al.) §6.1/Table 2, Params I, Albrecht–Player–Scott                  lattice estimator with a uniform ternary secret (the paper's figure, not                  re-estimated here)",
+            ),
+            MatriGearSet::II => (
+                1 << 13,
+                4,
+                (1 << 16) - MATRIGEAR_II_B_OFFSET[row],
+                "128-bit: MatriGear (Cha et al.) §6.1/Table 2, Params II, Albrecht–Player–Scott                  lattice estimator with a uniform ternary secret (the paper's figure, not                  re-estimated here)",
+            ),
+            MatriGearSet::III => {
+                return Err(Error::Unsupported(
+                    "MatriGear Params III (M = 1, t = p of 128 to 1024 bits) needs plaintext                      lifts wider than 64 bits"
+                        .into(),
+                ));
+            }
+        };
+        // D = N / 2^(row + 1) for Params I (2^13 at 128 bits), N / 2^(row + 3) for Params II.
+        let d = match set {
+            MatriGearSet::I => n >> (row + 1),
+            _ => n >> (row + 3),
+        };
+        Self::custom_with(
+            &format!("matrigear-{set:?}-logp{log_p}"),
+            n,
+            &MATRIGEAR_MODULI[..primes],
+            PlaintextModulus::Cyclotomic { d, b, m: n / d },
+            3.2,
+            SecretDistribution::Ternary,
+            security,
+        )
+    }
+
+    /// The reference code's generator `G` of `Z_p^*` for a MatriGear set (seed 002 §6.4), with
+    /// `G^((p−1)/(2M)) = b`; `ξ = G^((p−1)/(2N))` fixes the slot order the reference code uses
+    /// (`coterie_math::zp_ntt::SlotEncoder::with_generator`).
+    ///
+    /// # Errors
+    /// As [`Params::matrigear`].
+    pub fn matrigear_generator(set: MatriGearSet, log_p: u32) -> Result<BigInt> {
+        let row = MATRIGEAR_LOG_P
+            .iter()
+            .position(|&l| l == log_p)
+            .ok_or_else(|| {
+                Error::InvalidParameter(format!("no MatriGear row for log p = {log_p}"))
+            })?;
+        let (base, exp) = match set {
+            MatriGearSet::I => [(27u32, 1u32), (5, 11), (27, 1), (3, 27), (5, 1), (3, 43)][row],
+            MatriGearSet::II => [(7, 7), (5, 17), (5, 1), (5, 1), (5, 161), (3, 235)][row],
+            MatriGearSet::III => {
+                return Err(Error::Unsupported(
+                    "the reference code lists no generators for Params III".into(),
+                ));
+            }
+        };
+        Ok(BigInt::from(BigInt::u_pow_u(base, exp)))
     }
 
     /// **Insecure toy parameters** for fast tests and examples only: N = `n` (e.g. 256 or 1024)

@@ -273,93 +273,114 @@ fn cyclotomic_and_scalar_plaintexts_do_not_mix() {
     assert!(Plaintext::from_bytes(&sc, &pt.to_bytes()).is_err());
 }
 
-/// Seed 002 §6.2 Table 2, Params I (N = 2^14, log q = 426) and II (N = 2^13, log q = 230):
-/// every row validates (p = b^M + 1 prime, 2N | b^M) with the stated size of p.
+/// Seed 002 §6.2 Table 2 and §8 tests 1, 2 and 4: every named Params I (N = 2^14, log q = 426)
+/// and II (N = 2^13, log q = 230) row validates (p = b^M + 1 prime, 2N | b^M) with the stated
+/// size of p; the reference code's generator G of §6.4 satisfies G^((p−1)/(2M)) = b and gives a
+/// root ξ with ξ^D = b, ξ^N = −1; Pack/Unpack round-trip with the small lift within b/2.
 #[test]
-fn matrigear_table2_rows_validate() {
-    use coterie_bfv::SecretDistribution;
-    use coterie_bfv::params::moduli_for_bits;
-    let rows_i: [(u32, u64); 6] = [
-        (128, u64::MAX - (3072 - 1)),
-        (256, u64::MAX - (64 - 1)),
-        (512, u64::MAX - (428 - 1)),
-        (1024, u64::MAX - (8 - 1)),
-        (2048, u64::MAX - (22 - 1)),
-        (4096, u64::MAX - (56 - 1)),
-    ];
-    let rows_ii: [(u32, u64); 6] = [
-        (128, (1 << 16) - 196),
-        (256, (1 << 16) - 22),
-        (512, (1 << 16) - 72),
-        (1024, (1 << 16) - 28),
-        (2048, (1 << 16) - 190),
-        (4096, (1 << 16) - 288),
-    ];
-    for (n, log_q, rows) in [(1usize << 14, 426, rows_i), (1 << 13, 230, rows_ii)] {
-        let q = moduli_for_bits(n, log_q).unwrap();
-        for (bits, b) in rows {
-            let m = (bits as usize).div_ceil(64 - b.leading_zeros() as usize);
-            let pm = PlaintextModulus::Cyclotomic { d: n / m, b, m };
-            let p = Params::custom_with(
-                "t2",
-                n,
-                &q,
-                pm.clone(),
-                3.2,
-                SecretDistribution::Ternary,
-                "",
-            )
-            .unwrap_or_else(|e| panic!("N = {n}, b = {b}, M = {m}: {e}"));
-            let got = p.plaintext_modulus().modulus().significant_bits();
+fn matrigear_named_sets_generators_and_round_trips() {
+    use coterie_bfv::params::{MATRIGEAR_LOG_P, MatriGearSet};
+    use coterie_math::zp_ntt::SlotEncoder;
+    let mut r = Csprng::insecure_from_seed_for_tests([9; 32]);
+    for set in [MatriGearSet::I, MatriGearSet::II] {
+        for bits in MATRIGEAR_LOG_P {
+            let p = Params::matrigear(set, bits).unwrap();
+            let pm = p.plaintext_modulus().clone();
+            let PlaintextModulus::Cyclotomic { d, b, m } = pm else {
+                panic!("cyclotomic expected")
+            };
+            assert_eq!(d * m, p.degree());
+            let got = pm.modulus().significant_bits();
             // Params II at 4096 bits gives a 4095-bit p (65248^256 < 2^4096, seed 002 §6.2).
             assert!(
-                got == bits || (got == 4095 && bits == 4096),
-                "{b}^{m} + 1: {got} bits"
+                got == bits || (got == 4095 && bits == 4096 && set == MatriGearSet::II),
+                "{set:?} {bits}: {b}^{m} + 1 has {got} bits"
             );
+            let log_q: u32 = p.moduli().iter().map(|q| 64 - q.leading_zeros()).sum();
+            let want_q = if set == MatriGearSet::I { 427 } else { 244 };
+            assert_eq!(log_q, want_q, "7 (I) or 4 (II) primes of 61 bits");
+            let g = Params::matrigear_generator(set, bits).unwrap();
+            let enc = SlotEncoder::with_generator(&BigInt::from(b), m, d, &g)
+                .unwrap_or_else(|e| panic!("{set:?} {bits}: {e}"));
+            assert_eq!(enc.modulus(), &pm.modulus());
+            // A wrong generator is refused (G + 1 is not one for any row).
+            assert!(SlotEncoder::with_generator(&BigInt::from(b), m, d, &(g + 1u32)).is_err());
+            let slots: Vec<BigInt> = (0..d)
+                .map(|_| {
+                    let mut bytes = vec![0u8; bits as usize / 8 + 8];
+                    r.fill_bytes(&mut bytes);
+                    coterie_math::bigint::from_le_bytes_bounded(&bytes, bytes.len()).unwrap()
+                        % enc.modulus()
+                })
+                .collect();
+            let packed = enc.pack(&slots).unwrap();
+            assert_eq!(enc.unpack(&packed).unwrap(), slots, "{set:?} {bits}");
         }
+    }
+    assert!(matches!(
+        Params::matrigear(MatriGearSet::III, 128),
+        Err(coterie_bfv::Error::Unsupported(_))
+    ));
+}
+
+/// The slot maps through a named set's context: Pack, the small lift (‖·‖ ≤ b/2) and Unpack.
+#[test]
+fn matrigear_context_slots_round_trip() {
+    use coterie_bfv::params::MatriGearSet;
+    let mut r = Csprng::insecure_from_seed_for_tests([10; 32]);
+    for (set, bits) in [
+        (MatriGearSet::II, 128),
+        (MatriGearSet::II, 4096),
+        (MatriGearSet::I, 1024),
+    ] {
+        let ctx = Context::new(Params::matrigear(set, bits).unwrap()).unwrap();
+        let ring = Ring::of(&ctx);
+        let x = ring.random(&mut r);
+        let slots = {
+            let pt = Plaintext::from_representative(&ctx, &x).unwrap();
+            pt.decode_slots().unwrap()
+        };
+        let pt = Plaintext::encode_slots(&ctx, &slots).unwrap();
+        assert_eq!(pt.representative(), x, "{set:?} {bits}");
+        assert!(pt.norm_inf() <= ring.b.to_u64().unwrap() / 2);
     }
 }
 
-/// Params II at |p| = 4096 (N = 2^13, D = 32, M = 256, b = 2^16 − 288): encryption, decryption
-/// and one product with relinearization, against the reference.
+/// Seed 002 §8 test 6 on the real sets: for every Params I and II row, encryption, one product
+/// and the depth-2 chain `Dec(Mul(Mul(ct1, ct2), ct1)) = m1²·m2`, slot by slot in `Z_p^D`.
 #[test]
-fn params_ii_4096_bit_p_encrypts_and_multiplies() {
-    use coterie_bfv::SecretDistribution;
-    use coterie_bfv::params::moduli_for_bits;
-    let n = 1 << 13;
-    let pm = PlaintextModulus::Cyclotomic {
-        d: 32,
-        b: (1 << 16) - 288,
-        m: 256,
-    };
-    let params = Params::custom_with(
-        "insecure-test-params-ii-4096",
-        n,
-        &moduli_for_bits(n, 230).unwrap(),
-        pm,
-        3.2,
-        SecretDistribution::Ternary,
-        "seed 002 Table 2, Params II, |p| = 4096 (128-bit per the paper); used here as a test",
-    )
-    .unwrap();
-    let ctx = Context::new(params).unwrap();
-    let ring = Ring::of(&ctx);
-    let mut r = Csprng::insecure_from_seed_for_tests([5; 32]);
-    let sk = SecretKey::generate(&ctx, &mut r);
-    let pk = sk.public_key(&mut r);
-    let rlk = sk.relin_key(&mut r);
-    let x = ring.random(&mut r);
-    let y = ring.random(&mut r);
-    let cx = pk
-        .encrypt(&Plaintext::from_representative(&ctx, &x).unwrap(), &mut r)
-        .unwrap();
-    let cy = pk
-        .encrypt(&Plaintext::from_representative(&ctx, &y).unwrap(), &mut r)
-        .unwrap();
-    assert_eq!(sk.decrypt(&cx).unwrap().representative(), x);
-    let prod = cx.mul(&cy, &rlk).unwrap();
-    assert_eq!(
-        sk.decrypt(&prod).unwrap().representative(),
-        ring.mul(&x, &y)
-    );
+fn matrigear_sets_depth_two_every_row() {
+    use coterie_bfv::params::{MATRIGEAR_LOG_P, MatriGearSet};
+    for set in [MatriGearSet::II, MatriGearSet::I] {
+        for (row, bits) in MATRIGEAR_LOG_P.into_iter().enumerate() {
+            let ctx = Context::new(Params::matrigear(set, bits).unwrap()).unwrap();
+            let ring = Ring::of(&ctx);
+            let mut r = Csprng::insecure_from_seed_for_tests([20 + row as u8; 32]);
+            let sk = SecretKey::generate(&ctx, &mut r);
+            let pk = sk.public_key(&mut r);
+            let rlk = sk.relin_key(&mut r);
+            let (x, y) = (ring.random(&mut r), ring.random(&mut r));
+            let enc = |v: &[BigInt], r: &mut Csprng| {
+                pk.encrypt(&Plaintext::encode_slots(&ctx, v).unwrap(), r)
+                    .unwrap()
+            };
+            let (cx, cy) = (enc(&x, &mut r), enc(&y, &mut r));
+            let dec = |c: &Ciphertext| sk.decrypt(c).unwrap().decode_slots().unwrap();
+            let times = |a: &[BigInt], b: &[BigInt]| -> Vec<BigInt> {
+                a.iter()
+                    .zip(b)
+                    .map(|(u, v)| ring.reduce(BigInt::from(u * v)))
+                    .collect()
+            };
+            assert_eq!(dec(&cx), x, "{set:?} {bits}: Enc/Dec");
+            let cxy = cx.mul(&cy, &rlk).unwrap();
+            let xy = times(&x, &y);
+            assert_eq!(dec(&cxy), xy, "{set:?} {bits}: Mul");
+            assert_eq!(
+                dec(&cxy.mul(&cx, &rlk).unwrap()),
+                times(&xy, &x),
+                "{set:?} {bits}: depth 2"
+            );
+        }
+    }
 }
