@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# MatriGear's generalized BFV (seed 002, issue 14), one thread: Table 5, the product (tensor and
+# relinearization) on Params I and II for every log p, unit and amortized per slot, beside the
+# paper's single-thread figures (Xeon Platinum 8268 @ 2.9 GHz, Lattigo-based reference code).
+#
+# Usage: bench/matrigear.sh [--quick] [--wait-idle S] [--out DIR] [--label NAME]
+#   --quick   log p = 128 and 1024 only.
+#   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).
+#
+# Writes DIR/matrigear.jsonl: op mul_relin (impl coterie, ns, criterion median; impl paper, the
+# Table 5 cells) and mul_relin_per_slot (unit / D), params set, logp, d.
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_init matrigear
+
+while (($#)); do
+  bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
+  die "unknown argument '$1' (see -h)"
+done
+bench_require cargo python3
+exe="$(bench_cargo_bench_exe coterie-bfv matrigear)" || die "build of crates/bfv/benches/matrigear.rs failed"
+bench_wait_idle
+export RAYON_NUM_THREADS=1 CRITERION_HOME="$BENCH_WORK/criterion"
+(( BENCH_QUICK )) && export COTERIE_BENCH_QUICK=1
+read -r -a crit_args <<< "--bench --noplot ${BENCH_CRITERION_ARGS:-}"
+"$exe" "${crit_args[@]}" 2>&1 | tee "$BENCH_WORK/criterion-log.txt" >&2 || die "the matrigear bench failed"
+bench_convert criterion "$CRITERION_HOME" --system matrigear
+# Table 5 of the paper (unit ms; D per row of Table 2).
+paper=(
+  "I 128 8192 56.62" "I 256 4096 56.58" "I 512 2048 56.53" "I 1024 1024 56.49" "I 2048 512 56.46" "I 4096 256 56.33"
+  "II 128 1024 12.72" "II 256 512 12.76" "II 512 256 12.75" "II 1024 128 12.74" "II 2048 64 12.74" "II 4096 32 12.75"
+)
+for row in "${paper[@]}"; do
+  read -r set logp d ms <<< "$row"
+  bench_record paper mul_relin ns "$(python3 -c "print($ms * 1e6)")" null "set=$set" "logp=$logp" "d=$d"
+done
+# Amortized per slot: every mul_relin record divided by its D.
+python3 - "$BENCH_RECORDS" <<'PY' >> "$BENCH_RECORDS"
+import json, sys
+for line in open(sys.argv[1], encoding="utf-8"):
+    r = json.loads(line)
+    if r["op"] == "mul_relin" and r["params"].get("d"):
+        r = dict(r, op="mul_relin_per_slot", value=r["value"] / r["params"]["d"], samples=r["samples"])
+        print(json.dumps(r))
+PY
+bench_write
+python3 - "$BENCH_OUT/matrigear.jsonl" <<'PY' | tee "$BENCH_OUT/matrigear.md"
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
+get = {(r["impl"], r["op"], r["params"]["set"], r["params"]["logp"]): r["value"] for r in recs}
+print("| set | log p | D | coterie Mul | paper Mul | paper / coterie | coterie per slot | paper per slot |")
+print("|---|---|---|---|---|---|---|---|")
+for r in sorted((r for r in recs if r["impl"] == "coterie" and r["op"] == "mul_relin"),
+                key=lambda r: (r["params"]["set"], r["params"]["logp"])):
+    s, lp, d = r["params"]["set"], r["params"]["logp"], r["params"]["d"]
+    c, p = r["value"], get.get(("paper", "mul_relin", s, lp))
+    ratio = f"{p / c:.2f}x" if p else "–"
+    print(f"| {s} | {lp} | {d} | {c / 1e6:.2f} ms | {p / 1e6:.2f} ms | {ratio} | {c / d / 1e3:.2f} µs | {p / d / 1e3:.2f} µs |"
+          if p else f"| {s} | {lp} | {d} | {c / 1e6:.2f} ms | – | – | {c / d / 1e3:.2f} µs | – |")
+PY
+note "wrote $BENCH_OUT/matrigear.jsonl, $BENCH_OUT/matrigear.md"
