@@ -49,6 +49,29 @@ pub trait Versioned {
     const VERSION: u16;
 }
 
+/// Implements [`Versioned`] for each listed type, one line a type: `Type => b"TAG" v VERSION`.
+///
+/// ```
+/// use coterie_base::envelope::Versioned;
+/// struct Share;
+/// struct Opening;
+/// coterie_base::versioned! {
+///     Share => b"EXsh" v 1,
+///     Opening => b"EXop" v 3,
+/// }
+/// assert_eq!((Share::TAG, Share::VERSION), (*b"EXsh", 1));
+/// assert_eq!(Opening::VERSION, 3);
+/// ```
+#[macro_export]
+macro_rules! versioned {
+    ($($t:ty => $tag:literal v $ver:literal),* $(,)?) => {
+        $(impl $crate::envelope::Versioned for $t {
+            const TAG: [u8; 4] = *$tag;
+            const VERSION: u16 = $ver;
+        })*
+    };
+}
+
 /// Renders a tag for messages (`BFVc`, or hex when it is not printable ASCII).
 pub fn tag_name(tag: [u8; 4]) -> String {
     if tag.iter().all(|b| b.is_ascii_graphic()) {

@@ -40,7 +40,6 @@ use crate::keys::{
 };
 use crate::serial::{check_params, decode, encode};
 use crate::{Error, Result};
-use coterie_base::Versioned;
 use coterie_math::poly::{Poly, Representation};
 use coterie_math::prg::Seed;
 use serde::{Deserialize, Serialize};
@@ -114,17 +113,10 @@ struct RlkShareWire(ShareWire);
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct GkShareWire(ShareWire);
 
-impl Versioned for PkShareWire {
-    const TAG: [u8; 4] = *b"BFVa";
-    const VERSION: u16 = 1;
-}
-impl Versioned for RlkShareWire {
-    const TAG: [u8; 4] = *b"BFVb";
-    const VERSION: u16 = 1;
-}
-impl Versioned for GkShareWire {
-    const TAG: [u8; 4] = *b"BFVe";
-    const VERSION: u16 = 1;
+coterie_base::versioned! {
+    PkShareWire => b"BFVa" v 1,
+    RlkShareWire => b"BFVb" v 1,
+    GkShareWire => b"BFVe" v 1,
 }
 
 fn to_wire(ctx: &Context, decomposition: Decomposition, g: u64, polys: &[Poly]) -> ShareWire {

@@ -139,24 +139,15 @@ pub struct GaloisKeysWire {
     pub keys: Vec<(u64, KeySwitchKeyWire)>,
 }
 
-macro_rules! versioned {
-    ($($t:ty => $tag:literal),* $(,)?) => {
-        $(impl Versioned for $t {
-            const TAG: [u8; 4] = *$tag;
-            const VERSION: u16 = 1;
-        })*
-    };
-}
-
-versioned! {
-    PlaintextWire => b"BFVp",
-    CiphertextWire => b"BFVc",
-    SeededCiphertextWire => b"BFVs",
-    SecretKeyWire => b"BFVk",
-    PublicKeyWire => b"BFVK",
-    RelinKeyWire => b"BFVr",
-    GaloisKeyWire => b"BFVg",
-    GaloisKeysWire => b"BFVG",
+coterie_base::versioned! {
+    PlaintextWire => b"BFVp" v 1,
+    CiphertextWire => b"BFVc" v 1,
+    SeededCiphertextWire => b"BFVs" v 1,
+    SecretKeyWire => b"BFVk" v 1,
+    PublicKeyWire => b"BFVK" v 1,
+    RelinKeyWire => b"BFVr" v 1,
+    GaloisKeyWire => b"BFVg" v 1,
+    GaloisKeysWire => b"BFVG" v 1,
 }
 
 pub(crate) fn check_params(ctx: &Context, params: &Fingerprint) -> Result<()> {

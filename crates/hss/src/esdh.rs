@@ -24,7 +24,6 @@ use crate::convert::{self, ConvertParams};
 use crate::group::{Elem, FixedBase, Group};
 use crate::scheme::Params;
 use crate::{Error, Result};
-use coterie_base::Versioned;
 
 /// Shape of the compressed scheme for base parameters `params`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -75,10 +74,9 @@ pub struct EsdhCiphertext {
     pub values: Vec<Elem>,
 }
 
-/// Stored and sent in the coterie envelope as `HSEc` (a compressed ciphertext).
-impl Versioned for EsdhCiphertext {
-    const TAG: [u8; 4] = *b"HSEc";
-    const VERSION: u16 = 1;
+// Stored and sent in the coterie envelope as `HSEc` (a compressed ciphertext).
+coterie_base::versioned! {
+    EsdhCiphertext => b"HSEc" v 1,
 }
 
 impl EsdhCiphertext {
@@ -101,10 +99,9 @@ pub struct EsdhPublicKey {
     pub key_ct: EsdhCiphertext,
 }
 
-/// Stored and sent in the coterie envelope as `HSEp` (a compressed-scheme public key).
-impl Versioned for EsdhPublicKey {
-    const TAG: [u8; 4] = *b"HSEp";
-    const VERSION: u16 = 1;
+// Stored and sent in the coterie envelope as `HSEp` (a compressed-scheme public key).
+coterie_base::versioned! {
+    EsdhPublicKey => b"HSEp" v 1,
 }
 
 /// A server's key: integer shares of each digit `<c_i>` (difference convention).
@@ -117,10 +114,9 @@ pub struct EsdhEvalKey {
     pub digit_shares: Vec<BigInt>,
 }
 
-/// Stored and sent in the coterie envelope as `HSEe` (a compressed-scheme evaluation key).
-impl Versioned for EsdhEvalKey {
-    const TAG: [u8; 4] = *b"HSEe";
-    const VERSION: u16 = 1;
+// Stored and sent in the coterie envelope as `HSEe` (a compressed-scheme evaluation key).
+coterie_base::versioned! {
+    EsdhEvalKey => b"HSEe" v 1,
 }
 
 impl Drop for EsdhEvalKey {

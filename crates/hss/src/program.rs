@@ -16,7 +16,6 @@
 //! assert_eq!(prog.eval_plain(&[1, 1, 0]).unwrap(), vec![1]);
 //! ```
 
-use coterie_base::Versioned;
 use coterie_math::bigint::BigInt;
 use serde::{Deserialize, Serialize};
 
@@ -113,10 +112,9 @@ pub struct Program {
     pub instrs: Vec<Instr>,
 }
 
-/// Stored and sent in the coterie envelope as `HSpg` (an RMS program).
-impl Versioned for Program {
-    const TAG: [u8; 4] = *b"HSpg";
-    const VERSION: u16 = 1;
+// Stored and sent in the coterie envelope as `HSpg` (an RMS program).
+coterie_base::versioned! {
+    Program => b"HSpg" v 1,
 }
 
 /// Builds a [`Program`] instruction by instruction.
@@ -491,10 +489,9 @@ pub struct BranchingProgram {
     pub nodes: Vec<BpNode>,
 }
 
-/// Stored and sent in the coterie envelope as `HSbp` (a branching program).
-impl Versioned for BranchingProgram {
-    const TAG: [u8; 4] = *b"HSbp";
-    const VERSION: u16 = 1;
+// Stored and sent in the coterie envelope as `HSbp` (a branching program).
+coterie_base::versioned! {
+    BranchingProgram => b"HSbp" v 1,
 }
 
 impl BranchingProgram {

@@ -34,7 +34,6 @@
 //! `L2 = (x, r' + x·<c>_0)`, party 1 outputs `(0, r)`: then `<x> = (x, 0)` and
 //! `<x·c> = x·c` (spec §4.2; the paper's Fig. 2 sums shares, this crate subtracts).
 
-use coterie_base::Versioned;
 use coterie_math::bigint::{self, BigInt};
 use coterie_net::Mesh;
 use rand::Rng;
@@ -407,10 +406,9 @@ pub struct L2Batch {
     pub shares: Vec<L2Share>,
 }
 
-/// Stored and sent in the coterie envelope as `HSl2` (a batch of level-2 shares).
-impl Versioned for L2Batch {
-    const TAG: [u8; 4] = *b"HSl2";
-    const VERSION: u16 = 1;
+// Stored and sent in the coterie envelope as `HSl2` (a batch of level-2 shares).
+coterie_base::versioned! {
+    L2Batch => b"HSl2" v 1,
 }
 
 impl L2Batch {

@@ -547,9 +547,8 @@ impl coterie_base::envelope::Versioned for FourierPoly {
     const VERSION: u16 = 2;
 }
 
-impl coterie_base::envelope::Versioned for SplitFourierPoly {
-    const TAG: [u8; 4] = *b"FFTs";
-    const VERSION: u16 = 1;
+coterie_base::versioned! {
+    SplitFourierPoly => b"FFTs" v 1,
 }
 
 /// The serde form of [`FourierPoly`]; the format version is the envelope's

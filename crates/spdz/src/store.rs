@@ -46,7 +46,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use coterie_base::envelope::{self, Versioned};
+use coterie_base::envelope;
 use coterie_base::fsio::{read_bounded, sync_dir, write_atomic, write_atomic_private};
 use coterie_net::PartyId;
 use serde::{Deserialize, Serialize};
@@ -79,9 +79,8 @@ pub struct StoreHeader {
     pub key_fingerprint: [u8; 32],
 }
 
-impl Versioned for StoreHeader {
-    const TAG: [u8; 4] = *b"SPDh";
-    const VERSION: u16 = 1;
+coterie_base::versioned! {
+    StoreHeader => b"SPDh" v 1,
 }
 
 fn fingerprint<R: Ring>(ring: &R, key: &R::Elem) -> [u8; 32] {

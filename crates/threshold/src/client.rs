@@ -68,14 +68,9 @@ pub struct ClientResponse {
     pub result: std::result::Result<u64, String>,
 }
 
-impl Versioned for ClientRequest {
-    const TAG: [u8; 4] = *b"THcq";
-    const VERSION: u16 = 2;
-}
-
-impl Versioned for ClientResponse {
-    const TAG: [u8; 4] = *b"THcr";
-    const VERSION: u16 = 2;
+coterie_base::versioned! {
+    ClientRequest => b"THcq" v 2,
+    ClientResponse => b"THcr" v 2,
 }
 
 /// Seals a message and sends it as one byte frame.

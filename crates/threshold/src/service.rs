@@ -25,7 +25,7 @@
 
 use std::time::Duration;
 
-use coterie_base::envelope::{self, Versioned};
+use coterie_base::envelope;
 use coterie_net::Mesh;
 use coterie_spdz::{Engine, Kind, PrepStore, Preprocessing, Z2k};
 use serde::{Deserialize, Serialize};
@@ -68,9 +68,8 @@ struct ControlMsg {
     control: Control,
 }
 
-impl Versioned for ControlMsg {
-    const TAG: [u8; 4] = *b"THsc";
-    const VERSION: u16 = 2;
+coterie_base::versioned! {
+    ControlMsg => b"THsc" v 2,
 }
 
 /// Opens a control message (at most `max_len` bytes of payload). Anything else, another
@@ -529,6 +528,7 @@ pub fn material_for(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use coterie_base::envelope::Versioned;
 
     #[test]
     fn control_messages_are_envelopes_and_other_versions_abort() {

@@ -11,7 +11,6 @@ use super::keys::{PublicKey, SecretKey};
 use super::params::Params;
 use crate::group::{Elem, FixedBase, Group};
 use crate::{Error, Result};
-use coterie_base::Versioned;
 
 /// An ElGamal ciphertext `E(x) = (g^r, g^(r·c + x))`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,10 +38,9 @@ pub struct L1Input {
     pub digits: Vec<Ciphertext>,
 }
 
-/// Stored and sent in the coterie envelope as `HSl1` (a level-1 input).
-impl Versioned for L1Input {
-    const TAG: [u8; 4] = *b"HSl1";
-    const VERSION: u16 = 1;
+// Stored and sent in the coterie envelope as `HSl1` (a level-1 input).
+coterie_base::versioned! {
+    L1Input => b"HSl1" v 1,
 }
 
 impl L1Input {

@@ -12,7 +12,6 @@ use super::encrypt::{Ciphertext, Encryptor};
 use super::params::Params;
 use crate::group::{Elem, Group};
 use crate::{Error, Result};
-use coterie_base::Versioned;
 
 /// How the ElGamal key is assembled from its digits: `c ≡ Σ w_i c_i (mod q)`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -36,10 +35,9 @@ pub struct PublicKey {
     pub layout: KeyLayout,
 }
 
-/// Stored and sent in the coterie envelope as `HSpk` (an HSS public key).
-impl Versioned for PublicKey {
-    const TAG: [u8; 4] = *b"HSpk";
-    const VERSION: u16 = 1;
+// Stored and sent in the coterie envelope as `HSpk` (an HSS public key).
+coterie_base::versioned! {
+    PublicKey => b"HSpk" v 1,
 }
 
 /// One server's evaluation key `ek_b`: integer shares of `c` and of each digit `c_i`
@@ -58,10 +56,9 @@ pub struct EvalKey {
     pub prf_key: [u8; 32],
 }
 
-/// Stored and sent in the coterie envelope as `HSek` (one server's evaluation key).
-impl Versioned for EvalKey {
-    const TAG: [u8; 4] = *b"HSek";
-    const VERSION: u16 = 1;
+// Stored and sent in the coterie envelope as `HSek` (one server's evaluation key).
+coterie_base::versioned! {
+    EvalKey => b"HSek" v 1,
 }
 
 impl core::fmt::Debug for EvalKey {
