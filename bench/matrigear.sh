@@ -1,25 +1,40 @@
 #!/usr/bin/env bash
-# MatriGear's generalized BFV (seed 002, issue 14), one thread: Table 5, the product (tensor and
-# relinearization) on Params I and II for every log p, unit and amortized per slot, beside the
-# paper's single-thread figures (Xeon Platinum 8268 @ 2.9 GHz, Lattigo-based reference code).
+# MatriGear's generalized BFV (seed 002, issue 14), one thread, beside the paper's single-thread
+# figures (Xeon Platinum 8268 @ 2.9 GHz, Lattigo-based reference code): Table 5, the product
+# (tensor and relinearization) on Params I and II for every log p, unit and amortized per slot;
+# Table 6, one batched MatMul of 128 x 128 matrices (crates/bfv/examples/matmul_bench.rs, checked
+# against a big-integer product), unit and per matrix.
 #
-# Usage: bench/matrigear.sh [--quick] [--wait-idle S] [--out DIR] [--label NAME]
-#   --quick   log p = 128 and 1024 only.
+# Usage: bench/matrigear.sh [--quick] [--skip-matmul] [--matmul "SET/LOGP ..."] [--wait-idle S]
+#                           [--out DIR] [--label NAME]
+#   --quick        Table 5 at log p = 128 and 1024 only; MatMul II/1024 with d = 32.
+#   --skip-matmul  Table 5 only.
+#   --matmul LIST  MatMul points (default "II/1024 I/128", the paper's two extremes of T).
 #   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).
 #
 # Writes DIR/matrigear.jsonl: op mul_relin (impl coterie, ns, criterion median; impl paper, the
-# Table 5 cells) and mul_relin_per_slot (unit / D), params set, logp, d.
+# Table 5 cells) and mul_relin_per_slot (unit / D), params set, logp, d; op matmul (coterie: the
+# median of --reps timed calls, 1 by default; paper: Table 6) and matmul_per_matrix (unit / t),
+# params set, logp, d, t. DIR/matrigear.md: both tables.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-bench_init matrigear
+bench_init matrigear matmul
 
+matmul_points="II/1024 I/128"
 while (($#)); do
   bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
-  die "unknown argument '$1' (see -h)"
+  case "$1" in
+    --matmul) bench_need_value "$@"; matmul_points="$2"; shift 2 ;;
+    *) die "unknown argument '$1' (see -h)" ;;
+  esac
 done
 bench_require cargo python3
 exe="$(bench_cargo_bench_exe coterie-bfv matrigear)" || die "build of crates/bfv/benches/matrigear.rs failed"
+if ! bench_skip matmul; then
+  export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+  cargo build --release -p coterie-bfv --example matmul_bench || die "build of the matmul_bench example failed"
+fi
 bench_wait_idle
 export RAYON_NUM_THREADS=1 CRITERION_HOME="$BENCH_WORK/criterion"
 (( BENCH_QUICK )) && export COTERIE_BENCH_QUICK=1
@@ -35,6 +50,21 @@ for row in "${paper[@]}"; do
   read -r set logp d ms <<< "$row"
   bench_record paper mul_relin ns "$(python3 -c "print($ms * 1e6)")" null "set=$set" "logp=$logp" "d=$d"
 done
+if ! bench_skip matmul; then
+  margs=()
+  (( BENCH_QUICK )) && margs+=(--quick)
+  read -r -a pts <<< "$matmul_points"
+  (( BENCH_QUICK )) || margs+=("${pts[@]}")
+  "$CARGO_TARGET_DIR/release/examples/matmul_bench" "${margs[@]}" > "$BENCH_WORK/matmul.jsonl" \
+    || die "matmul_bench failed"
+  bench_convert nsjsonl "$BENCH_WORK/matmul.jsonl"
+  # Table 6 of the paper (unit s; d = 128, t = D/d matrices per call).
+  for row in "I 128 64 47.77" "I 256 32 47.64" "I 512 16 48.34" "I 1024 8 48.45" "I 2048 4 47.83" \
+             "I 4096 2 48.23" "II 128 8 12.21" "II 256 4 12.31" "II 512 2 12.31" "II 1024 1 12.30"; do
+    read -r set logp t sec <<< "$row"
+    bench_record paper matmul ns "$(python3 -c "print($sec * 1e9)")" null "set=$set" "logp=$logp" "d=128" "t=$t"
+  done
+fi
 # Amortized per slot: every mul_relin record divided by its D.
 python3 - "$BENCH_RECORDS" <<'PY' >> "$BENCH_RECORDS"
 import json, sys
@@ -43,6 +73,8 @@ for line in open(sys.argv[1], encoding="utf-8"):
     if r["op"] == "mul_relin" and r["params"].get("d"):
         r = dict(r, op="mul_relin_per_slot", value=r["value"] / r["params"]["d"], samples=r["samples"])
         print(json.dumps(r))
+    elif r["op"] == "matmul" and r["params"].get("t"):
+        print(json.dumps(dict(r, op="matmul_per_matrix", value=r["value"] / r["params"]["t"])))
 PY
 bench_write
 python3 - "$BENCH_OUT/matrigear.jsonl" <<'PY' | tee "$BENCH_OUT/matrigear.md"
@@ -58,5 +90,16 @@ for r in sorted((r for r in recs if r["impl"] == "coterie" and r["op"] == "mul_r
     ratio = f"{p / c:.2f}x" if p else "–"
     print(f"| {s} | {lp} | {d} | {c / 1e6:.2f} ms | {p / 1e6:.2f} ms | {ratio} | {c / d / 1e3:.2f} µs | {p / d / 1e3:.2f} µs |"
           if p else f"| {s} | {lp} | {d} | {c / 1e6:.2f} ms | – | – | {c / d / 1e3:.2f} µs | – |")
+mm = [r for r in recs if r["impl"] == "coterie" and r["op"] == "matmul"]
+if mm:
+    print()
+    print("| set | log p | d | matrices per call | coterie MatMul | paper MatMul | paper / coterie | coterie per matrix |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r in sorted(mm, key=lambda r: (r["params"]["set"], r["params"]["logp"])):
+        s, lp, d, t = (r["params"][k] for k in ("set", "logp", "d", "t"))
+        c = r["value"]
+        p = get.get(("paper", "matmul", s, lp)) if d == 128 else None
+        pc = f"{p / 1e9:.2f} s | {p / c:.2f}x" if p else "– | –"
+        print(f"| {s} | {lp} | {d} | {t} | {c / 1e9:.2f} s | {pc} | {c / t / 1e9:.3f} s |")
 PY
 note "wrote $BENCH_OUT/matrigear.jsonl, $BENCH_OUT/matrigear.md"

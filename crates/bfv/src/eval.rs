@@ -95,8 +95,29 @@ impl Tensor {
     }
 }
 
+impl Tensor {
+    /// A tensor from parts accumulated in NTT form over `Q_l` and the auxiliary basis (as
+    /// [`extend`] gives them), e.g. MatMul's hoisted sums.
+    pub(crate) fn from_ntt_parts(
+        ctx: &Context,
+        level: usize,
+        keys: KeySet,
+        mut q: Vec<Poly>,
+        mut p: Vec<Poly>,
+    ) -> Tensor {
+        q.iter_mut().chain(p.iter_mut()).for_each(Poly::to_coeff);
+        Tensor {
+            ctx: ctx.clone(),
+            level,
+            keys,
+            q,
+            p,
+        }
+    }
+}
+
 /// Lifts a part to `(Q, P)` in NTT form (exact centered base extension).
-fn extend(ctx: &Context, level: usize, p: &Poly) -> Result<(Poly, Poly)> {
+pub(crate) fn extend(ctx: &Context, level: usize, p: &Poly) -> Result<(Poly, Poly)> {
     let lv = ctx.level(level)?;
     let n = ctx.degree();
     let mut xp = Poly::zero(&lv.aux, Representation::Coefficient);

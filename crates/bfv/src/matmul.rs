@@ -49,11 +49,13 @@
 //! ```
 
 use coterie_math::bigint::BigInt;
-use coterie_math::poly::Poly;
+use coterie_math::poly::{Poly, Representation};
 
 use crate::ciphertext::KeySet;
-use crate::eval::{MAX_TENSOR_TERMS, gadget_product, scale_and_round, tensor};
-use crate::keys::{GaloisKeys, RelinKey};
+#[cfg(test)]
+use crate::eval::tensor;
+use crate::eval::{MAX_TENSOR_TERMS, Tensor, extend, gadget_product, scale_and_round};
+use crate::keys::{GaloisKey, GaloisKeys, RelinKey};
 use crate::slots::slot_rotation_element;
 use crate::{Ciphertext, Context, Error, Result, SecretKey};
 
@@ -248,6 +250,12 @@ enum TermOrder {
 /// batched pair at once. `rot` must hold the elements of [`matmul_galois_elements`] (others are
 /// ignored).
 ///
+/// Hoisted: every operand is extended to `Q ∪ P` and transformed once; the automorphisms of the
+/// B side are index permutations in the NTT domain; each output diagonal accumulates its `d`
+/// four-part products pointwise and takes one inverse transform, one scale-and-round (per 16
+/// products) and three gadget products. Its output is identical, bit for bit, to the
+/// unhoisted reference the tests keep.
+///
 /// # Errors
 /// [`Error::InvalidParameter`] unless `a` and `b` hold the same `d ≥ 1` ciphertexts with
 /// `d | D`; [`Error::Unsupported`] for parameters without slots or a ciphertext of other than
@@ -259,16 +267,56 @@ pub fn matmul(
     rlk: &RelinKey,
     rot: &GaloisKeys,
 ) -> Result<Vec<Ciphertext>> {
-    matmul_ordered(a, b, rlk, rot, TermOrder::Fixed)
+    let elements = check_operands(a, b, rlk)?;
+    let (ctx, level) = (&a[0].ctx, a[0].level);
+    let d = a.len();
+    let ext = |c: &Ciphertext| -> Result<[(Poly, Poly); 2]> {
+        Ok([
+            extend(ctx, level, &c.parts[0])?,
+            extend(ctx, level, &c.parts[1])?,
+        ])
+    };
+    let xa = a.iter().map(ext).collect::<Result<Vec<_>>>()?;
+    let xb = b.iter().map(ext).collect::<Result<Vec<_>>>()?;
+    let mut out = Vec::with_capacity(d);
+    for i in 0..d {
+        let (g, key) = step_key(i, &elements, rot)?;
+        let rotated: Vec<[(Poly, Poly); 2]> = if g == 1 {
+            xb.clone()
+        } else {
+            xb.iter()
+                .map(|parts| -> Result<[(Poly, Poly); 2]> {
+                    let r = |(q, p): &(Poly, Poly)| -> Result<(Poly, Poly)> {
+                        Ok((q.automorphism(g)?, p.automorphism(g)?))
+                    };
+                    Ok([r(&parts[0])?, r(&parts[1])?])
+                })
+                .collect::<Result<_>>()?
+        };
+        let mut parts: Option<Vec<Poly>> = None;
+        for chunk in (0..d).collect::<Vec<_>>().chunks(MAX_TENSOR_TERMS) {
+            let (q0, p0) = (&xa[0][0].0, &xa[0][0].1);
+            let zero = |x: &Poly| Poly::zero(x.context(), Representation::Ntt);
+            let mut q: Vec<Poly> = (0..4).map(|_| zero(q0)).collect();
+            let mut p: Vec<Poly> = (0..4).map(|_| zero(p0)).collect();
+            for &k in chunk {
+                let bj = &rotated[(i + d - k) % d];
+                // Outer product order: (a0 b0, a0 b1, a1 b0, a1 b1), as the multi-key tensor.
+                for (slot, (x, y)) in [(0, 0), (0, 1), (1, 0), (1, 1)].into_iter().enumerate() {
+                    q[slot].try_mul_acc(&xa[k][x].0, &bj[y].0)?;
+                    p[slot].try_mul_acc(&xa[k][x].1, &bj[y].1)?;
+                }
+            }
+            let t = Tensor::from_ntt_parts(ctx, level, KeySet::PartiesTensor(vec![0]), q, p);
+            add_parts(&mut parts, scale_and_round(&t)?.parts)?;
+        }
+        out.push(finish(ctx, level, parts, key, rlk, TermOrder::Fixed)?);
+    }
+    Ok(out)
 }
 
-fn matmul_ordered(
-    a: &[Ciphertext],
-    b: &[Ciphertext],
-    rlk: &RelinKey,
-    rot: &GaloisKeys,
-    order: TermOrder,
-) -> Result<Vec<Ciphertext>> {
+/// Checks MatMul's operands and key context; returns the Galois elements of steps `1 … d − 1`.
+fn check_operands(a: &[Ciphertext], b: &[Ciphertext], rlk: &RelinKey) -> Result<Vec<usize>> {
     let d = a.len();
     if d == 0 || b.len() != d {
         return Err(Error::InvalidParameter(format!(
@@ -278,7 +326,6 @@ fn matmul_ordered(
         )));
     }
     let first = &a[0];
-    let ctx = &first.ctx;
     for ct in a.iter().chain(b) {
         first.check(ct)?;
         if ct.parts.len() != 2 || ct.keys != KeySet::Powers {
@@ -287,31 +334,115 @@ fn matmul_ordered(
             ));
         }
     }
-    ctx.check_same(&rlk.ksk.ctx)?;
-    let elements = matmul_galois_elements(ctx, d)?;
-    // Both operands as ciphertexts of one "party" 0: the multi-key tensor of two such is the
-    // outer product (a_0 b_0, a_0 b_1, a_1 b_0, a_1 b_1), which is what Algorithm 1 sums.
+    first.ctx.check_same(&rlk.ksk.ctx)?;
+    matmul_galois_elements(&first.ctx, d)
+}
+
+/// The Galois element of output diagonal `i` and its key (none for `i = 0`).
+fn step_key<'k>(
+    i: usize,
+    elements: &[usize],
+    rot: &'k GaloisKeys,
+) -> Result<(usize, Option<&'k GaloisKey>)> {
+    if i == 0 {
+        return Ok((1, None));
+    }
+    let g = elements[i - 1];
+    let key = rot.get(g).ok_or_else(|| {
+        Error::MissingKey(format!(
+            "MatMul rotation key {i} of {} (g = {g})",
+            elements.len()
+        ))
+    })?;
+    Ok((g, Some(key)))
+}
+
+/// `acc += parts`, part by part (`acc` empty: `acc = parts`).
+fn add_parts(acc: &mut Option<Vec<Poly>>, parts: Vec<Poly>) -> Result<()> {
+    match acc {
+        None => *acc = Some(parts),
+        Some(acc) => {
+            for (x, y) in acc.iter_mut().zip(&parts) {
+                x.try_add_assign(y)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The lazy key switch of Algorithm 1 on the scaled parts `(D_0, D_2, D_1, D_3)` (outer-product
+/// order) of output diagonal `i`.
+fn finish(
+    ctx: &Context,
+    level: usize,
+    parts: Option<Vec<Poly>>,
+    key: Option<&GaloisKey>,
+    rlk: &RelinKey,
+    order: TermOrder,
+) -> Result<Ciphertext> {
+    let [d0, d2, d1, d3]: [Poly; 4] = parts
+        .ok_or_else(|| Error::InvalidParameter("MatMul of no terms".into()))?
+        .try_into()
+        .map_err(|_| Error::Malformed("tensor of other than four parts".into()))?;
+    let (d1, d2) = match order {
+        TermOrder::Fixed => (d1, d2),
+        #[cfg(test)]
+        TermOrder::Printed => (d2, d1),
+    };
+    let (mut c0, mut c1) = (d0, d1);
+    match key {
+        None => {
+            let (w0, w1) = gadget_product(&d3, &rlk.ksk)?;
+            c0.try_add_assign(&w0)?;
+            c1.try_add_assign(&d2)?;
+            c1.try_add_assign(&w1)?;
+        }
+        Some(key) => {
+            let (u0, u1) = gadget_product(&d2, &key.ksk)?;
+            let (v0, v1) = gadget_product(&d3, &key.ksk)?;
+            let (w0, w1) = gadget_product(&v1, &rlk.ksk)?;
+            for x in [&u0, &w0] {
+                c0.try_add_assign(x)?;
+            }
+            for x in [&u1, &v0, &w1] {
+                c1.try_add_assign(x)?;
+            }
+        }
+    }
+    Ok(Ciphertext {
+        ctx: ctx.clone(),
+        level,
+        parts: vec![c0, c1],
+        keys: KeySet::Powers,
+    })
+}
+
+/// The unhoisted reference: each product through the public [`tensor`] of the two operands as
+/// ciphertexts of one "party" (the multi-key tensor is the outer product `(a_0 b_0, a_0 b_1,
+/// a_1 b_0, a_1 b_1)`), with the automorphism applied to the B side in coefficient form.
+#[cfg(test)]
+fn matmul_reference(
+    a: &[Ciphertext],
+    b: &[Ciphertext],
+    rlk: &RelinKey,
+    rot: &GaloisKeys,
+    order: TermOrder,
+) -> Result<Vec<Ciphertext>> {
+    let elements = check_operands(a, b, rlk)?;
+    let (ctx, level) = (&a[0].ctx, a[0].level);
+    let d = a.len();
     let as_party = |parts: Vec<Poly>| Ciphertext {
         ctx: ctx.clone(),
-        level: first.level,
+        level,
         parts,
         keys: KeySet::Parties(vec![0]),
     };
-    let a_party: Vec<Ciphertext> = a.iter().map(|c| as_party(c.parts.clone())).collect();
     let mut out = Vec::with_capacity(d);
     for i in 0..d {
-        let g = if i == 0 { 1 } else { elements[i - 1] };
-        let key = if i == 0 {
-            None
-        } else {
-            Some(rot.get(g).ok_or_else(|| {
-                Error::MissingKey(format!("MatMul rotation key {i} of {} (g = {g})", d - 1))
-            })?)
-        };
-        // D_0..D_3 at scale, summed over k in chunks the auxiliary basis can hold.
-        let mut parts: Option<Vec<Poly>> = None;
+        let (g, key) = step_key(i, &elements, rot)?;
+        let mut parts = None;
         for chunk in (0..d).collect::<Vec<_>>().chunks(MAX_TENSOR_TERMS) {
-            let mut acc = None;
+            let mut acc: Option<Tensor> = None;
             for &k in chunk {
                 let bk = &b[(i + d - k) % d];
                 let rotated = if g == 1 {
@@ -319,57 +450,17 @@ fn matmul_ordered(
                 } else {
                     vec![bk.parts[0].automorphism(g)?, bk.parts[1].automorphism(g)?]
                 };
-                let t = tensor(&a_party[k], &as_party(rotated))?;
+                let t = tensor(&as_party(a[k].parts.clone()), &as_party(rotated))?;
                 match &mut acc {
                     None => acc = Some(t),
                     Some(s) => s.add_assign(&t)?,
                 }
             }
-            let scaled = scale_and_round(&acc.expect("chunks are not empty"))?.parts;
-            match &mut parts {
-                None => parts = Some(scaled),
-                Some(p) => {
-                    for (x, y) in p.iter_mut().zip(&scaled) {
-                        x.try_add_assign(y)?;
-                    }
-                }
+            if let Some(t) = acc {
+                add_parts(&mut parts, scale_and_round(&t)?.parts)?;
             }
         }
-        let [d0, d2, d1, d3]: [Poly; 4] = parts
-            .expect("d ≥ 1")
-            .try_into()
-            .map_err(|_| Error::Malformed("tensor of other than four parts".into()))?;
-        let (d1, d2) = match order {
-            TermOrder::Fixed => (d1, d2),
-            #[cfg(test)]
-            TermOrder::Printed => (d2, d1),
-        };
-        let (mut c0, mut c1) = (d0, d1);
-        match key {
-            None => {
-                let (w0, w1) = gadget_product(&d3, &rlk.ksk)?;
-                c0.try_add_assign(&w0)?;
-                c1.try_add_assign(&d2)?;
-                c1.try_add_assign(&w1)?;
-            }
-            Some(key) => {
-                let (u0, u1) = gadget_product(&d2, &key.ksk)?;
-                let (v0, v1) = gadget_product(&d3, &key.ksk)?;
-                let (w0, w1) = gadget_product(&v1, &rlk.ksk)?;
-                for x in [&u0, &w0] {
-                    c0.try_add_assign(x)?;
-                }
-                for x in [&u1, &v0, &w1] {
-                    c1.try_add_assign(x)?;
-                }
-            }
-        }
-        out.push(Ciphertext {
-            ctx: ctx.clone(),
-            level: first.level,
-            parts: vec![c0, c1],
-            keys: KeySet::Powers,
-        });
+        out.push(finish(ctx, level, parts, key, rlk, order)?);
     }
     Ok(out)
 }
@@ -457,9 +548,47 @@ mod tests {
             let cc = matmul(&ca, &cb, &rlk, &rot).unwrap();
             assert_eq!(cc.len(), d);
             assert_eq!(dec(&cc), want, "d = {d}, l = {l}");
-            let printed = matmul_ordered(&ca, &cb, &rlk, &rot, TermOrder::Printed).unwrap();
+            let reference = matmul_reference(&ca, &cb, &rlk, &rot, TermOrder::Fixed).unwrap();
+            assert_eq!(cc, reference, "hoisted = reference, bit for bit (d = {d})");
+            let printed = matmul_reference(&ca, &cb, &rlk, &rot, TermOrder::Printed).unwrap();
             assert_ne!(dec(&printed), want, "the printed order must fail (d = {d})");
         }
+    }
+
+    /// A real set (Params II, log p = 1024: D = 128) with d = 32 > 16, so every output diagonal
+    /// is scaled and rounded in two chunks; l = 4 products, checked against big integers.
+    #[test]
+    fn matmul_params_ii_d32_in_chunks() {
+        let ctx = Context::new(Params::matrigear(crate::params::MatriGearSet::II, 1024).unwrap())
+            .unwrap();
+        let p = ctx.slot_encoder().unwrap().modulus().clone();
+        let (d, slots) = (32usize, 128usize);
+        let l = slots / d;
+        let mut r = Csprng::insecure_from_seed_for_tests([44; 32]);
+        let sk = SecretKey::generate(&ctx, &mut r);
+        let pk = sk.public_key(&mut r);
+        let rlk = sk.relin_key(&mut r);
+        let rot = sk.matmul_rotation_keys(d, &mut r).unwrap();
+        assert_eq!(rot.elements().len(), d - 1);
+        let xs: Vec<Matrix> = (0..l).map(|_| random_matrix(d, &p, &mut r)).collect();
+        let ys: Vec<Matrix> = (0..l).map(|_| random_matrix(d, &p, &mut r)).collect();
+        let mut enc = |vs: Vec<Vec<BigInt>>| -> Vec<Ciphertext> {
+            vs.iter()
+                .map(|v| {
+                    pk.encrypt(&Plaintext::encode_slots(&ctx, v).unwrap(), &mut r)
+                        .unwrap()
+                })
+                .collect()
+        };
+        let ca = enc(diagonal_encode(&xs, slots).unwrap());
+        let cb = enc(shifted_diagonal_encode(&ys, slots).unwrap());
+        let cc = matmul(&ca, &cb, &rlk, &rot).unwrap();
+        let v: Vec<_> = cc
+            .iter()
+            .map(|c| sk.decrypt(c).unwrap().decode_slots().unwrap())
+            .collect();
+        let want: Vec<Matrix> = xs.iter().zip(&ys).map(|(x, y)| mat_mul(x, y, &p)).collect();
+        assert_eq!(diagonal_decode(&v, l).unwrap(), want);
     }
 
     #[test]
