@@ -328,6 +328,33 @@ impl Context {
         Ok(cell.get_or_init(|| built))
     }
 
+    /// The most products one tensor coefficient may sum at `level` before the exact
+    /// scale-and-round can go wrong: a sum of `T` products of centered operands has
+    /// `|x| ≤ T·N·Q²/4`, and the rounding is exact while `|(b+1)·x/Q| < P/2` (`t` for a scalar
+    /// modulus), i.e. `T < 2P / ((b+1)·N·Q)`. From bit lengths (`Q` rounded up, `P` down, one bit
+    /// of margin), at least 1 and at most `2^20`.
+    pub(crate) fn tensor_capacity(&self, level: usize) -> Result<usize> {
+        let p = &self.0.params;
+        let moduli = p
+            .moduli()
+            .get(..=level)
+            .ok_or_else(|| Error::InvalidParameter(format!("no level {level}")))?;
+        let q_bits = i64::from(bits_of(moduli));
+        let k = aux_count(
+            bits_of(moduli),
+            p.plaintext_modulus().expansion_bits(),
+            p.degree(),
+        );
+        let p_bits: i64 = self.0.aux_primes[..k]
+            .iter()
+            .map(|&x| i64::from(63 - x.leading_zeros()))
+            .sum();
+        let t_bits = i64::from(p.plaintext_modulus().expansion_bits());
+        let n_bits = i64::from(p.degree().trailing_zeros());
+        let room = p_bits + 1 - (t_bits + n_bits + q_bits) - 1;
+        Ok(1usize << room.clamp(0, 20))
+    }
+
     fn build_level(&self, level: usize) -> Result<Level> {
         let p = &self.0.params;
         let n = p.degree();

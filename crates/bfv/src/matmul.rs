@@ -18,10 +18,11 @@
 //! w_1)` with `(w_0, w_1) = D_3 ⊡ rlk`. The paper prints `D_1` and `D_2` the other way round,
 //! which decrypts to garbage (a test checks that it does).
 //!
-//! The tensors are exact ([`crate::eval::tensor`]); the auxiliary basis holds sums of at most 16
-//! products per coefficient, so for `d > 16` the sum over `k` is scaled and rounded every 16 terms
-//! and the rounded parts are added (each rounding adds at most `1/2` per coefficient before the
-//! multiplication by `X^D − b`, far below the tensor's own noise).
+//! The tensors are exact ([`crate::eval::tensor`]), and the whole sum over `k` is scaled and
+//! rounded once whenever the auxiliary basis has room for `d` products per coefficient (it has,
+//! with many bits to spare, for every named set and `d ≤ 2^20`); on a context with less room the
+//! sum is rounded in chunks that fit and the rounded parts are added (each rounding adds at most
+//! `1/2` per coefficient before the multiplication by `X^D − b`, far below the tensor's noise).
 //!
 //! ```
 //! use coterie_bfv::matmul::{diagonal_decode, diagonal_encode, matmul, shifted_diagonal_encode};
@@ -49,12 +50,15 @@
 //! ```
 
 use coterie_math::bigint::BigInt;
-use coterie_math::poly::{Poly, Representation};
+use coterie_math::poly::{Poly, Representation, RingContext};
 
 use crate::ciphertext::KeySet;
 #[cfg(test)]
 use crate::eval::tensor;
-use crate::eval::{MAX_TENSOR_TERMS, Tensor, extend, gadget_product, scale_and_round};
+use crate::eval::{Tensor, extend, gadget_product, scale_and_round};
+
+/// Products of residues below `2^62` a 128-bit lazy sum can hold.
+const LAZY_TERMS: usize = 16;
 use crate::keys::{GaloisKey, GaloisKeys, RelinKey};
 use crate::slots::slot_rotation_element;
 use crate::{Ciphertext, Context, Error, Result, SecretKey};
@@ -252,9 +256,9 @@ enum TermOrder {
 ///
 /// Hoisted: every operand is extended to `Q ∪ P` and transformed once; the automorphisms of the
 /// B side are index permutations in the NTT domain; each output diagonal accumulates its `d`
-/// four-part products pointwise and takes one inverse transform, one scale-and-round (per 16
-/// products) and three gadget products. Its output is identical, bit for bit, to the
-/// unhoisted reference the tests keep.
+/// four-part products pointwise in 128-bit sums (one modular reduction per 16 products), then
+/// takes one inverse transform, one scale-and-round and three gadget products. Its output is
+/// identical, bit for bit, to the unhoisted reference the tests keep.
 ///
 /// # Errors
 /// [`Error::InvalidParameter`] unless `a` and `b` hold the same `d ≥ 1` ciphertexts with
@@ -276,43 +280,132 @@ pub fn matmul(
             extend(ctx, level, &c.parts[1])?,
         ])
     };
+    // Products summed exactly before one scale-and-round (every product, for the named sets).
+    let capacity = ctx.tensor_capacity(level)?;
     let xa = a.iter().map(ext).collect::<Result<Vec<_>>>()?;
     let xb = b.iter().map(ext).collect::<Result<Vec<_>>>()?;
     let mut out = Vec::with_capacity(d);
     for i in 0..d {
         let (g, key) = step_key(i, &elements, rot)?;
-        let rotated: Vec<[(Poly, Poly); 2]> = if g == 1 {
-            xb.clone()
+        // φ^g of the B side: one NTT-domain permutation per limb and step, read through (a
+        // gather) instead of materialized.
+        let perms = if g == 1 {
+            None
         } else {
-            xb.iter()
-                .map(|parts| -> Result<[(Poly, Poly); 2]> {
-                    let r = |(q, p): &(Poly, Poly)| -> Result<(Poly, Poly)> {
-                        Ok((q.automorphism(g)?, p.automorphism(g)?))
-                    };
-                    Ok([r(&parts[0])?, r(&parts[1])?])
-                })
-                .collect::<Result<_>>()?
+            Some((
+                permutations(xb[0][0].0.context(), g)?,
+                permutations(xb[0][0].1.context(), g)?,
+            ))
         };
         let mut parts: Option<Vec<Poly>> = None;
-        for chunk in (0..d).collect::<Vec<_>>().chunks(MAX_TENSOR_TERMS) {
-            let (q0, p0) = (&xa[0][0].0, &xa[0][0].1);
-            let zero = |x: &Poly| Poly::zero(x.context(), Representation::Ntt);
-            let mut q: Vec<Poly> = (0..4).map(|_| zero(q0)).collect();
-            let mut p: Vec<Poly> = (0..4).map(|_| zero(p0)).collect();
-            for &k in chunk {
-                let bj = &rotated[(i + d - k) % d];
-                // Outer product order: (a0 b0, a0 b1, a1 b0, a1 b1), as the multi-key tensor.
-                for (slot, (x, y)) in [(0, 0), (0, 1), (1, 0), (1, 1)].into_iter().enumerate() {
-                    q[slot].try_mul_acc(&xa[k][x].0, &bj[y].0)?;
-                    p[slot].try_mul_acc(&xa[k][x].1, &bj[y].1)?;
-                }
+        for chunk in (0..d).collect::<Vec<_>>().chunks(capacity) {
+            let (mut q, mut p): (Option<Vec<Poly>>, Option<Vec<Poly>>) = (None, None);
+            for lazy in chunk.chunks(LAZY_TERMS) {
+                let terms = |side: fn(&(Poly, Poly)) -> &Poly| -> Vec<[&Poly; 4]> {
+                    lazy.iter()
+                        .map(|&k| {
+                            let (ak, bj) = (&xa[k], &xb[(i + d - k) % d]);
+                            [side(&ak[0]), side(&ak[1]), side(&bj[0]), side(&bj[1])]
+                        })
+                        .collect()
+                };
+                let (pq, pp) = match &perms {
+                    Some((pq, pp)) => (Some(&pq[..]), Some(&pp[..])),
+                    None => (None, None),
+                };
+                add_parts(&mut q, outer_sum(&terms(|x| &x.0), pq)?)?;
+                add_parts(&mut p, outer_sum(&terms(|x| &x.1), pp)?)?;
             }
+            let (q, p) = q
+                .zip(p)
+                .ok_or_else(|| Error::InvalidParameter("no terms".into()))?;
             let t = Tensor::from_ntt_parts(ctx, level, KeySet::PartiesTensor(vec![0]), q, p);
             add_parts(&mut parts, scale_and_round(&t)?.parts)?;
         }
         out.push(finish(ctx, level, parts, key, rlk, TermOrder::Fixed)?);
     }
     Ok(out)
+}
+
+/// The four outer-product sums `(Σ a_0 b_0, Σ a_0 b_1, Σ a_1 b_0, Σ a_1 b_1)` of NTT-form terms
+/// `[a_0, a_1, b_0, b_1]` of one ring, with `b` read through `perms` (one NTT-domain permutation
+/// per limb: `φ(b)[x] = b[perm[x]]`) when given, accumulated lazily: 128-bit sums over a block of
+/// coefficients, one reduction per coefficient at the end (at most 16 products of residues below
+/// `2^62` stay below `2^128`).
+fn outer_sum(terms: &[[&Poly; 4]], perms: Option<&[Vec<u32>]>) -> Result<Vec<Poly>> {
+    const BLOCK: usize = 256;
+    let ring = terms
+        .first()
+        .ok_or_else(|| Error::InvalidParameter("an outer sum of no terms".into()))?[0]
+        .context();
+    if terms.len() > LAZY_TERMS || ring.moduli().iter().any(|m| m.bits() > 62) {
+        return Err(Error::Unsupported(
+            "lazy sums hold at most 16 products of residues below 2^62".into(),
+        ));
+    }
+    let n = ring.degree();
+    for t in terms {
+        for x in t {
+            if x.context().moduli() != ring.moduli() || x.representation() != Representation::Ntt {
+                return Err(Error::Mismatch("outer-sum terms of different rings".into()));
+            }
+        }
+    }
+    if let Some(pm) = perms
+        && (pm.len() != ring.limbs()
+            || pm
+                .iter()
+                .any(|p| p.len() != n || p.iter().any(|&k| k as usize >= n)))
+    {
+        return Err(Error::Mismatch("permutations of another ring".into()));
+    }
+    let mut out: Vec<Poly> = (0..4)
+        .map(|_| Poly::zero(ring, Representation::Ntt))
+        .collect();
+    let mut acc = vec![0u128; 4 * BLOCK];
+    for (j, m) in ring.moduli().iter().enumerate() {
+        for start in (0..n).step_by(BLOCK) {
+            let len = BLOCK.min(n - start);
+            acc.fill(0);
+            let (s00, rest) = acc.split_at_mut(BLOCK);
+            let (s01, rest) = rest.split_at_mut(BLOCK);
+            let (s10, s11) = rest.split_at_mut(BLOCK);
+            for t in terms {
+                let r = start..start + len;
+                let (a0, a1) = (&t[0].limb(j)[r.clone()], &t[1].limb(j)[r.clone()]);
+                let (b0, b1) = (t[2].limb(j), t[3].limb(j));
+                let mut add = |x: usize, y: usize| {
+                    let (u0, u1) = (a0[x] as u128, a1[x] as u128);
+                    let (v0, v1) = (b0[y] as u128, b1[y] as u128);
+                    s00[x] += u0 * v0;
+                    s01[x] += u0 * v1;
+                    s10[x] += u1 * v0;
+                    s11[x] += u1 * v1;
+                };
+                match perms {
+                    None => (0..len).for_each(|x| add(x, start + x)),
+                    Some(pm) => {
+                        let pj = &pm[j][r];
+                        (0..len).for_each(|x| add(x, pj[x] as usize));
+                    }
+                }
+            }
+            for (s, o) in out.iter_mut().enumerate() {
+                let sums = &acc[s * BLOCK..s * BLOCK + len];
+                for (dst, &v) in o.limb_mut(j)[start..start + len].iter_mut().zip(sums) {
+                    *dst = m.reduce_u128(v);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The NTT-domain permutations of `X ↦ X^g`, one per limb of `ring`.
+fn permutations(ring: &RingContext, g: usize) -> Result<Vec<Vec<u32>>> {
+    (0..ring.limbs())
+        .map(|j| Ok(ring.plan(j).automorphism_permutation(g)?))
+        .collect()
 }
 
 /// Checks MatMul's operands and key context; returns the Galois elements of steps `1 … d − 1`.
@@ -437,11 +530,12 @@ fn matmul_reference(
         parts,
         keys: KeySet::Parties(vec![0]),
     };
+    let capacity = ctx.tensor_capacity(level)?;
     let mut out = Vec::with_capacity(d);
     for i in 0..d {
         let (g, key) = step_key(i, &elements, rot)?;
         let mut parts = None;
-        for chunk in (0..d).collect::<Vec<_>>().chunks(MAX_TENSOR_TERMS) {
+        for chunk in (0..d).collect::<Vec<_>>().chunks(capacity) {
             let mut acc: Option<Tensor> = None;
             for &k in chunk {
                 let bk = &b[(i + d - k) % d];
@@ -555,8 +649,9 @@ mod tests {
         }
     }
 
-    /// A real set (Params II, log p = 1024: D = 128) with d = 32 > 16, so every output diagonal
-    /// is scaled and rounded in two chunks; l = 4 products, checked against big integers.
+    /// A real set (Params II, log p = 1024: D = 128) with d = 32: two lazy 16-product sums per
+    /// output diagonal and one scale-and-round (the auxiliary basis has room for far more than
+    /// 128 products); l = 4 products, checked against big integers.
     #[test]
     fn matmul_params_ii_d32_in_chunks() {
         let ctx = Context::new(Params::matrigear(crate::params::MatriGearSet::II, 1024).unwrap())
@@ -564,6 +659,7 @@ mod tests {
         let p = ctx.slot_encoder().unwrap().modulus().clone();
         let (d, slots) = (32usize, 128usize);
         let l = slots / d;
+        assert!(ctx.tensor_capacity(ctx.max_level()).unwrap() >= 1 << 20);
         let mut r = Csprng::insecure_from_seed_for_tests([44; 32]);
         let sk = SecretKey::generate(&ctx, &mut r);
         let pk = sk.public_key(&mut r);
