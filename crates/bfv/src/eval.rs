@@ -545,12 +545,23 @@ impl Ciphertext {
     /// Rotates both batching rows left by `k` (right for `k < 0`).
     pub fn rotate_rows(&self, k: i64, keys: &GaloisKeys) -> Result<Ciphertext> {
         let g = galois_element_for_rotation(self.ctx.degree(), k);
+        self.apply_galois_element(g, keys, || format!("rotation by {k}"))
+    }
+
+    /// `X → X^g` with the key of `g` from `keys` (the identity for `g = 1`); `what` names the
+    /// rotation in the missing-key error.
+    pub(crate) fn apply_galois_element(
+        &self,
+        g: usize,
+        keys: &GaloisKeys,
+        what: impl FnOnce() -> String,
+    ) -> Result<Ciphertext> {
         if g == 1 {
             return Ok(self.clone());
         }
-        let key = keys.get(g).ok_or_else(|| {
-            Error::MissingKey(format!("Galois key for rotation by {k} (g = {g})"))
-        })?;
+        let key = keys
+            .get(g)
+            .ok_or_else(|| Error::MissingKey(format!("Galois key for {} (g = {g})", what())))?;
         self.apply_galois(key)
     }
 

@@ -580,6 +580,38 @@ mod tests {
             .collect()
     }
 
+    /// Encrypts `ι(xs)` and `ι̃(ys)` slot vector by slot vector.
+    fn encrypt_pair(
+        ctx: &Context,
+        pk: &crate::PublicKey,
+        xs: &[Matrix],
+        ys: &[Matrix],
+        r: &mut Csprng,
+    ) -> (Vec<Ciphertext>, Vec<Ciphertext>) {
+        let slots = ctx.slot_encoder().unwrap().slots();
+        let mut enc = |vs: Vec<Vec<BigInt>>| -> Vec<Ciphertext> {
+            vs.iter()
+                .map(|v| {
+                    pk.encrypt(&Plaintext::encode_slots(ctx, v).unwrap(), r)
+                        .unwrap()
+                })
+                .collect()
+        };
+        (
+            enc(diagonal_encode(xs, slots).unwrap()),
+            enc(shifted_diagonal_encode(ys, slots).unwrap()),
+        )
+    }
+
+    /// Decrypts `ι(C)` ciphertexts to the first `l` batched matrices.
+    fn decrypt_matrices(sk: &SecretKey, cs: &[Ciphertext], l: usize) -> Vec<Matrix> {
+        let v: Vec<_> = cs
+            .iter()
+            .map(|c| sk.decrypt(c).unwrap().decode_slots().unwrap())
+            .collect();
+        diagonal_decode(&v, l).unwrap()
+    }
+
     fn mat_mul(x: &Matrix, y: &Matrix, p: &BigInt) -> Matrix {
         let d = x.len();
         (0..d)
@@ -621,23 +653,8 @@ mod tests {
             assert_eq!(got, want, "Galois elements 5^(i·l·M/2) mod 2N");
             let xs: Vec<Matrix> = (0..l).map(|_| random_matrix(d, &p, &mut r)).collect();
             let ys: Vec<Matrix> = (0..l).map(|_| random_matrix(d, &p, &mut r)).collect();
-            let mut enc = |vs: Vec<Vec<BigInt>>| -> Vec<Ciphertext> {
-                vs.iter()
-                    .map(|v| {
-                        pk.encrypt(&Plaintext::encode_slots(&ctx, v).unwrap(), &mut r)
-                            .unwrap()
-                    })
-                    .collect()
-            };
-            let ca = enc(diagonal_encode(&xs, 8).unwrap());
-            let cb = enc(shifted_diagonal_encode(&ys, 8).unwrap());
-            let dec = |cs: &[Ciphertext]| -> Vec<Matrix> {
-                let v: Vec<_> = cs
-                    .iter()
-                    .map(|c| sk.decrypt(c).unwrap().decode_slots().unwrap())
-                    .collect();
-                diagonal_decode(&v, l).unwrap()
-            };
+            let (ca, cb) = encrypt_pair(&ctx, &pk, &xs, &ys, &mut r);
+            let dec = |cs: &[Ciphertext]| decrypt_matrices(&sk, cs, l);
             let want: Vec<Matrix> = xs.iter().zip(&ys).map(|(x, y)| mat_mul(x, y, &p)).collect();
             let cc = matmul(&ca, &cb, &rlk, &rot).unwrap();
             assert_eq!(cc.len(), d);
@@ -668,23 +685,10 @@ mod tests {
         assert_eq!(rot.elements().len(), d - 1);
         let xs: Vec<Matrix> = (0..l).map(|_| random_matrix(d, &p, &mut r)).collect();
         let ys: Vec<Matrix> = (0..l).map(|_| random_matrix(d, &p, &mut r)).collect();
-        let mut enc = |vs: Vec<Vec<BigInt>>| -> Vec<Ciphertext> {
-            vs.iter()
-                .map(|v| {
-                    pk.encrypt(&Plaintext::encode_slots(&ctx, v).unwrap(), &mut r)
-                        .unwrap()
-                })
-                .collect()
-        };
-        let ca = enc(diagonal_encode(&xs, slots).unwrap());
-        let cb = enc(shifted_diagonal_encode(&ys, slots).unwrap());
+        let (ca, cb) = encrypt_pair(&ctx, &pk, &xs, &ys, &mut r);
         let cc = matmul(&ca, &cb, &rlk, &rot).unwrap();
-        let v: Vec<_> = cc
-            .iter()
-            .map(|c| sk.decrypt(c).unwrap().decode_slots().unwrap())
-            .collect();
         let want: Vec<Matrix> = xs.iter().zip(&ys).map(|(x, y)| mat_mul(x, y, &p)).collect();
-        assert_eq!(diagonal_decode(&v, l).unwrap(), want);
+        assert_eq!(decrypt_matrices(&sk, &cc, l), want);
     }
 
     #[test]

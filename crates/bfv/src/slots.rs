@@ -122,12 +122,6 @@ impl Ciphertext {
     /// of `r`; the errors of [`Ciphertext::apply_galois`].
     pub fn rotate_slots(&self, r: i64, keys: &GaloisKeys) -> Result<Ciphertext> {
         let g = slot_rotation_element(&self.ctx, r)?;
-        if g == 1 {
-            return Ok(self.clone());
-        }
-        let key = keys.get(g).ok_or_else(|| {
-            Error::MissingKey(format!("Galois key for a slot rotation by {r} (g = {g})"))
-        })?;
-        self.apply_galois(key)
+        self.apply_galois_element(g, keys, || format!("a slot rotation by {r}"))
     }
 }
