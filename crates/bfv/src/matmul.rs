@@ -351,11 +351,10 @@ fn outer_sum(terms: &[[&Poly; 4]], perms: Option<&[Vec<u32>]>) -> Result<Vec<Pol
             }
         }
     }
+    // Shapes only: the entries come from `permutations` (and indexing is bounds-checked), so
+    // they are not rescanned on every call of this hot loop.
     if let Some(pm) = perms
-        && (pm.len() != ring.limbs()
-            || pm
-                .iter()
-                .any(|p| p.len() != n || p.iter().any(|&k| k as usize >= n)))
+        && (pm.len() != ring.limbs() || pm.iter().any(|p| p.len() != n))
     {
         return Err(Error::Mismatch("permutations of another ring".into()));
     }
