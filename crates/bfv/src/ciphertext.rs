@@ -121,8 +121,8 @@ pub(crate) fn add_delta_m(lv: &Level, poly: &mut Poly, pt: &Plaintext, negate: b
             }
             Ok(())
         }
-        (PlainLevel::Cyclotomic(cl), PtData::Cyclotomic { lift, .. }) => {
-            let mut dm = Poly::from_signed(&lv.ring, lift)?;
+        (PlainLevel::Cyclotomic(cl), PtData::Cyclotomic { .. }) => {
+            let mut dm = pt.lift_poly(&lv.ring)?;
             dm.to_ntt();
             dm.try_mul_assign(&cl.delta)?;
             dm.to_coeff();
@@ -385,7 +385,7 @@ impl Ciphertext {
     pub fn mul_plain(&self, pt: &Plaintext) -> Result<Ciphertext> {
         self.ctx.check_same(&pt.ctx)?;
         let ring = self.ctx.ring(self.level)?;
-        let mut p = Poly::from_signed(&ring, &pt.centered())?;
+        let mut p = pt.lift_poly(&ring)?;
         p.to_ntt();
         let mut out = self.clone();
         for c in &mut out.parts {

@@ -152,7 +152,7 @@ impl Context {
             _ => None,
         };
         let cyclo = match pm {
-            PlaintextModulus::Cyclotomic { d, b, m } => {
+            PlaintextModulus::Cyclotomic { d, ref b, m } => {
                 let p = cyclotomic_p(b, m);
                 let mut b_pow = Vec::with_capacity(m);
                 let mut x = BigInt::from(1u32);
@@ -181,10 +181,20 @@ impl Context {
         match pm {
             // The scalar case hashes exactly what version 1 hashed.
             PlaintextModulus::Scalar(t) => h.update(&t.to_le_bytes()),
-            PlaintextModulus::Cyclotomic { d, b, m } => {
+            PlaintextModulus::Cyclotomic { d, ref b, m } => {
                 h.update(b"cyclotomic");
                 h.update(&(d as u64).to_le_bytes());
-                h.update(&b.to_le_bytes());
+                // A b below 2^64 hashes as the u64 it was before b became a big integer; a wider
+                // one as its length and little-endian bytes.
+                match b.to_u64() {
+                    Some(w) => h.update(&w.to_le_bytes()),
+                    None => {
+                        let bytes = coterie_math::bigint::to_le_bytes(b)?;
+                        h.update(b"wide");
+                        h.update(&(bytes.len() as u64).to_le_bytes());
+                        h.update(&bytes)
+                    }
+                };
                 h.update(&(m as u64).to_le_bytes())
             }
         };
@@ -268,15 +278,16 @@ impl Context {
         })
     }
 
-    /// The slot maps of a cyclotomic plaintext ring `Z_p[X]/(X^D − b)` with `M ≥ 2` (seed 002
-    /// §3.2): `Pack`/`Unpack` by the twisted `O(D log D)` NTT over `Z_p`, with the root `ξ` that
+    /// The slot maps of a cyclotomic plaintext ring `Z_p[X]/(X^D − b)` (seed 002 §3.2):
+    /// `Pack`/`Unpack` by the twisted `O(D log D)` NTT over `Z_p`, with the root `ξ` that
     /// [`SlotEncoder::new`]'s deterministic search finds (so the slot order is a function of the
-    /// parameters alone). Built on first use and shared by every clone of the context.
+    /// parameters alone). Built on first use and shared by every clone of the context. For
+    /// `M = 1` (ordinary BFV with `t = p`, Params III) the slots are the usual two rows of `N/2`
+    /// and there is no cyclic rotation ([`crate::slots::slot_rotation_element`] refuses it).
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for a scalar plaintext modulus or `M = 1` (ordinary BFV with `t = p`:
-    /// its slots are the negacyclic ones of [`Plaintext::encode_simd`](crate::Plaintext::encode_simd)
-    /// where `t` fits a word, and there is no cyclic rotation structure).
+    /// [`Error::Unsupported`] for a scalar plaintext modulus (its slots, where `t` is a prime
+    /// `≡ 1 mod 2N`, are those of [`Plaintext::encode_simd`](crate::Plaintext::encode_simd)).
     ///
     /// ```
     /// use coterie_bfv::{Context, Params};
@@ -291,16 +302,10 @@ impl Context {
             Error::Unsupported("slots of X^D − b need a cyclotomic plaintext modulus".into())
         })?;
         let built = cy.slots.get_or_init(|| {
-            if cy.m < 2 {
-                return Err(
-                    "M = 1 is ordinary BFV with t = p: no X^D − b slot structure (seed 002 §3.1)"
-                        .into(),
-                );
-            }
             let PlaintextModulus::Cyclotomic { b, .. } = self.plaintext_modulus() else {
                 return Err("not a cyclotomic plaintext modulus".into());
             };
-            SlotEncoder::new(&BigInt::from(*b), cy.m, cy.d).map_err(|e| e.to_string())
+            SlotEncoder::new(b, cy.m, cy.d).map_err(|e| e.to_string())
         });
         built.as_ref().map_err(|e| Error::Unsupported(e.clone()))
     }
@@ -367,7 +372,7 @@ impl Context {
         let q_to_aux = BaseConverter::new(ring.basis(), aux.basis())?;
         let plain = match *pm {
             PlaintextModulus::Scalar(t) => PlainLevel::Scalar(scalar_level(&ring, t)?),
-            PlaintextModulus::Cyclotomic { d, b, m } => {
+            PlaintextModulus::Cyclotomic { d, ref b, m } => {
                 // Δ_{kD} = round(−Q·b^{M−1−k}/p) (seed 002 §3.4 with the q/p fix).
                 let q = ring.basis().product();
                 let pp = cyclotomic_p(b, m);
@@ -385,11 +390,10 @@ impl Context {
                 }
                 let mut delta = Poly::from_bigints(&ring, &coeffs)?;
                 delta.to_ntt();
-                let bb = BigInt::from(b);
                 PlainLevel::Cyclotomic(CycloLevel {
                     delta,
-                    b_mod_q: ring.basis().decompose(&bb),
-                    b_mod_aux: aux.basis().decompose(&bb),
+                    b_mod_q: ring.basis().decompose(b),
+                    b_mod_aux: aux.basis().decompose(b),
                 })
             }
         };

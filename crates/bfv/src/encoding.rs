@@ -19,6 +19,7 @@
 use crate::context::Context;
 use crate::{Error, Result};
 use coterie_math::bigint::{BigInt, reduce};
+use coterie_math::poly::{Poly, RingContext};
 
 /// The coefficients of a plaintext, per kind of plaintext modulus.
 #[derive(Clone, Debug)]
@@ -26,7 +27,34 @@ pub(crate) enum PtData {
     /// `N` coefficients in `[0, t)`.
     Scalar(Vec<u64>),
     /// A small lift (`N` coefficients) and the degree-`< D` representative mod `p`.
-    Cyclotomic { lift: Vec<i64>, rep: Vec<BigInt> },
+    Cyclotomic { lift: Lift, rep: Vec<BigInt> },
+}
+
+/// A lift of a cyclotomic plaintext into `R` (`N` integer coefficients).
+#[derive(Clone, Debug)]
+pub(crate) enum Lift {
+    /// Coefficients of absolute value below `2^63` (every set with `b < 2^64`).
+    Words(Vec<i64>),
+    /// Wider coefficients (`b ≥ 2^64`, e.g. Params III's `M = 1`, `b = p − 1`, where the lift is
+    /// the centered representative in `(−p/2, p/2]`).
+    Wide(Vec<BigInt>),
+}
+
+impl Lift {
+    /// The lift as a polynomial of `ring` (coefficient form).
+    fn to_poly(&self, ring: &std::sync::Arc<RingContext>) -> Result<Poly> {
+        Ok(match self {
+            Lift::Words(c) => Poly::from_signed(ring, c)?,
+            Lift::Wide(c) => Poly::from_bigints(ring, c)?,
+        })
+    }
+
+    fn to_bigints(&self) -> Vec<BigInt> {
+        match self {
+            Lift::Words(c) => c.iter().map(|&x| BigInt::from(x)).collect(),
+            Lift::Wide(c) => c.clone(),
+        }
+    }
 }
 
 /// A plaintext polynomial.
@@ -173,7 +201,10 @@ impl Plaintext {
         let rep = fold(ctx, lift.iter().map(|&c| BigInt::from(c)))?;
         Ok(Plaintext {
             ctx: ctx.clone(),
-            data: PtData::Cyclotomic { lift, rep },
+            data: PtData::Cyclotomic {
+                lift: Lift::Words(lift),
+                rep,
+            },
         })
     }
 
@@ -187,11 +218,35 @@ impl Plaintext {
     }
 
     /// The small-norm lift used by encryption and plaintext products: the centered coefficients
-    /// in `(−t/2, t/2]` (scalar), or `[μ]_R` (cyclotomic).
-    pub fn small_lift(&self) -> Vec<i64> {
+    /// in `(−t/2, t/2]` (scalar), or `[μ]_R` (cyclotomic). An error when a coefficient does not
+    /// fit an `i64` (a base `b ≥ 2^64`, as in Params III: use [`Plaintext::small_lift_wide`]).
+    pub fn small_lift(&self) -> Result<Vec<i64>> {
         match &self.data {
-            PtData::Scalar(_) => self.centered(),
-            PtData::Cyclotomic { lift, .. } => lift.clone(),
+            PtData::Cyclotomic {
+                lift: Lift::Wide(_),
+                ..
+            } => Err(Error::Unsupported(
+                "this plaintext's lift has coefficients of 64 bits or more (small_lift_wide)"
+                    .into(),
+            )),
+            _ => Ok(self.centered()),
+        }
+    }
+
+    /// The small-norm lift as big integers (any plaintext).
+    pub fn small_lift_wide(&self) -> Vec<BigInt> {
+        match &self.data {
+            PtData::Cyclotomic { lift, .. } => lift.to_bigints(),
+            PtData::Scalar(_) => self.centered().into_iter().map(BigInt::from).collect(),
+        }
+    }
+
+    /// The small lift as a polynomial of `ring` (coefficient form): what encryption adds after
+    /// scaling by `Δ` and what plaintext products multiply by.
+    pub(crate) fn lift_poly(&self, ring: &std::sync::Arc<RingContext>) -> Result<Poly> {
+        match &self.data {
+            PtData::Cyclotomic { lift, .. } => lift.to_poly(ring),
+            PtData::Scalar(_) => Ok(Poly::from_signed(ring, &self.centered())?),
         }
     }
 
@@ -210,8 +265,9 @@ impl Plaintext {
         &self.ctx
     }
 
-    /// Coefficients lifted to `(−t/2, t/2]` (scalar), or the small lift (cyclotomic).
-    pub(crate) fn centered(&self) -> Vec<i64> {
+    /// Coefficients lifted to `(−t/2, t/2]` (scalar), or the small lift (cyclotomic; a wide
+    /// lift saturates at `±i64::MAX`: only [`Plaintext::norm_inf`] reads it).
+    fn centered(&self) -> Vec<i64> {
         match &self.data {
             PtData::Scalar(coeffs) => {
                 let t = self.ctx.plaintext_modulus().scalar().unwrap_or(u64::MAX);
@@ -226,11 +282,24 @@ impl Plaintext {
                     })
                     .collect()
             }
-            PtData::Cyclotomic { lift, .. } => lift.clone(),
+            PtData::Cyclotomic {
+                lift: Lift::Words(c),
+                ..
+            } => c.clone(),
+            PtData::Cyclotomic {
+                lift: Lift::Wide(c),
+                ..
+            } => c
+                .iter()
+                .map(|x| {
+                    x.to_i64()
+                        .unwrap_or(if x.is_negative() { -i64::MAX } else { i64::MAX })
+                })
+                .collect(),
         }
     }
 
-    /// `‖m‖_∞` of the small lift.
+    /// `‖m‖_∞` of the small lift (saturating at `2^63 − 1` for a wide lift).
     pub fn norm_inf(&self) -> u64 {
         self.centered()
             .iter()
@@ -265,28 +334,28 @@ pub(crate) fn fold(ctx: &Context, coeffs: impl Iterator<Item = BigInt>) -> Resul
     Ok(rep)
 }
 
-/// The small lift of a representative (values in `[0, p)`), seed 002 §3.2.
-fn small_lift_of(ctx: &Context, rep: &[BigInt]) -> Result<Vec<i64>> {
+/// The small lift of a representative (values in `[0, p)`), seed 002 §3.2: balanced base-`b`
+/// digits in `(−b/2, b/2]` (`b` even), the carry on `b^M ≡ −1` folded into the constant digit.
+/// Machine words when `b < 2^64`; big integers otherwise (Params III: `M = 1`, where this is the
+/// centered representative).
+fn small_lift_of(ctx: &Context, rep: &[BigInt]) -> Result<Lift> {
     let cy = cyclo(ctx)?;
-    let b = match ctx.plaintext_modulus() {
-        crate::params::PlaintextModulus::Cyclotomic { b, .. } => *b,
-        crate::params::PlaintextModulus::Scalar(_) => {
-            return Err(Error::Unsupported(
-                "a small lift mod X^D − b needs a cyclotomic modulus".into(),
-            ));
-        }
+    let b = ctx.plaintext_modulus().base().ok_or_else(|| {
+        Error::Unsupported("a small lift mod X^D − b needs a cyclotomic modulus".into())
+    })?;
+    let Some(bw) = b.to_u64() else {
+        return small_lift_wide_of(cy, b, rep).map(Lift::Wide);
     };
-    let bb = BigInt::from(b);
-    let half = b / 2;
+    let half = bw / 2;
     let mut lift = vec![0i64; ctx.degree()];
     for (j, f) in rep.iter().enumerate() {
         let mut v = f.clone();
         for k in 0..cy.m {
-            let (q, r) = v.div_rem_euc(bb.clone());
+            let (q, r) = v.div_rem_euc(b.clone());
             let r = r.to_u64().unwrap_or(0);
             // balanced digit in (−b/2, b/2]
             let (digit, carry) = if r > half {
-                (r as i128 - b as i128, true)
+                (r as i128 - bw as i128, true)
             } else {
                 (r as i128, false)
             };
@@ -298,6 +367,32 @@ fn small_lift_of(ctx: &Context, rep: &[BigInt]) -> Result<Vec<i64>> {
             Error::Malformed("representative coefficient not reduced mod p".into())
         })?;
         lift[j] -= carry;
+    }
+    Ok(Lift::Words(lift))
+}
+
+/// [`small_lift_of`] with big-integer digits.
+fn small_lift_wide_of(
+    cy: &crate::context::CycloTables,
+    b: &BigInt,
+    rep: &[BigInt],
+) -> Result<Vec<BigInt>> {
+    let half = BigInt::from(b >> 1u32);
+    let mut lift = vec![BigInt::new(); cy.d * cy.m];
+    for (j, f) in rep.iter().enumerate() {
+        let mut v = f.clone();
+        for k in 0..cy.m {
+            let (q, r) = v.div_rem_euc(b.clone());
+            let carry = r > half;
+            lift[j + k * cy.d] = if carry { r - b } else { r };
+            v = if carry { q + 1u32 } else { q };
+        }
+        if v > 1u32 {
+            return Err(Error::Malformed(
+                "representative coefficient not reduced mod p".into(),
+            ));
+        }
+        lift[j] -= v;
     }
     Ok(lift)
 }

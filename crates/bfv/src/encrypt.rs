@@ -421,7 +421,7 @@ fn decrypt_cyclotomic(ctx: &crate::Context, x: &Poly, level: usize) -> Result<Pl
 /// form, lifted to `(−Q/2, Q/2]`).
 pub(crate) fn scaled_by_x_d_minus_b(ctx: &crate::Context, x: &Poly) -> Result<Vec<BigInt>> {
     let (d, b) = match ctx.plaintext_modulus() {
-        crate::params::PlaintextModulus::Cyclotomic { d, b, .. } => (*d, *b),
+        crate::params::PlaintextModulus::Cyclotomic { d, b, .. } => (*d, b),
         crate::params::PlaintextModulus::Scalar(_) => {
             return Err(Error::Unsupported(
                 "not a cyclotomic plaintext modulus".into(),

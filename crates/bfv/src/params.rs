@@ -28,8 +28,10 @@ pub enum PlaintextModulus {
     Cyclotomic {
         /// Number of slots `D` (a power of two).
         d: usize,
-        /// The base `b` (`p = b^M + 1`).
-        b: u64,
+        /// The base `b` (`p = b^M + 1`): below `2^64` for `M ≥ 2` in every named set, as wide
+        /// as `p` for `M = 1` (Params III, `b = p − 1`).
+        #[serde(with = "coterie_math::bigint::serde_bigint")]
+        b: BigInt,
         /// `M = N/D` (a power of two).
         m: usize,
     },
@@ -48,7 +50,15 @@ impl PlaintextModulus {
     pub fn modulus(&self) -> BigInt {
         match self {
             PlaintextModulus::Scalar(t) => BigInt::from(*t),
-            PlaintextModulus::Cyclotomic { b, m, .. } => cyclotomic_p(*b, *m),
+            PlaintextModulus::Cyclotomic { b, m, .. } => cyclotomic_p(b, *m),
+        }
+    }
+
+    /// The base `b` of a cyclotomic modulus, `None` for a scalar one.
+    pub fn base(&self) -> Option<&BigInt> {
+        match self {
+            PlaintextModulus::Scalar(_) => None,
+            PlaintextModulus::Cyclotomic { b, .. } => Some(b),
         }
     }
 
@@ -56,7 +66,7 @@ impl PlaintextModulus {
     pub fn expansion_log2(&self) -> f64 {
         match self {
             PlaintextModulus::Scalar(t) => (*t as f64).log2(),
-            PlaintextModulus::Cyclotomic { b, .. } => (*b as f64 + 1.0).log2(),
+            PlaintextModulus::Cyclotomic { b, .. } => big_log2(&BigInt::from(b + 1u32)),
         }
     }
 
@@ -65,7 +75,7 @@ impl PlaintextModulus {
     pub(crate) fn expansion_bits(&self) -> u32 {
         match self {
             PlaintextModulus::Scalar(t) => 64 - t.leading_zeros(),
-            PlaintextModulus::Cyclotomic { b, .. } => 65 - b.leading_zeros(),
+            PlaintextModulus::Cyclotomic { b, .. } => BigInt::from(b + 1u32).significant_bits(),
         }
     }
 
@@ -86,7 +96,7 @@ impl PlaintextModulus {
                 }
                 Ok(())
             }
-            PlaintextModulus::Cyclotomic { d, b, m } => {
+            PlaintextModulus::Cyclotomic { d, ref b, m } => {
                 if !d.is_power_of_two() || d < 2 {
                     return Err(Error::InvalidParameter(format!(
                         "cyclotomic plaintext: D = {d} is not a power of two ≥ 2"
@@ -102,12 +112,12 @@ impl PlaintextModulus {
                         "cyclotomic plaintext: N = {n} ≠ M·D = {m}·{d}"
                     )));
                 }
-                if b < 2 {
+                if *b < 2 {
                     return Err(Error::InvalidParameter(format!(
                         "cyclotomic plaintext: b = {b} is below 2"
                     )));
                 }
-                if m > 4096 / 2 || (64 - b.leading_zeros()) as usize * m > 8192 {
+                if m > 4096 / 2 || b.significant_bits() as usize * m > 8192 {
                     return Err(Error::InvalidParameter(format!(
                         "cyclotomic plaintext: p = b^M + 1 = {b}^{m} + 1 exceeds 8192 bits"
                     )));
@@ -138,12 +148,20 @@ impl PlaintextModulus {
 }
 
 /// `b^m + 1`.
-pub(crate) fn cyclotomic_p(b: u64, m: usize) -> BigInt {
+pub(crate) fn cyclotomic_p(b: &BigInt, m: usize) -> BigInt {
     let mut p = BigInt::from(1u32);
     for _ in 0..m {
         p *= b;
     }
     p + 1u32
+}
+
+/// `log2 x` for a positive big integer (from its top 64 bits).
+fn big_log2(x: &BigInt) -> f64 {
+    let bits = x.significant_bits();
+    let shift = bits.saturating_sub(64);
+    let top = BigInt::from(x >> shift).to_u64().unwrap_or(u64::MAX);
+    (top as f64).log2() + f64::from(shift)
 }
 
 /// The sizes of `p` in MatriGear's Table 2 (seed 002 §6.2).
@@ -171,7 +189,8 @@ pub enum MatriGearSet {
     I,
     /// `N = 2^13`, log q = 230 (4 primes), 128-bit.
     II,
-    /// `N = D = 2^15 … 2^18`, `M = 1` (not supported yet: see [`Params::matrigear`]).
+    /// `N = D = 2^15 … 2^17`, `M = 1`, `b = p − 1`: ordinary BFV with `t = p`, 128-bit (the
+    /// 2^18 row is refused: see [`Params::matrigear`]).
     III,
 }
 
@@ -266,11 +285,12 @@ impl Params {
     ///
     /// ```
     /// use coterie_bfv::params::{Params, PlaintextModulus, SecretDistribution, moduli_for_bits};
+    /// use coterie_math::bigint::BigInt;
     /// let q = moduli_for_bits(32, 120).unwrap();
-    /// let pm = PlaintextModulus::Cyclotomic { d: 8, b: 132, m: 4 };
+    /// let pm = PlaintextModulus::Cyclotomic { d: 8, b: BigInt::from(132), m: 4 };
     /// let s = SecretDistribution::Ternary;
     /// assert!(Params::custom_with("toy-b", 32, &q, pm, 3.2, s, "insecure").is_ok());
-    /// let bad = PlaintextModulus::Cyclotomic { d: 8, b: 128, m: 4 }; // 2^28 + 1 = 17·15790321
+    /// let bad = PlaintextModulus::Cyclotomic { d: 8, b: BigInt::from(128), m: 4 }; // 2^28 + 1 = 17·15790321
     /// let err = Params::custom_with("x", 32, &q, bad, 3.2, s, "").unwrap_err();
     /// assert!(err.to_string().contains("not prime"));
     /// ```
@@ -394,18 +414,27 @@ impl Params {
 
     /// MatriGear's parameter sets (seed 002 §6.2, Table 2) for `log_p` in
     /// [`MATRIGEAR_LOG_P`]: generalized BFV with `p = b^M + 1`, ternary secret, σ = 3.2 (the
-    /// reference code's Gaussian standard deviation, seed 002 §9.1), and the reference code's
-    /// 61-bit moduli (§6.4: seven for Params I, log q = 426; the first four for Params II,
-    /// log q = 230). Params I: `N = 2^14`, `b ≈ 2^64`, `D = 2^13 … 2^8`; Params II: `N = 2^13`,
-    /// `b ≈ 2^16`, `D = 2^10 … 2^5`.
+    /// reference code's Gaussian standard deviation, seed 002 §9.1), and 61-bit moduli.
+    ///
+    /// * Params I: `N = 2^14`, `b ≈ 2^64`, `D = 2^13 … 2^8`, the reference code's seven moduli
+    ///   (§6.4, log q = 426).
+    /// * Params II: `N = 2^13`, `b ≈ 2^16`, `D = 2^10 … 2^5`, the first four of them
+    ///   (log q = 230).
+    /// * Params III: ordinary BFV through the same code (`M = 1`, `N = D`, `b = p − 1` with the
+    ///   reference code's `p`, so `X^D − b ≡ X^N + 1`): `N = 2^15, 2^16, 2^17` for
+    ///   `log p = 128, 256, 512` with 12, 20, 37 primes of 61 bits `≡ 1 mod 2N` (the count that
+    ///   covers Table 2's log q = 686, 1202, 2231, as the reference code does).
     ///
     /// Security, as the paper states it (Albrecht–Player–Scott lattice estimator, uniform ternary
-    /// secret; not re-estimated here): Params I **118-bit**, Params II **128-bit**.
+    /// secret; not re-estimated here): Params I **118-bit**, Params II and III **128-bit**.
+    /// For III the HomomorphicEncryption.org standard agrees at `N = 2^15` (732 ≤ 881 bits).
     ///
     /// # Errors
-    /// [`Error::InvalidParameter`] for a `log_p` outside the table; [`Error::Unsupported`] for
-    /// Params III (ordinary BFV with `t = p ≥ 2^128` needs plaintext lifts beyond 64-bit words,
-    /// which coterie-bfv's plaintexts do not hold yet).
+    /// [`Error::InvalidParameter`] for a `log_p` outside the table (Params III has no rows at
+    /// 2048 and 4096 bits). [`Error::Unsupported`] for Params III at 1024 bits: `N = 2^18` is
+    /// above coterie-math's NTT limit of `2^17`, and with 71 primes and no special modulus its
+    /// relinearization key alone would hold `71·2·71·2^18` words (21 GiB), more than this
+    /// project's machines have (the paper's had 378 GB).
     ///
     /// ```
     /// use coterie_bfv::params::{MatriGearSet, Params};
@@ -414,6 +443,8 @@ impl Params {
     /// assert_eq!(p.plaintext_modulus().modulus().significant_bits(), 1024);
     /// assert!(p.security().starts_with("128-bit"));
     /// assert!(Params::matrigear(MatriGearSet::I, 100).is_err());
+    /// let iii = Params::matrigear(MatriGearSet::III, 128).unwrap();
+    /// assert_eq!((iii.degree(), iii.moduli().len()), (1 << 15, 12));
     /// ```
     pub fn matrigear(set: MatriGearSet, log_p: u32) -> Result<Self> {
         let row = MATRIGEAR_LOG_P
@@ -424,35 +455,64 @@ impl Params {
                     "MatriGear's Table 2 has log p in {MATRIGEAR_LOG_P:?}, not {log_p}"
                 ))
             })?;
-        let (n, primes, b, security) = match set {
+        let (n, moduli, b, security) = match set {
             MatriGearSet::I => (
                 1usize << 14,
-                7,
-                u64::MAX - (MATRIGEAR_I_B_OFFSET[row] - 1),
-                "118-bit: MatriGear (Cha et al.) §6.1/Table 2, Params I, Albrecht–Player–Scott                  lattice estimator with a uniform ternary secret (the paper's figure, not                  re-estimated here)",
+                MATRIGEAR_MODULI.to_vec(),
+                BigInt::from(u64::MAX - (MATRIGEAR_I_B_OFFSET[row] - 1)),
+                "118-bit: MatriGear (Cha et al.) §6.1/Table 2, Params I, Albrecht–Player–Scott \
+                 lattice estimator with a uniform ternary secret (the paper's figure, not \
+                 re-estimated here)",
             ),
             MatriGearSet::II => (
                 1 << 13,
-                4,
-                (1 << 16) - MATRIGEAR_II_B_OFFSET[row],
-                "128-bit: MatriGear (Cha et al.) §6.1/Table 2, Params II, Albrecht–Player–Scott                  lattice estimator with a uniform ternary secret (the paper's figure, not                  re-estimated here)",
+                MATRIGEAR_MODULI[..4].to_vec(),
+                BigInt::from((1u64 << 16) - MATRIGEAR_II_B_OFFSET[row]),
+                "128-bit: MatriGear (Cha et al.) §6.1/Table 2, Params II, Albrecht–Player–Scott \
+                 lattice estimator with a uniform ternary secret (the paper's figure, not \
+                 re-estimated here)",
             ),
             MatriGearSet::III => {
-                return Err(Error::Unsupported(
-                    "MatriGear Params III (M = 1, t = p of 128 to 1024 bits) needs plaintext                      lifts wider than 64 bits"
-                        .into(),
-                ));
+                let (log_n, primes, offset) = match log_p {
+                    128 => (15, 12, 8_257_536u64),
+                    256 => (16, 20, 8_519_680),
+                    512 => (17, 37, 18_874_368),
+                    1024 => {
+                        return Err(Error::Unsupported(
+                            "MatriGear Params III at log p = 1024 needs N = 2^18 (coterie-math's \
+                             NTT stops at 2^17) and a 21 GiB relinearization key (71 primes, no \
+                             special modulus)"
+                                .into(),
+                        ));
+                    }
+                    _ => {
+                        return Err(Error::InvalidParameter(format!(
+                            "MatriGear's Table 2 has no Params III row at log p = {log_p}"
+                        )));
+                    }
+                };
+                let n = 1usize << log_n;
+                (
+                    n,
+                    ntt_primes(61, n, primes)?,
+                    (BigInt::from(1u32) << log_p) - offset,
+                    "128-bit: MatriGear (Cha et al.) §6.1/Table 2, Params III, \
+                     Albrecht–Player–Scott lattice estimator with a uniform ternary secret (the \
+                     paper's figure, not re-estimated here)",
+                )
             }
         };
-        // D = N / 2^(row + 1) for Params I (2^13 at 128 bits), N / 2^(row + 3) for Params II.
+        // D = N / 2^(row + 1) for Params I (2^13 at 128 bits), N / 2^(row + 3) for Params II,
+        // N for Params III.
         let d = match set {
             MatriGearSet::I => n >> (row + 1),
-            _ => n >> (row + 3),
+            MatriGearSet::II => n >> (row + 3),
+            MatriGearSet::III => n,
         };
         Self::custom_with(
             &format!("matrigear-{set:?}-logp{log_p}"),
             n,
-            &MATRIGEAR_MODULI[..primes],
+            &moduli,
             PlaintextModulus::Cyclotomic { d, b, m: n / d },
             3.2,
             SecretDistribution::Ternary,
@@ -509,6 +569,7 @@ impl Params {
     /// assert_eq!(p.plaintext_modulus().modulus().significant_bits(), 128);
     /// ```
     pub fn insecure_toy_cyclotomic(n: usize, b: u64, m: usize) -> Result<Self> {
+        let b = BigInt::from(b);
         if m == 0 || !n.is_multiple_of(m) {
             return Err(Error::InvalidParameter(format!(
                 "cyclotomic plaintext: M = {m} does not divide N = {n}"
@@ -607,12 +668,16 @@ mod tests {
     fn cyclotomic_validation_names_the_failed_condition() {
         let q = moduli_for_bits(1024, 180).unwrap();
         let s = SecretDistribution::Ternary;
-        let c = |d, b, m| {
+        let c = |d, b: u64, m| {
             Params::custom_with(
                 "x",
                 1024,
                 &q,
-                PlaintextModulus::Cyclotomic { d, b, m },
+                PlaintextModulus::Cyclotomic {
+                    d,
+                    b: BigInt::from(b),
+                    m,
+                },
                 3.2,
                 s,
                 "",

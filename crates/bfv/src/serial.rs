@@ -13,13 +13,14 @@
 
 use crate::ciphertext::{Ciphertext, KeySet, SeededCiphertext};
 use crate::context::{Context, Fingerprint};
-use crate::encoding::{Plaintext, PtData};
+use crate::encoding::{Lift, Plaintext, PtData};
 use crate::keys::{
     Decomposition, GaloisKey, GaloisKeys, KeySwitchKey, PublicKey, RelinKey, SecretKey, seed_label,
 };
 use crate::{Error, Result};
 use coterie_base::Versioned;
 use coterie_base::envelope::{open, seal};
+use coterie_math::bigint::{from_le_bytes_bounded, to_le_bytes_padded};
 use coterie_math::poly::{Poly, Representation};
 use coterie_math::prg::Seed;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
@@ -34,8 +35,11 @@ pub const MAX_PARTS: usize = 64;
 pub enum PlaintextCoeffs {
     /// `N` coefficients in `[0, t)`.
     Scalar(Vec<u64>),
-    /// The small lift (`N` coefficients) of a cyclotomic plaintext.
+    /// The small lift (`N` coefficients) of a cyclotomic plaintext whose lift fits 64-bit words.
     Cyclotomic(Vec<i64>),
+    /// The representative (`D` coefficients in `[0, p)`, each little-endian in exactly
+    /// `⌈log2 p / 8⌉` bytes) of a cyclotomic plaintext with a wide lift (`b ≥ 2^64`: Params III).
+    Representative(Vec<u8>),
 }
 
 /// Wire form of a [`Plaintext`].
@@ -191,6 +195,11 @@ pub(crate) fn poly_from(
     Ok(Poly::from_residues(&ring, repr, data)?)
 }
 
+/// Bytes per representative coefficient on the wire: `⌈log2 p / 8⌉`.
+fn rep_width(ctx: &Context) -> usize {
+    (ctx.plaintext_modulus().modulus().significant_bits() as usize).div_ceil(8)
+}
+
 impl Plaintext {
     /// Versioned encoding.
     pub fn to_bytes(&self) -> Vec<u8> {
@@ -198,14 +207,29 @@ impl Plaintext {
             params: *self.ctx.fingerprint(),
             coeffs: match &self.data {
                 PtData::Scalar(c) => PlaintextCoeffs::Scalar(c.clone()),
-                PtData::Cyclotomic { lift, .. } => PlaintextCoeffs::Cyclotomic(lift.clone()),
+                PtData::Cyclotomic {
+                    lift: Lift::Words(lift),
+                    ..
+                } => PlaintextCoeffs::Cyclotomic(lift.clone()),
+                PtData::Cyclotomic { rep, .. } => {
+                    let width = rep_width(&self.ctx);
+                    let mut bytes = Vec::with_capacity(rep.len() * width);
+                    for r in rep {
+                        // The representative is reduced mod p, so it fits `width` bytes.
+                        bytes.extend(
+                            to_le_bytes_padded(r, width).unwrap_or_else(|_| vec![0; width]),
+                        );
+                    }
+                    PlaintextCoeffs::Representative(bytes)
+                }
             },
         })
     }
 
     /// Bounded decoding for `ctx`.
     pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self> {
-        let w: PlaintextWire = decode(bytes, max_size(ctx, 1, 1))?;
+        let limit = max_size(ctx, 1, 1).max(256 + ctx.degree() * rep_width(ctx));
+        let w: PlaintextWire = decode(bytes, limit)?;
         check_params(ctx, &w.params)?;
         match (w.coeffs, ctx.plaintext_modulus().scalar()) {
             (PlaintextCoeffs::Scalar(coeffs), Some(t)) => {
@@ -217,6 +241,29 @@ impl Plaintext {
                 Ok(Plaintext::scalar(ctx, coeffs))
             }
             (PlaintextCoeffs::Cyclotomic(lift), None) => Plaintext::from_lift(ctx, lift),
+            (PlaintextCoeffs::Representative(bytes), None) => {
+                let (width, p) = (rep_width(ctx), ctx.plaintext_modulus().modulus());
+                let d = bytes.len() / width.max(1);
+                let slots = ctx.cyclo().map_or(0, |c| c.d);
+                if width == 0 || bytes.len() % width != 0 || d != slots {
+                    return Err(Error::Malformed(format!(
+                        "a representative needs D = {slots} coefficients of {width} bytes"
+                    )));
+                }
+                let rep = bytes
+                    .chunks_exact(width)
+                    .map(|c| {
+                        let x = from_le_bytes_bounded(c, width)?;
+                        if x >= p {
+                            return Err(Error::Malformed(
+                                "representative coefficient not below p".into(),
+                            ));
+                        }
+                        Ok(x)
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Plaintext::from_representative(ctx, &rep)
+            }
             _ => Err(Error::Malformed(
                 "plaintext of the other kind of plaintext modulus".into(),
             )),

@@ -77,7 +77,8 @@ impl Plaintext {
 /// `r < 0`; `r` is taken mod `D`).
 ///
 /// # Errors
-/// [`Error::Unsupported`] without slots ([`Context::slot_encoder`]).
+/// [`Error::Unsupported`] without slots ([`Context::slot_encoder`]) and for `M = 1`, which has
+/// no cyclic rotation (seed 002 §3.1: its `X ↦ X^5` rotates two rows of `N/2` slots).
 ///
 /// ```
 /// use coterie_bfv::{Context, Params, slots::slot_rotation_element};
@@ -88,6 +89,11 @@ impl Plaintext {
 /// ```
 pub fn slot_rotation_element(ctx: &Context, r: i64) -> Result<usize> {
     let enc = ctx.slot_encoder()?;
+    if enc.m() == 1 {
+        return Err(Error::Unsupported(
+            "M = 1 (ordinary BFV with t = p) has no cyclic slot rotation (seed 002 §3.1)".into(),
+        ));
+    }
     let r = r.rem_euclid(enc.slots() as i64) as usize;
     Ok(enc.galois_element(r) as usize)
 }

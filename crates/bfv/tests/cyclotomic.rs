@@ -20,13 +20,13 @@ struct Ring {
 impl Ring {
     fn of(ctx: &Context) -> Ring {
         let pm = ctx.plaintext_modulus().clone();
-        let PlaintextModulus::Cyclotomic { d, b, .. } = pm else {
+        let PlaintextModulus::Cyclotomic { d, ref b, .. } = pm else {
             panic!("cyclotomic parameters expected")
         };
         Ring {
             d,
             n: ctx.degree(),
-            b: BigInt::from(b),
+            b: b.clone(),
             p: pm.modulus(),
         }
     }
@@ -119,7 +119,10 @@ fn run(params: Params, seed: u8) {
     let pe = Plaintext::from_representative(&ctx, &edge).unwrap();
     assert!(pe.norm_inf() <= b / 2);
     assert_eq!(pe.representative()[..5], edge);
-    assert_eq!(Plaintext::from_lift(&ctx, px.small_lift()).unwrap(), px);
+    assert_eq!(
+        Plaintext::from_lift(&ctx, px.small_lift().unwrap()).unwrap(),
+        px
+    );
     assert_eq!(px.representative(), x);
 
     let cx = pk.encrypt(&px, &mut r).unwrap();
@@ -286,7 +289,7 @@ fn matrigear_named_sets_generators_and_round_trips() {
         for bits in MATRIGEAR_LOG_P {
             let p = Params::matrigear(set, bits).unwrap();
             let pm = p.plaintext_modulus().clone();
-            let PlaintextModulus::Cyclotomic { d, b, m } = pm else {
+            let PlaintextModulus::Cyclotomic { d, ref b, m } = pm else {
                 panic!("cyclotomic expected")
             };
             assert_eq!(d * m, p.degree());
@@ -300,11 +303,11 @@ fn matrigear_named_sets_generators_and_round_trips() {
             let want_q = if set == MatriGearSet::I { 427 } else { 244 };
             assert_eq!(log_q, want_q, "7 (I) or 4 (II) primes of 61 bits");
             let g = Params::matrigear_generator(set, bits).unwrap();
-            let enc = SlotEncoder::with_generator(&BigInt::from(b), m, d, &g)
+            let enc = SlotEncoder::with_generator(b, m, d, &g)
                 .unwrap_or_else(|e| panic!("{set:?} {bits}: {e}"));
             assert_eq!(enc.modulus(), &pm.modulus());
             // A wrong generator is refused (G + 1 is not one for any row).
-            assert!(SlotEncoder::with_generator(&BigInt::from(b), m, d, &(g + 1u32)).is_err());
+            assert!(SlotEncoder::with_generator(b, m, d, &(g + 1u32)).is_err());
             let slots: Vec<BigInt> = (0..d)
                 .map(|_| {
                     let mut bytes = vec![0u8; bits as usize / 8 + 8];
@@ -317,10 +320,170 @@ fn matrigear_named_sets_generators_and_round_trips() {
             assert_eq!(enc.unpack(&packed).unwrap(), slots, "{set:?} {bits}");
         }
     }
+    // Params III (Table 2; the moduli counts of §6.4): M = 1, N = D, b = p − 1, 2N | b.
+    for (bits, log_n, primes) in [(128u32, 15u32, 12usize), (256, 16, 20), (512, 17, 37)] {
+        let p = Params::matrigear(MatriGearSet::III, bits).unwrap();
+        let pm = p.plaintext_modulus().clone();
+        let PlaintextModulus::Cyclotomic { d, ref b, m } = pm else {
+            panic!("cyclotomic expected")
+        };
+        assert_eq!((p.degree(), d, m), (1 << log_n, 1 << log_n, 1));
+        assert_eq!(p.moduli().len(), primes);
+        assert!(p.moduli().iter().all(|&q| q >> 60 == 1), "61-bit primes");
+        assert_eq!(pm.modulus().significant_bits(), bits);
+        assert_eq!(BigInt::from(b + 1u32), pm.modulus());
+        assert!(b.is_divisible_2pow(log_n + 1), "2N | p − 1");
+        assert!(p.security().starts_with("128-bit"));
+    }
     assert!(matches!(
-        Params::matrigear(MatriGearSet::III, 128),
+        Params::matrigear(MatriGearSet::III, 1024),
         Err(coterie_bfv::Error::Unsupported(_))
     ));
+    assert!(matches!(
+        Params::matrigear(MatriGearSet::III, 2048),
+        Err(coterie_bfv::Error::InvalidParameter(_))
+    ));
+}
+
+/// `M = 1` is ordinary BFV with `t = p`, bit for bit: with the same key and randomness, the
+/// cyclotomic encryption of `m` (`Δ = −round(Q/p)` times the centered lift) is the scalar
+/// encryption of `t − m` (`Δ = ⌊Q/t⌋` times `t − m`) when `round(Q/t) = ⌊Q/t⌋` and every `m`
+/// lies in `(t/2, t)` (so the lift is `m − t`; for `m ≤ t/2` the two differ by `Q mod t`, the
+/// scalar encoding's own offset); and products decrypt alike.
+#[test]
+fn m_equal_one_ciphertexts_are_scalar_bfv_ciphertexts() {
+    use coterie_bfv::params::{SecretDistribution, moduli_for_bits};
+    let n = 1024;
+    let q = moduli_for_bits(n, 180).unwrap();
+    let qq: BigInt = q.iter().fold(BigInt::from(1u32), |a, &x| a * x);
+    // The first prime t ≡ 1 mod 2N with Q mod t < t/2 (so round(Q/t) = ⌊Q/t⌋).
+    let t = (1..)
+        .map(|k| k * 2 * n as u64 + 1)
+        .find(|&t| {
+            coterie_math::primes::is_prime(t) && BigInt::from(&qq % t) < t / 2 && t > 1 << 20
+        })
+        .unwrap();
+    let s = SecretDistribution::Ternary;
+    let scalar = Context::new(Params::custom("s", n, &q, t, 3.2, s, "insecure").unwrap()).unwrap();
+    let pm = PlaintextModulus::Cyclotomic {
+        d: n,
+        b: BigInt::from(t - 1),
+        m: 1,
+    };
+    let cyclo =
+        Context::new(Params::custom_with("c", n, &q, pm, 3.2, s, "insecure").unwrap()).unwrap();
+    let keys = |ctx: &Context| {
+        let mut r = Csprng::insecure_from_seed_for_tests([31; 32]);
+        let sk = SecretKey::generate(ctx, &mut r);
+        let rlk = sk.relin_key(&mut r);
+        (sk, rlk)
+    };
+    let ((ss, srlk), (cs, crlk)) = (keys(&scalar), keys(&cyclo));
+    let upper = |v: u64| t / 2 + 1 + v % (t / 2 - 1);
+    let x: Vec<u64> = (0..n as u64).map(|i| upper(i * 7919 + 3)).collect();
+    let y: Vec<u64> = (0..n as u64).map(|i| upper(i * i + 11)).collect();
+    let neg = |v: &[u64]| v.iter().map(|&c| (t - c) % t).collect::<Vec<_>>();
+    let big = |v: &[u64]| v.iter().map(|&c| BigInt::from(c)).collect::<Vec<_>>();
+    let enc_s = |v: &[u64], seed: u8| {
+        let mut r = Csprng::insecure_from_seed_for_tests([seed; 32]);
+        ss.encrypt_symmetric(&Plaintext::encode_coefficients(&scalar, v).unwrap(), &mut r)
+            .unwrap()
+    };
+    let enc_c = |v: &[u64], seed: u8| {
+        let mut r = Csprng::insecure_from_seed_for_tests([seed; 32]);
+        let pt = Plaintext::from_representative(&cyclo, &big(v)).unwrap();
+        cs.encrypt_symmetric(&pt, &mut r).unwrap()
+    };
+    let (sx, cx) = (enc_s(&neg(&x), 1), enc_c(&x, 1));
+    for (a, b) in sx.parts().iter().zip(cx.parts()) {
+        assert!(a.data() == b.data(), "Enc_c(m) = Enc_s(t − m)");
+    }
+    let (sy, cy) = (enc_s(&neg(&y), 2), enc_c(&y, 2));
+    // (−x)(−y) = xy: both products decrypt to the same coefficients.
+    let ps = ss.decrypt(&sx.mul(&sy, &srlk).unwrap()).unwrap();
+    let pc = cs.decrypt(&cx.mul(&cy, &crlk).unwrap()).unwrap();
+    assert_eq!(pc.representative(), ps.representative());
+    assert_ne!(ps.representative(), vec![BigInt::new(); n]);
+}
+
+/// Params III end to end at 128 and 256 bits (512 behind `--ignored`): slots in two rows,
+/// encryption, one product and the depth-2 chain, slot by slot mod p; wide plaintexts and
+/// ciphertexts round-trip through their encodings.
+#[test]
+fn matrigear_params_iii_128_and_256() {
+    params_iii(&[128, 256]);
+}
+
+/// Params III at 512 bits (N = 2^17, 37 primes: a 2.9 GB relinearization key, about a minute).
+#[test]
+#[ignore = "N = 2^17 with 37 primes: minutes and about 4 GB; run by hand or in bench/matrigear.sh"]
+fn matrigear_params_iii_512() {
+    params_iii(&[512]);
+}
+
+fn params_iii(rows: &[u32]) {
+    use coterie_bfv::params::MatriGearSet;
+    for &bits in rows {
+        let ctx = Context::new(Params::matrigear(MatriGearSet::III, bits).unwrap()).unwrap();
+        let ring = Ring::of(&ctx);
+        let mut r = Csprng::insecure_from_seed_for_tests([40 + (bits / 128) as u8; 32]);
+        let sk = SecretKey::generate(&ctx, &mut r);
+        let pk = sk.public_key(&mut r);
+        let rlk = sk.relin_key(&mut r);
+        let (x, y) = (ring.random(&mut r), ring.random(&mut r));
+        let px = Plaintext::encode_slots(&ctx, &x).unwrap();
+        assert!(px.small_lift().is_err(), "a 128-bit lift does not fit i64");
+        let half = BigInt::from(&ring.p >> 1u32);
+        assert!(px.small_lift_wide().iter().all(|c| c.clone().abs() <= half));
+        let back = Plaintext::from_bytes(&ctx, &px.to_bytes()).unwrap();
+        assert_eq!(back, px, "III/{bits}: plaintext bytes");
+        let cx = pk.encrypt(&px, &mut r).unwrap();
+        let cy = pk
+            .encrypt(&Plaintext::encode_slots(&ctx, &y).unwrap(), &mut r)
+            .unwrap();
+        let back = Ciphertext::from_bytes(&ctx, &cx.to_bytes()).unwrap();
+        assert_eq!(back, cx, "III/{bits}: ciphertext bytes");
+        let dec = |c: &Ciphertext| sk.decrypt(c).unwrap().decode_slots().unwrap();
+        let times = |a: &[BigInt], b: &[BigInt]| -> Vec<BigInt> {
+            a.iter()
+                .zip(b)
+                .map(|(u, v)| ring.reduce(BigInt::from(u * v)))
+                .collect()
+        };
+        assert_eq!(dec(&cx), x, "III/{bits}: Enc/Dec");
+        let cxy = cx.mul(&cy, &rlk).unwrap();
+        let xy = times(&x, &y);
+        assert_eq!(dec(&cxy), xy, "III/{bits}: Mul");
+        assert_eq!(
+            dec(&cxy.mul(&cx, &rlk).unwrap()),
+            times(&xy, &x),
+            "III/{bits}: depth 2"
+        );
+        // A representative coefficient ≥ p, or one coefficient short, is refused on decoding.
+        use coterie_bfv::serial::{PlaintextCoeffs, PlaintextWire};
+        let bytes = px.to_bytes();
+        let w: PlaintextWire =
+            coterie_base::envelope::open(*b"BFVp", 1, &bytes, bytes.len()).unwrap();
+        let PlaintextCoeffs::Representative(rep) = &w.coeffs else {
+            panic!("a wide plaintext travels as its representative")
+        };
+        let width = (bits as usize).div_ceil(8);
+        assert_eq!(rep.len(), ctx.degree() * width);
+        let edited = |f: &dyn Fn(&mut Vec<u8>)| {
+            let mut bad = w.clone();
+            let PlaintextCoeffs::Representative(rep) = &mut bad.coeffs else {
+                unreachable!()
+            };
+            f(rep);
+            Plaintext::from_bytes(&ctx, &coterie_base::to_envelope(&bad).unwrap())
+        };
+        assert!(edited(&|_| {}).is_ok());
+        assert!(
+            edited(&|r| r[..width].fill(0xff)).is_err(),
+            "2^bits − 1 ≥ p"
+        );
+        assert!(edited(&|r| r.truncate(r.len() - width)).is_err());
+    }
 }
 
 /// The slot maps through a named set's context: Pack, the small lift (‖·‖ ≤ b/2) and Unpack.

@@ -114,7 +114,7 @@ fn every_rotation_and_diagonal_fixed_points() {
     // Diagonal: all slots equal is a polynomial in X^D, fixed by φ.
     let v = BigInt::from(123_456_789u32);
     let diag = Plaintext::encode_slots(&ctx, &vec![v.clone(); d]).unwrap();
-    let lift = diag.small_lift();
+    let lift = diag.small_lift().unwrap();
     assert!(
         lift.iter().enumerate().all(|(i, &c)| i % d == 0 || c == 0),
         "a diagonal plaintext lives on X^{{kD}}"
@@ -151,7 +151,7 @@ fn slot_encoding_refuses_bad_input() {
     let mut want = vec![BigInt::new(); 8];
     want[0] = BigInt::from(7);
     assert_eq!(short.decode_slots().unwrap(), want);
-    // No slots: a scalar modulus, and M = 1 (ordinary BFV with t = p).
+    // No slots: a scalar modulus.
     let scalar = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
     assert!(matches!(
         Plaintext::encode_slots(&scalar, &[]),

@@ -348,8 +348,9 @@ impl CyclicNtt {
 }
 
 /// Validates generalized-BFV plaintext parameters and returns `p = b^M + 1`: `M` and `D` powers
-/// of two, both at least 2 (`M = 1` is ordinary BFV, without the cyclic slot structure), `b ≥ 2`,
-/// `p` prime of at most [`MAX_P_BITS`] bits, and `2N | p − 1` for `N = M·D`.
+/// of two, `D ≥ 2` (`M = 1` is ordinary BFV with `t = p`: its slots are the usual two rows, see
+/// [`SlotEncoder`]), `b ≥ 2`, `p` prime of at most [`MAX_P_BITS`] bits, and `2N | p − 1` for
+/// `N = M·D`.
 ///
 /// # Example
 ///
@@ -361,10 +362,8 @@ impl CyclicNtt {
 /// assert!(slot_modulus(&BigInt::from(8), 2, 2).is_err()); // 65 is not prime
 /// ```
 pub fn slot_modulus(b: &BigInt, m: usize, d: usize) -> Result<BigInt> {
-    if !m.is_power_of_two() || m < 2 {
-        return Err(invalid(format!(
-            "M = {m} must be a power of two, at least 2 (M = 1 has no cyclic slot structure)"
-        )));
+    if !m.is_power_of_two() {
+        return Err(invalid(format!("M = {m} must be a power of two")));
     }
     if !d.is_power_of_two() || !(2..=MAX_LEN).contains(&d) {
         return Err(invalid(format!(
@@ -400,6 +399,11 @@ pub fn slot_modulus(b: &BigInt, m: usize, d: usize) -> Result<BigInt> {
 /// The slot maps of generalized BFV over `Z_p[X]/(X^D − b)`, `p = b^M + 1` (spec §3.2):
 /// `unpack(f) = (f(ζ_0), …, f(ζ_(D−1)))` with `ζ_i = ξ^(e_i)`, `e_i = 5^(i·M/2) mod 2N`, and
 /// `pack` its inverse, both `O(D log D)` through one [`CyclicNtt`] with `ω = ξ^(2M)`.
+///
+/// `M = 1` (ordinary BFV with `t = p`, `b = p − 1`, so `X^D − b = X^N + 1`) has no cyclic
+/// rotation (spec §3.1); its slots take the usual two-row order instead: `e_i = 5^i` for
+/// `i < N/2` and `e_i = −5^(i − N/2) mod 2N` after, and [`SlotEncoder::galois_element`]`(r) = 5^r`
+/// rotates each row of `N/2` slots left by `r`.
 ///
 /// Polynomials are coefficient vectors of length `D` (degree `< D`), lowest degree first.
 #[derive(Debug, Clone)]
@@ -547,12 +551,23 @@ impl SlotEncoder {
         // Slot i is F[j(i)] with j(i) = (e_i − 1)/(2M); the DIF output holds F[j] at
         // position bitrev(j).
         let two_n = 2 * n as u64;
-        let g = crate::modulus::pow_mod_u64(5, (m / 2) as u64, two_n);
+        let step = |e: u64, g: u64| ((u128::from(e) * u128::from(g)) % u128::from(two_n)) as u64;
         let mut exponents = Vec::with_capacity(d);
         let mut e = 1u64;
-        for _ in 0..d {
-            exponents.push(e);
-            e = ((u128::from(e) * u128::from(g)) % u128::from(two_n)) as u64;
+        if m == 1 {
+            // Two rows: 5^i, then −5^i.
+            for _ in 0..d / 2 {
+                exponents.push(e);
+                e = step(e, 5);
+            }
+            let first: Vec<u64> = exponents.clone();
+            exponents.extend(first.iter().map(|&x| two_n - x));
+        } else {
+            let g = crate::modulus::pow_mod_u64(5, (m / 2) as u64, two_n);
+            for _ in 0..d {
+                exponents.push(e);
+                e = step(e, g);
+            }
         }
         let log_d = d.trailing_zeros();
         let sigma: Vec<usize> = exponents
@@ -608,7 +623,8 @@ impl SlotEncoder {
     }
 
     /// The Galois element `5^(r·M/2) mod 2N` of `φ^r: X ↦ X^(5^(r·M/2))`, which rotates the
-    /// slots left by `r` (spec §3.3).
+    /// slots left by `r` (spec §3.3). For `M = 1`: `5^r`, which rotates each of the two rows of
+    /// `N/2` slots left by `r`.
     ///
     /// # Example
     ///
@@ -621,6 +637,10 @@ impl SlotEncoder {
     /// ```
     pub fn galois_element(&self, r: usize) -> u64 {
         let two_n = 2 * self.degree() as u64;
+        if self.m == 1 {
+            let half = (self.d / 2).max(1);
+            return crate::modulus::pow_mod_u64(5, (r % half) as u64, two_n);
+        }
         let rr = (r % self.d) as u64;
         crate::modulus::pow_mod_u64(5, rr * (self.m / 2) as u64, two_n)
     }

@@ -354,7 +354,9 @@ fn invalid_parameters_are_errors() {
     // Not powers of two, too small M or D.
     assert!(slot_modulus(&b(4), 3, 4).is_err());
     assert!(slot_modulus(&b(4), 2, 3).is_err());
+    // M = 1 is allowed (ordinary BFV), but 2N = 8 does not divide p − 1 = 4.
     assert!(slot_modulus(&b(4), 1, 4).is_err());
+    assert_eq!(slot_modulus(&b(16), 1, 8).unwrap(), 17);
     assert!(slot_modulus(&b(4), 2, 1).is_err());
     assert!(slot_modulus(&b(4), 0, 4).is_err());
     assert!(slot_modulus(&b(1), 2, 2).is_err());
@@ -396,4 +398,62 @@ fn invalid_parameters_are_errors() {
     let ntt = CyclicNtt::new(&p17, 4, &b(4)).unwrap();
     assert!(ntt.forward(&mut [1; 3].map(BigInt::from)).is_err());
     assert!(ntt.inverse(&mut [1; 8].map(BigInt::from)).is_err());
+}
+
+/// `M = 1` (ordinary BFV, `X^N + 1` over `Z_p`): the two-row slot order, Pack/Unpack against
+/// naive evaluation at `ξ^(e_i)`, products slot-wise, and `X ↦ X^5` rotating each row.
+#[test]
+fn m_one_is_ordinary_batching_in_two_rows() {
+    let mut r = rng(11);
+    // p = 17, N = D = 8 (2N = 16 | 16), and p = 12289, N = 1024 (p − 1 = 12·1024).
+    for (b, d) in [(16u32, 8usize), (12288, 1024)] {
+        let enc = SlotEncoder::new(&BigInt::from(b), 1, d).unwrap();
+        let p = enc.modulus().clone();
+        let two_n = 2 * d as u64;
+        let e = enc.slot_exponents();
+        assert_eq!(
+            (e[0], e[1], e[d / 2], e[d / 2 + 1]),
+            (1, 5, two_n - 1, two_n - 5)
+        );
+        let mut seen = e.to_vec();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..d as u64).map(|i| 2 * i + 1).collect::<Vec<_>>());
+        let f = random_vec(&mut r, d, &p);
+        let slots = enc.unpack(&f).unwrap();
+        let naive: Vec<BigInt> = slot_points(&enc)
+            .iter()
+            .map(|z| horner(&f, z, &p))
+            .collect();
+        assert_eq!(slots, naive);
+        assert_eq!(enc.pack(&slots).unwrap(), f);
+        // Products mod X^N + 1 are slot-wise.
+        let g = random_vec(&mut r, d, &p);
+        let mut fg = vec![BigInt::new(); d];
+        for (i, x) in f.iter().enumerate() {
+            for (j, y) in g.iter().enumerate() {
+                let t = BigInt::from(x * y);
+                if i + j < d {
+                    fg[i + j] += t;
+                } else {
+                    fg[i + j - d] -= t;
+                }
+            }
+        }
+        let fg = enc.fold(&fg);
+        let gs = enc.unpack(&g).unwrap();
+        let want: Vec<BigInt> = slots
+            .iter()
+            .zip(&gs)
+            .map(|(x, y)| BigInt::from(x * y) % &p)
+            .collect();
+        assert_eq!(enc.unpack(&fg).unwrap(), want);
+        // X ↦ X^5 rotates each row of N/2 slots left by one.
+        assert_eq!(enc.galois_element(1), 5);
+        let rot = enc.unpack(&enc.fold(&apply_galois(&f, 5, d))).unwrap();
+        let h = d / 2;
+        for (i, v) in rot.iter().enumerate() {
+            let (row, c) = (i / h, i % h);
+            assert_eq!(v, &slots[row * h + (c + 1) % h]);
+        }
+    }
 }
