@@ -90,7 +90,7 @@ fn sum_rows<'a>(rows: impl Iterator<Item = &'a [Poly]>) -> Result<Vec<Poly>> {
 }
 
 /// Wire form of every share: the fingerprint, the decomposition, the Galois element (fixed
-/// width) and the polynomials as fixed-width little-endian residues.
+/// width) and the polynomials packed at their primes' bit widths ([`Poly::to_packed`]).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct ShareWire {
     /// Parameter-set fingerprint.
@@ -99,7 +99,7 @@ pub struct ShareWire {
     pub decomposition: Decomposition,
     /// The Galois element, little-endian (0 unless a Galois key share).
     pub g: [u8; 8],
-    /// The polynomials (top level, NTT form), 8 bytes per residue.
+    /// The polynomials (top level, NTT form), packed.
     pub polys: Vec<Vec<u8>>,
 }
 
@@ -114,9 +114,9 @@ struct RlkShareWire(ShareWire);
 struct GkShareWire(ShareWire);
 
 coterie_base::versioned! {
-    PkShareWire => b"BFVa" v 1,
-    RlkShareWire => b"BFVb" v 1,
-    GkShareWire => b"BFVe" v 1,
+    PkShareWire => b"BFVa" v 2,
+    RlkShareWire => b"BFVb" v 2,
+    GkShareWire => b"BFVe" v 2,
 }
 
 fn to_wire(ctx: &Context, decomposition: Decomposition, g: u64, polys: &[Poly]) -> ShareWire {
@@ -124,10 +124,7 @@ fn to_wire(ctx: &Context, decomposition: Decomposition, g: u64, polys: &[Poly]) 
         params: *ctx.fingerprint(),
         decomposition,
         g: g.to_le_bytes(),
-        polys: polys
-            .iter()
-            .map(|p| p.data().iter().flat_map(|x| x.to_le_bytes()).collect())
-            .collect(),
+        polys: polys.iter().map(Poly::to_packed).collect(),
     }
 }
 
@@ -142,19 +139,7 @@ fn from_wire(ctx: &Context, w: ShareWire, count: usize) -> Result<Vec<Poly>> {
     let ring = ctx.ring(ctx.max_level())?;
     w.polys
         .into_iter()
-        .map(|bytes| {
-            if bytes.len() != 8 * ring.degree() * ring.limbs() {
-                return Err(Error::Malformed(format!(
-                    "share polynomial of {} bytes",
-                    bytes.len()
-                )));
-            }
-            let data = bytes
-                .chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0xff; 8])))
-                .collect();
-            Ok(Poly::from_residues(&ring, Representation::Ntt, data)?)
-        })
+        .map(|bytes| Ok(Poly::from_packed(&ring, Representation::Ntt, &bytes)?))
         .collect()
 }
 
@@ -165,7 +150,7 @@ fn share_len(ctx: &Context, decomposition: Decomposition, count: usize) -> usize
         params: [0; 32],
         decomposition,
         g: [0; 8],
-        polys: vec![vec![0u8; 8 * ring.degree() * ring.limbs()]; count],
+        polys: vec![Poly::zero(&ring, Representation::Ntt).to_packed(); count],
     };
     encode(&PkShareWire(w)).len()
 }

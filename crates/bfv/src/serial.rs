@@ -60,8 +60,9 @@ pub struct CiphertextWire {
     pub level: u32,
     /// The key set.
     pub keys: KeySet,
-    /// The polynomials, coefficient form, limb-major residues.
-    pub parts: Vec<Vec<u64>>,
+    /// The polynomials, coefficient form, packed ([`Poly::to_packed`]: `log q` bits per
+    /// coefficient).
+    pub parts: Vec<Vec<u8>>,
 }
 
 /// Wire form of a [`SeededCiphertext`].
@@ -71,8 +72,8 @@ pub struct SeededCiphertextWire {
     pub params: Fingerprint,
     /// Seed of `c_1`.
     pub seed: Seed,
-    /// `c_0` (top level, coefficient form).
-    pub c0: Vec<u64>,
+    /// `c_0` (top level, coefficient form, packed).
+    pub c0: Vec<u8>,
 }
 
 /// Wire form of a [`SecretKey`] (zeroized on drop).
@@ -97,8 +98,8 @@ pub struct PublicKeyWire {
     pub params: Fingerprint,
     /// Seed of `p_1`.
     pub seed: Seed,
-    /// `p_0` (top level, NTT form).
-    pub p0: Vec<u64>,
+    /// `p_0` (top level, NTT form, packed).
+    pub p0: Vec<u8>,
 }
 
 /// Wire form of a [`KeySwitchKey`] (a gadget ciphertext).
@@ -108,10 +109,10 @@ pub struct KeySwitchKeyWire {
     pub decomposition: Decomposition,
     /// Seed of the `a_i` (`None`: they follow in `a`).
     pub seed: Option<Seed>,
-    /// The polynomials `b_i` (top level, NTT form).
-    pub b: Vec<Vec<u64>>,
-    /// The polynomials `a_i` when not seeded (empty otherwise).
-    pub a: Vec<Vec<u64>>,
+    /// The polynomials `b_i` (top level, NTT form, packed).
+    pub b: Vec<Vec<u8>>,
+    /// The polynomials `a_i` when not seeded (empty otherwise; packed).
+    pub a: Vec<Vec<u8>>,
 }
 
 /// Wire form of a [`RelinKey`].
@@ -143,15 +144,17 @@ pub struct GaloisKeysWire {
     pub keys: Vec<(u64, KeySwitchKeyWire)>,
 }
 
+// Version 2 of the polynomial-carrying wires packs residues at their primes' bit widths
+// (version 1 held 64-bit words).
 coterie_base::versioned! {
     PlaintextWire => b"BFVp" v 1,
-    CiphertextWire => b"BFVc" v 1,
-    SeededCiphertextWire => b"BFVs" v 1,
+    CiphertextWire => b"BFVc" v 2,
+    SeededCiphertextWire => b"BFVs" v 2,
     SecretKeyWire => b"BFVk" v 1,
-    PublicKeyWire => b"BFVK" v 1,
-    RelinKeyWire => b"BFVr" v 1,
-    GaloisKeyWire => b"BFVg" v 1,
-    GaloisKeysWire => b"BFVG" v 1,
+    PublicKeyWire => b"BFVK" v 2,
+    RelinKeyWire => b"BFVr" v 2,
+    GaloisKeyWire => b"BFVg" v 2,
+    GaloisKeysWire => b"BFVG" v 2,
 }
 
 pub(crate) fn check_params(ctx: &Context, params: &Fingerprint) -> Result<()> {
@@ -176,23 +179,15 @@ pub(crate) fn max_size(ctx: &Context, polys: usize, limbs: usize) -> usize {
     256 + polys * (16 + 10 * ctx.degree() * limbs)
 }
 
+/// A packed polynomial ([`Poly::to_packed`]) at `level`: exact length, reduced residues.
 pub(crate) fn poly_from(
     ctx: &Context,
     level: usize,
     repr: Representation,
-    data: Vec<u64>,
+    data: &[u8],
 ) -> Result<Poly> {
     let ring = ctx.ring(level)?;
-    if data.len() != ring.degree() * ring.limbs() {
-        return Err(Error::Malformed(format!(
-            "polynomial of {} residues, expected {} (degree {} × {} primes)",
-            data.len(),
-            ring.degree() * ring.limbs(),
-            ring.degree(),
-            ring.limbs()
-        )));
-    }
-    Ok(Poly::from_residues(&ring, repr, data)?)
+    Ok(Poly::from_packed(&ring, repr, data)?)
 }
 
 /// Bytes per representative coefficient on the wire: `⌈log2 p / 8⌉`.
@@ -278,7 +273,7 @@ impl Ciphertext {
             params: *self.ctx.fingerprint(),
             level: self.level as u32,
             keys: self.keys.clone(),
-            parts: self.parts.iter().map(|p| p.data().to_vec()).collect(),
+            parts: self.parts.iter().map(Poly::to_packed).collect(),
         })
     }
 
@@ -308,7 +303,7 @@ impl Ciphertext {
         let parts = w
             .parts
             .into_iter()
-            .map(|d| poly_from(ctx, level, Representation::Coefficient, d))
+            .map(|d| poly_from(ctx, level, Representation::Coefficient, &d))
             .collect::<Result<_>>()?;
         Ciphertext::from_parts_with_keys(ctx, level, parts, w.keys)
     }
@@ -320,7 +315,7 @@ impl SeededCiphertext {
         encode(&SeededCiphertextWire {
             params: *self.ctx.fingerprint(),
             seed: self.seed,
-            c0: self.c0.data().to_vec(),
+            c0: self.c0.to_packed(),
         })
     }
 
@@ -328,7 +323,7 @@ impl SeededCiphertext {
     pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self> {
         let w: SeededCiphertextWire = decode(bytes, max_size(ctx, 1, ctx.max_level() + 1))?;
         check_params(ctx, &w.params)?;
-        let c0 = poly_from(ctx, ctx.max_level(), Representation::Coefficient, w.c0)?;
+        let c0 = poly_from(ctx, ctx.max_level(), Representation::Coefficient, &w.c0)?;
         Ok(SeededCiphertext {
             ctx: ctx.clone(),
             seed: w.seed,
@@ -362,7 +357,7 @@ impl PublicKey {
         encode(&PublicKeyWire {
             params: *self.ctx.fingerprint(),
             seed: self.seed,
-            p0: self.p0.data().to_vec(),
+            p0: self.p0.to_packed(),
         })
     }
 
@@ -370,7 +365,7 @@ impl PublicKey {
     pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self> {
         let w: PublicKeyWire = decode(bytes, max_size(ctx, 1, ctx.max_level() + 1))?;
         check_params(ctx, &w.params)?;
-        let p0 = poly_from(ctx, ctx.max_level(), Representation::Ntt, w.p0)?;
+        let p0 = poly_from(ctx, ctx.max_level(), Representation::Ntt, &w.p0)?;
         let p1 = Poly::from_seed(
             &ctx.ring(ctx.max_level())?,
             Representation::Ntt,
@@ -391,11 +386,11 @@ impl KeySwitchKey {
         KeySwitchKeyWire {
             decomposition: self.decomposition,
             seed: self.seed,
-            b: self.b.iter().map(|p| p.data().to_vec()).collect(),
+            b: self.b.iter().map(Poly::to_packed).collect(),
             a: if self.seed.is_some() {
                 Vec::new()
             } else {
-                self.a.iter().map(|p| p.data().to_vec()).collect()
+                self.a.iter().map(Poly::to_packed).collect()
             },
         }
     }
@@ -417,7 +412,7 @@ impl KeySwitchKey {
         }
         let b =
             w.b.into_iter()
-                .map(|d| poly_from(ctx, top, Representation::Ntt, d))
+                .map(|d| poly_from(ctx, top, Representation::Ntt, &d))
                 .collect::<Result<Vec<_>>>()?;
         let a = match w.seed {
             Some(seed) => {
@@ -440,7 +435,7 @@ impl KeySwitchKey {
                     )));
                 }
                 w.a.into_iter()
-                    .map(|d| poly_from(ctx, top, Representation::Ntt, d))
+                    .map(|d| poly_from(ctx, top, Representation::Ntt, &d))
                     .collect::<Result<Vec<_>>>()?
             }
         };

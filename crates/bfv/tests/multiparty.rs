@@ -183,8 +183,8 @@ fn shares_reject_malformed_bytes_and_mismatched_inputs() {
     assert!(PublicKeyShare::from_bytes(&other, &bytes).is_err());
     assert!(RelinKeyShare::from_bytes(&ctx, Decomposition::Rns, &bytes).is_err());
     let mut bad = bytes.clone();
-    let last = bad.len() - 1;
-    bad[last] = 0xff; // an unreduced residue
+    let len = bad.len();
+    bad[len - 8..].fill(0xff); // the last packed residue 2^bits(q) − 1: unreduced
     assert!(PublicKeyShare::from_bytes(&ctx, &bad).is_err());
     // Different protocols (and Galois elements) draw different common random polynomials.
     let gkg = GaloisKeyGen::new(&ctx, Decomposition::Rns).unwrap();

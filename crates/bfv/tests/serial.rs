@@ -92,7 +92,7 @@ fn malformed_inputs_are_errors() {
         Ciphertext::from_bytes(&ctx, &huge),
         Err(Error::Base(_))
     ));
-    let mut huge = coterie_base::envelope::seal_bytes(*b"BFVc", 1, &[]).unwrap();
+    let mut huge = coterie_base::envelope::seal_bytes(*b"BFVc", 2, &[]).unwrap();
     huge.resize(100 * bytes.len(), 0);
     let payload_len = (huge.len() - 14) as u32;
     huge[10..14].copy_from_slice(&payload_len.to_le_bytes());
@@ -102,11 +102,12 @@ fn malformed_inputs_are_errors() {
     ));
 
     // Edit the wire struct: wrong version, level, part count, key set, sizes, unreduced residue.
-    let w: CiphertextWire = coterie_base::envelope::open(*b"BFVc", 1, &bytes, bytes.len()).unwrap();
+    let w: CiphertextWire = coterie_base::envelope::open(*b"BFVc", 2, &bytes, bytes.len()).unwrap();
     let enc = |w: &CiphertextWire| coterie_base::to_envelope(w).unwrap();
-    let bad = coterie_base::envelope::seal(*b"BFVc", 2, &w).unwrap();
+    // Version 1 held 64-bit words; its decoder is gone.
+    let bad = coterie_base::envelope::seal(*b"BFVc", 1, &w).unwrap();
     assert!(Ciphertext::from_bytes(&ctx, &bad).is_err());
-    let bad = coterie_base::envelope::seal(*b"BFVp", 1, &w).unwrap();
+    let bad = coterie_base::envelope::seal(*b"BFVp", 2, &w).unwrap();
     assert!(Ciphertext::from_bytes(&ctx, &bad).is_err());
     let mut bad = w.clone();
     bad.keys = KeySet::Parties(vec![1, 2]);
@@ -127,7 +128,7 @@ fn malformed_inputs_are_errors() {
     bad.parts[1].pop();
     assert!(Ciphertext::from_bytes(&ctx, &enc(&bad)).is_err());
     let mut bad = w.clone();
-    bad.parts[0][0] = u64::MAX;
+    bad.parts[0][..8].fill(0xff); // the first residue 2^bits(q_0) − 1 ≥ q_0
     assert!(Ciphertext::from_bytes(&ctx, &enc(&bad)).is_err());
     let mut bad = w.clone();
     bad.params[0] ^= 1;

@@ -158,6 +158,64 @@ impl Poly {
         })
     }
 
+    /// The residues packed at the bit width of their primes (limb `i` at `bits(q_i)` bits per
+    /// residue, limb-major, LSB first, one stream): `⌈N·Σ_i bits(q_i) / 8⌉` bytes, i.e. `log q`
+    /// bits per coefficient, against 8 bytes per residue (or 9 in varint) unpacked.
+    ///
+    /// ```
+    /// use coterie_math::poly::{Poly, Representation, RingContext};
+    /// let ctx = RingContext::new(16, &[97, 193]).unwrap(); // 7 + 8 bits
+    /// let p = Poly::from_signed(&ctx, &[1, -2, 3]).unwrap();
+    /// let bytes = p.to_packed();
+    /// assert_eq!(bytes.len(), 16 * 15 / 8);
+    /// assert_eq!(Poly::from_packed(&ctx, Representation::Coefficient, &bytes).unwrap(), p);
+    /// ```
+    pub fn to_packed(&self) -> Vec<u8> {
+        let n = self.ctx.n;
+        let bits: u64 = self
+            .ctx
+            .moduli
+            .iter()
+            .map(|m| u64::from(modulus_bits(m)))
+            .sum();
+        let mut w =
+            coterie_base::bits::BitWriter::with_capacity((n as u64 * bits).div_ceil(8) as usize);
+        for (i, m) in self.ctx.moduli.iter().enumerate() {
+            let b = modulus_bits(m);
+            for &x in &self.data[i * n..(i + 1) * n] {
+                w.put(x, b);
+            }
+        }
+        w.finish()
+    }
+
+    /// Decodes [`Poly::to_packed`] for `ctx` in representation `repr`: the length must be exact
+    /// and every residue reduced (an error, never a panic, otherwise).
+    pub fn from_packed(ctx: &Arc<RingContext>, repr: Representation, bytes: &[u8]) -> Result<Self> {
+        let n = ctx.n;
+        let bits: u64 = ctx.moduli.iter().map(|m| u64::from(modulus_bits(m))).sum();
+        let need = (n as u64 * bits).div_ceil(8);
+        if bytes.len() as u64 != need {
+            return Err(Error::Malformed(format!(
+                "{} bytes for a packed polynomial of N = {n} and {bits} bits per coefficient \
+                 (expected {need})",
+                bytes.len()
+            )));
+        }
+        let mut r = coterie_base::bits::BitReader::new(bytes);
+        let mut data = Vec::with_capacity(n * ctx.limbs());
+        for m in &ctx.moduli {
+            let b = modulus_bits(m);
+            for _ in 0..n {
+                let x = r
+                    .get(b)
+                    .ok_or_else(|| Error::Malformed("packed polynomial too short".into()))?;
+                data.push(x);
+            }
+        }
+        Self::from_residues(ctx, repr, data)
+    }
+
     /// Coefficient-form polynomial from small signed coefficients (at most `N` of them; the rest
     /// are zero).
     pub fn from_signed(ctx: &Arc<RingContext>, coeffs: &[i64]) -> Result<Self> {
@@ -618,6 +676,11 @@ impl std::ops::Neg for &Poly {
         out.neg_assign();
         out
     }
+}
+
+/// Bits of a modulus value (the width its residues are packed at).
+fn modulus_bits(m: &crate::modulus::Modulus) -> u32 {
+    64 - m.value().leading_zeros()
 }
 
 #[cfg(test)]
