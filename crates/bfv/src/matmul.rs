@@ -670,13 +670,24 @@ mod tests {
     /// 128 products); l = 4 products, checked against big integers.
     #[test]
     fn matmul_params_ii_d32_in_chunks() {
+        matmul_params_ii_1024(32, 44);
+    }
+
+    /// Seed 002 §8: d = 128 MatMul on Params II/1024 (D = 128, one product, 127 rotation keys)
+    /// against the big-integer product (about 20 s).
+    #[test]
+    fn matmul_params_ii_d128() {
+        matmul_params_ii_1024(128, 45);
+    }
+
+    fn matmul_params_ii_1024(d: usize, seed: u8) {
         let ctx = Context::new(Params::matrigear(crate::params::MatriGearSet::II, 1024).unwrap())
             .unwrap();
         let p = ctx.slot_encoder().unwrap().modulus().clone();
-        let (d, slots) = (32usize, 128usize);
+        let slots = 128usize;
         let l = slots / d;
         assert!(ctx.tensor_capacity(ctx.max_level()).unwrap() >= 1 << 20);
-        let mut r = Csprng::insecure_from_seed_for_tests([44; 32]);
+        let mut r = Csprng::insecure_from_seed_for_tests([seed; 32]);
         let sk = SecretKey::generate(&ctx, &mut r);
         let pk = sk.public_key(&mut r);
         let rlk = sk.relin_key(&mut r);
