@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # MatriGear's generalized BFV (seed 002, issue 14), one thread, beside the paper's single-thread
 # figures (Xeon Platinum 8268 @ 2.9 GHz, Lattigo-based reference code): Table 5, the product
-# (tensor and relinearization) on Params I and II for every log p, unit and amortized per slot;
-# Table 6, one batched MatMul of 128 x 128 matrices (crates/bfv/examples/matmul_bench.rs, checked
-# against a big-integer product), unit and per matrix.
+# (tensor and relinearization) on Params I and II for every log p and Params III (M = 1) at 128,
+# 256 and 512 bits, unit and amortized per slot; Table 6, one batched MatMul of 128 x 128
+# matrices (crates/bfv/examples/matmul_bench.rs, checked against a big-integer product), unit and
+# per matrix; Table 7, MatMul plus the d products by the encrypted MAC key on Params I/128 for
+# d = 128, 256, 512 (checked), per matrix.
 #
-# Usage: bench/matrigear.sh [--quick] [--skip-matmul] [--matmul "SET/LOGP ..."] [--wait-idle S]
-#                           [--out DIR] [--label NAME]
-#   --quick        Table 5 at log p = 128 and 1024 only; MatMul II/1024 with d = 32.
-#   --skip-matmul  Table 5 only.
+# Usage: bench/matrigear.sh [--quick] [--skip-matmul] [--skip-table7] [--matmul "SET/LOGP ..."]
+#                           [--table7 "D ..."] [--wait-idle S] [--out DIR] [--label NAME]
+#   --quick        Table 5 at log p = 128 and 1024 only (III: 128); MatMul II/1024 with d = 32;
+#                  Table 7 with d = 128 only.
+#   --skip-matmul  No Table 6 (nor Table 7).
+#   --skip-table7  No Table 7.
 #   --matmul LIST  MatMul points (default "II/1024 I/128", the paper's two extremes of T).
+#   --table7 LIST  Table 7 dimensions (default "128 256 512"; d = 512 takes about 20 minutes).
 #   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).
 #
 # Writes DIR/matrigear.jsonl: op mul_relin (impl coterie, ns, criterion median; impl paper, the
@@ -19,13 +24,15 @@
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-bench_init matrigear matmul
+bench_init matrigear matmul table7
 
 matmul_points="II/1024 I/128"
+table7_dims="128 256 512"
 while (($#)); do
   bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
   case "$1" in
     --matmul) bench_need_value "$@"; matmul_points="$2"; shift 2 ;;
+    --table7) bench_need_value "$@"; table7_dims="$2"; shift 2 ;;
     *) die "unknown argument '$1' (see -h)" ;;
   esac
 done
@@ -45,6 +52,7 @@ bench_convert criterion "$CRITERION_HOME" --system matrigear
 paper=(
   "I 128 8192 56.62" "I 256 4096 56.58" "I 512 2048 56.53" "I 1024 1024 56.49" "I 2048 512 56.46" "I 4096 256 56.33"
   "II 128 1024 12.72" "II 256 512 12.76" "II 512 256 12.75" "II 1024 128 12.74" "II 2048 64 12.74" "II 4096 32 12.75"
+  "III 128 32768 250" "III 256 65536 1340" "III 512 131072 7620" "III 1024 262144 53220"
 )
 for row in "${paper[@]}"; do
   read -r set logp d ms <<< "$row"
@@ -65,6 +73,19 @@ if ! bench_skip matmul; then
     bench_record paper matmul ns "$(python3 -c "print($sec * 1e9)")" null "set=$set" "logp=$logp" "d=128" "t=$t"
   done
 fi
+if ! bench_skip matmul && ! bench_skip table7; then
+  (( BENCH_QUICK )) && table7_dims="128"
+  for d in $table7_dims; do
+    "$CARGO_TARGET_DIR/release/examples/matmul_bench" --mac --d "$d" I/128 > "$BENCH_WORK/table7-$d.jsonl" \
+      || die "matmul_bench --mac --d $d failed"
+    bench_convert nsjsonl "$BENCH_WORK/table7-$d.jsonl"
+  done
+  # Table 7 of the paper: per matrix (s), Params I, log p = 128, t = 8192/d.
+  for row in "128 64 0.99" "256 32 6.84" "512 16 48.62"; do
+    read -r d t sec <<< "$row"
+    bench_record paper matmul_mac_per_matrix ns "$(python3 -c "print($sec * 1e9)")" null "set=I" "logp=128" "d=$d" "t=$t"
+  done
+fi
 # Amortized per slot: every mul_relin record divided by its D.
 python3 - "$BENCH_RECORDS" <<'PY' >> "$BENCH_RECORDS"
 import json, sys
@@ -73,8 +94,8 @@ for line in open(sys.argv[1], encoding="utf-8"):
     if r["op"] == "mul_relin" and r["params"].get("d"):
         r = dict(r, op="mul_relin_per_slot", value=r["value"] / r["params"]["d"], samples=r["samples"])
         print(json.dumps(r))
-    elif r["op"] == "matmul" and r["params"].get("t"):
-        print(json.dumps(dict(r, op="matmul_per_matrix", value=r["value"] / r["params"]["t"])))
+    elif r["op"] in ("matmul", "matmul_mac") and r["params"].get("t"):
+        print(json.dumps(dict(r, op=r["op"] + "_per_matrix", value=r["value"] / r["params"]["t"])))
 PY
 bench_write
 python3 - "$BENCH_OUT/matrigear.jsonl" <<'PY' | tee "$BENCH_OUT/matrigear.md"
@@ -101,5 +122,18 @@ if mm:
         p = get.get(("paper", "matmul", s, lp)) if d == 128 else None
         pc = f"{p / 1e9:.2f} s | {p / c:.2f}x" if p else "– | –"
         print(f"| {s} | {lp} | {d} | {t} | {c / 1e9:.2f} s | {pc} | {c / t / 1e9:.3f} s |")
+paper7 = {r["params"]["d"]: r["value"] for r in recs
+          if r["impl"] == "paper" and r["op"] == "matmul_mac_per_matrix"}
+ours7 = {r["params"]["d"]: r["value"] for r in recs
+         if r["impl"] == "coterie" and r["op"] == "matmul_mac_per_matrix"}
+if ours7:
+    print()
+    print("| Table 7: d (Params I, log p = 128) | coterie per matrix | paper per matrix | paper / coterie |")
+    print("|---|---|---|---|")
+    for d in sorted(set(ours7) | set(paper7)):
+        c, p = ours7.get(d), paper7.get(d)
+        cs = f"{c / 1e9:.2f} s" if c else "not run"
+        ratio = f"{p / c:.2f}x" if c and p else "–"
+        print(f"| {d} | {cs} | {p / 1e9:.2f} s | {ratio} |")
 PY
 note "wrote $BENCH_OUT/matrigear.jsonl, $BENCH_OUT/matrigear.md"

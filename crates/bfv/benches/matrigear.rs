@@ -1,9 +1,10 @@
 //! Seed 002 Table 5: the product (tensor and relinearization, `mul_relin`) of generalized BFV on
-//! MatriGear's Params I and II for every `log p` in {128 … 4096}, one thread. The amortized cost
-//! per slot is the unit cost divided by `D` (bench/matrigear.sh derives it).
+//! MatriGear's Params I and II for every `log p` in {128 … 4096}, and Params III (ordinary BFV
+//! with `t = p`, `M = 1`) at 128, 256 and 512 bits, one thread. The amortized cost per slot is
+//! the unit cost divided by `D` (bench/matrigear.sh derives it).
 //!
-//! Ids: group `mul_relin`, function `coterie`, value `set={I,II}/logp={bits}/d={D}`.
-//! `COTERIE_BENCH_QUICK=1` runs log p = 128 and 1024 only.
+//! Ids: group `mul_relin`, function `coterie`, value `set={I,II,III}/logp={bits}/d={D}`.
+//! `COTERIE_BENCH_QUICK=1` runs log p = 128 and 1024 only (III: 128).
 
 use coterie_bfv::params::{MATRIGEAR_LOG_P, MatriGearSet};
 use coterie_bfv::{Context, Params, Plaintext, SecretKey};
@@ -16,9 +17,13 @@ use std::time::Duration;
 fn bench(c: &mut Criterion) {
     let quick = std::env::var("COTERIE_BENCH_QUICK").is_ok();
     let mut group = c.benchmark_group("mul_relin");
-    for set in [MatriGearSet::I, MatriGearSet::II] {
+    for set in [MatriGearSet::I, MatriGearSet::II, MatriGearSet::III] {
         for bits in MATRIGEAR_LOG_P {
             if quick && bits != 128 && bits != 1024 {
+                continue;
+            }
+            // Params III stops at 512 bits here (Params::matrigear refuses 1024 with its reason).
+            if set == MatriGearSet::III && (bits > 512 || (quick && bits > 128)) {
                 continue;
             }
             let ctx = Context::new(Params::matrigear(set, bits).unwrap()).unwrap();

@@ -4,8 +4,12 @@
 //! (`{"impl","op","ns","samples","set","logp","d","t"}`, the format `bench/benchrec.py nsjsonl`
 //! reads; `t` = matrices per call) and a human line on stderr.
 //!
-//! Usage: `matmul_bench [--quick] [--d D] [--reps R] [SET/LOGP ...]`, e.g. `II/1024 I/128`
-//! (default: II/1024 and I/128; `--quick`: II/1024 with d = 32).
+//! With `--mac` it times Table 7 instead: the MatMul followed by the `d` products of its output
+//! ciphertexts by an encrypted scalar (the MAC key α), as the reference code's benchmark does
+//! (seed 002 §7.6), with the first pair's α·A·B checked; op `matmul_mac`.
+//!
+//! Usage: `matmul_bench [--quick] [--mac] [--d D] [--reps R] [SET/LOGP ...]`, e.g.
+//! `II/1024 I/128` (default: II/1024 and I/128; `--quick`: II/1024 with d = 32).
 
 use coterie_bfv::matmul::{diagonal_decode, diagonal_encode, matmul, shifted_diagonal_encode};
 use coterie_bfv::params::MatriGearSet;
@@ -17,6 +21,7 @@ use std::time::Instant;
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let quick = args.iter().any(|a| a == "--quick");
+    let mac = args.iter().any(|a| a == "--mac");
     let value = |flag: &str| {
         args.iter()
             .position(|a| a == flag)
@@ -78,36 +83,53 @@ fn main() {
             shifted_diagonal_encode(&vec![b.clone(); t], slots).unwrap(),
             &mut rng,
         );
-        let cc = matmul(&ca, &cb, &rlk, &rot).unwrap(); // warm-up, and the check below
+        // The MAC key α in every slot (Table 7 only).
+        let alpha = BigInt::from(0x1234_5678_9abc_u64) % &p;
+        let c_alpha = pk
+            .encrypt(
+                &Plaintext::encode_slots(&ctx, &vec![alpha.clone(); slots]).unwrap(),
+                &mut rng,
+            )
+            .unwrap();
+        let run = || {
+            let cc = matmul(&ca, &cb, &rlk, &rot).unwrap();
+            if !mac {
+                return cc;
+            }
+            cc.iter().map(|c| c.mul(&c_alpha, &rlk).unwrap()).collect()
+        };
+        let cc = run(); // warm-up, and the check below
         let diags: Vec<Vec<BigInt>> = cc
             .iter()
             .map(|c| sk.decrypt(c).unwrap().decode_slots().unwrap())
             .collect();
         let got = &diagonal_decode(&diags, 1).unwrap()[0];
+        let scale = if mac { alpha.clone() } else { BigInt::from(1u32) };
         for (i, row) in got.iter().enumerate() {
             for (j, x) in row.iter().enumerate() {
                 let mut s = BigInt::new();
                 for k in 0..d {
                     s += BigInt::from(&a[i][k] * &b[k][j]);
                 }
-                assert_eq!(*x, s % &p, "MatMul entry ({i}, {j}) is wrong");
+                assert_eq!(*x, (s * &scale) % &p, "MatMul entry ({i}, {j}) is wrong");
             }
         }
         let mut times = Vec::with_capacity(reps);
         for _ in 0..reps {
             let start = Instant::now();
-            std::hint::black_box(matmul(&ca, &cb, &rlk, &rot).unwrap());
+            std::hint::black_box(run());
             times.push(start.elapsed().as_nanos() as f64);
         }
         times.sort_by(f64::total_cmp);
         let ns = times[times.len() / 2];
+        let op = if mac { "matmul_mac" } else { "matmul" };
         eprintln!(
-            "MatMul {set:?}/{logp}: d = {d}, T = {t}: {:.2} s unit, {:.3} s per matrix (checked)",
+            "{op} {set:?}/{logp}: d = {d}, T = {t}: {:.2} s unit, {:.3} s per matrix (checked)",
             ns / 1e9,
             ns / 1e9 / t as f64
         );
         println!(
-            "{{\"impl\": \"coterie\", \"op\": \"matmul\", \"ns\": {ns}, \"samples\": {reps}, \
+            "{{\"impl\": \"coterie\", \"op\": \"{op}\", \"ns\": {ns}, \"samples\": {reps}, \
              \"set\": \"{set:?}\", \"logp\": {logp}, \"d\": {d}, \"t\": {t}}}"
         );
     }
