@@ -24,7 +24,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
-//! | [`params`] | parameter sets as values: HE-standard 128-bit sets N = 2^12…2^15, seed 001's set, the plaintext modulus type |
+//! | [`params`] | parameter sets as values: HE-standard 128-bit sets N = 2^12…2^15, seed 001's set, MatriGear's Params I, II and III, the plaintext modulus type |
 //! | [`context`] | per-level precomputation (rings, exact base extension, exact scale-and-round, Δ) |
 //! | [`keys`] | secret (ternary / Gaussian), public keys, gadget ciphertexts / key switching keys, relinearization and Galois keys |
 //! | [`matmul`] | seed 002's encrypted `d × d` matrix products: (shifted-)diagonal encodings, Algorithm 1 with `d − 1` rotation keys |
@@ -33,8 +33,8 @@
 //! | [`ciphertext`] | ciphertexts over a key set, add/sub/neg, plaintext ops, modulus switching |
 //! | [`encrypt`] | encryption (public key, given randomness, symmetric), decryption |
 //! | [`eval`] | tensor, scale-and-round, gadget product, multiplication, relinearization, rotations |
-//! | [`noise`] | noise measurement (invariant noise, budget) and worst-case noise bounds |
-//! | [`serial`] | versioned, bounded serialization of keys, plaintexts and ciphertexts |
+//! | [`noise`] | noise measurement (invariant noise, budget; the canonical norm for `X^D − b`) and noise bounds (worst case for `t`; the paper's lemmas for `X^D − b`) |
+//! | [`serial`] | versioned, bounded serialization of keys, plaintexts and ciphertexts (polynomials packed at `log q` bits per coefficient) |
 //! | [`slots`] | the `D` slots of a cyclotomic plaintext ring (Pack/Unpack) and their rotations `φ^r` |
 //!
 //! ```
