@@ -104,7 +104,11 @@ fn main() {
             .map(|c| sk.decrypt(c).unwrap().decode_slots().unwrap())
             .collect();
         let got = &diagonal_decode(&diags, 1).unwrap()[0];
-        let scale = if mac { alpha.clone() } else { BigInt::from(1u32) };
+        let scale = if mac {
+            alpha.clone()
+        } else {
+            BigInt::from(1u32)
+        };
         for (i, row) in got.iter().enumerate() {
             for (j, x) in row.iter().enumerate() {
                 let mut s = BigInt::new();
