@@ -200,6 +200,13 @@ impl Context {
         };
         h.update(&params.sigma().to_bits().to_le_bytes());
         h.update(&[params.secret_distribution() as u8]);
+        // Only sets with a slot generator hash more than version 1 did.
+        if let Some(g) = params.slot_generator() {
+            let bytes = coterie_math::bigint::to_le_bytes(&g)?;
+            h.update(b"slot-generator");
+            h.update(&(bytes.len() as u64).to_le_bytes());
+            h.update(&bytes);
+        }
         let fingerprint = *h.finalize().as_bytes();
         let levels = (0..moduli.len()).map(|_| OnceLock::new()).collect();
         let ctx = Context(Arc::new(Inner {
@@ -279,7 +286,9 @@ impl Context {
     }
 
     /// The slot maps of a cyclotomic plaintext ring `Z_p[X]/(X^D − b)` (seed 002 §3.2):
-    /// `Pack`/`Unpack` by the twisted `O(D log D)` NTT over `Z_p`, with the root `ξ` that
+    /// `Pack`/`Unpack` by the twisted `O(D log D)` NTT over `Z_p`, with the root `ξ` of the set's
+    /// slot generator ([`Params::with_slot_generator`](crate::Params::with_slot_generator): the
+    /// reference code's, for MatriGear's Params I and II) or else the one
     /// [`SlotEncoder::new`]'s deterministic search finds (so the slot order is a function of the
     /// parameters alone). Built on first use and shared by every clone of the context. For
     /// `M = 1` (ordinary BFV with `t = p`, Params III) the slots are the usual two rows of `N/2`
@@ -305,7 +314,11 @@ impl Context {
             let PlaintextModulus::Cyclotomic { b, .. } = self.plaintext_modulus() else {
                 return Err("not a cyclotomic plaintext modulus".into());
             };
-            SlotEncoder::new(b, cy.m, cy.d).map_err(|e| e.to_string())
+            match self.params().slot_generator() {
+                Some(g) => SlotEncoder::with_generator(b, cy.m, cy.d, &g),
+                None => SlotEncoder::new(b, cy.m, cy.d),
+            }
+            .map_err(|e| e.to_string())
         });
         built.as_ref().map_err(|e| Error::Unsupported(e.clone()))
     }

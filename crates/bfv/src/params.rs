@@ -230,6 +230,11 @@ pub struct Params {
     sigma: f64,
     secret: SecretDistribution,
     security: String,
+    /// A generator `G` of `Z_p^*` fixing the slot order of a cyclotomic set (`ξ =
+    /// G^((p−1)/(2N))`), as little-endian bytes; `None`: the root search of
+    /// `SlotEncoder::new`.
+    #[serde(default)]
+    slot_generator: Option<Vec<u8>>,
 }
 
 /// Splits `total_bits` into the fewest primes of at most [`MAX_PRIME_BITS`] bits, as even as
@@ -321,6 +326,7 @@ impl Params {
             sigma,
             secret,
             security: security.to_string(),
+            slot_generator: None,
         };
         p.validate()?;
         Ok(p)
@@ -350,6 +356,24 @@ impl Params {
             }
         }
         self.plaintext.validate(n, &self.moduli)?;
+        if let Some(bytes) = &self.slot_generator {
+            let p = self.plaintext.modulus();
+            let g = coterie_math::bigint::from_le_bytes_bounded(
+                bytes,
+                8 + p.significant_bits() as usize / 8,
+            )?;
+            let PlaintextModulus::Cyclotomic { d, ref b, m } = self.plaintext else {
+                return Err(Error::InvalidParameter(
+                    "a slot generator on a scalar plaintext modulus".into(),
+                ));
+            };
+            if g >= p {
+                return Err(Error::InvalidParameter(
+                    "slot generator not reduced mod p".into(),
+                ));
+            }
+            coterie_math::zp_ntt::SlotEncoder::with_generator(b, m, d, &g)?;
+        }
         if !(0.5..=64.0).contains(&self.sigma) {
             return Err(Error::InvalidParameter(format!(
                 "σ = {} outside [0.5, 64]",
@@ -521,7 +545,7 @@ impl Params {
             MatriGearSet::II => n >> (row + 3),
             MatriGearSet::III => n,
         };
-        Self::custom_with(
+        let params = Self::custom_with(
             &format!("matrigear-{set:?}-logp{log_p}"),
             n,
             &moduli,
@@ -529,7 +553,40 @@ impl Params {
             3.2,
             SecretDistribution::Ternary,
             security,
-        )
+        )?;
+        // The reference code's slot order (§6.4) where it lists a generator (I and II).
+        match set {
+            MatriGearSet::III => Ok(params),
+            _ => params.with_slot_generator(&Self::matrigear_generator(set, log_p)?),
+        }
+    }
+
+    /// The same set with its slots ordered by the generator `g` of `Z_p^*`: `ξ = g^((p−1)/(2N))`
+    /// and slot `i` is the evaluation at `ξ^(5^(i·M/2))` (seed 002 §3.2, §6.4), so the slots agree
+    /// with an implementation that uses the same generator. Without one, the order is that of
+    /// `coterie_math::zp_ntt::SlotEncoder::new`'s deterministic root search.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for a scalar plaintext modulus; [`Error::InvalidParameter`] unless
+    /// `g^((p−1)/(2M)) = b`.
+    pub fn with_slot_generator(mut self, g: &BigInt) -> Result<Self> {
+        let PlaintextModulus::Cyclotomic { d, ref b, m } = self.plaintext else {
+            return Err(Error::Unsupported(
+                "a slot generator needs a cyclotomic plaintext modulus".into(),
+            ));
+        };
+        coterie_math::zp_ntt::SlotEncoder::with_generator(b, m, d, g)?;
+        let p = self.plaintext.modulus();
+        let g = coterie_math::bigint::reduce(g, &p)?;
+        self.slot_generator = Some(coterie_math::bigint::to_le_bytes(&g)?);
+        Ok(self)
+    }
+
+    /// The generator fixing the slot order, if the set has one ([`Params::with_slot_generator`]).
+    pub fn slot_generator(&self) -> Option<BigInt> {
+        self.slot_generator
+            .as_ref()
+            .and_then(|b| coterie_math::bigint::from_le_bytes_bounded(b, b.len()).ok())
     }
 
     /// The reference code's generator `G` of `Z_p^*` for a MatriGear set (seed 002 §6.4), with

@@ -508,6 +508,27 @@ fn matrigear_context_slots_round_trip() {
         let pt = Plaintext::encode_slots(&ctx, &slots).unwrap();
         assert_eq!(pt.representative(), x, "{set:?} {bits}");
         assert!(pt.norm_inf() <= ring.b.to_u64().unwrap() / 2);
+        // The reference code's slot order (§6.4): ξ = G^((p−1)/(2N)), slot i = x(ξ^(5^(i·M/2))).
+        let g = Params::matrigear_generator(set, bits).unwrap();
+        assert_eq!(ctx.params().slot_generator(), Some(g.clone()));
+        let enc = ctx.slot_encoder().unwrap();
+        let e = BigInt::from(&ring.p - 1u32) / (2 * ring.n as u64);
+        assert_eq!(enc.xi(), &g.clone().pow_mod(&e, &ring.p).unwrap());
+        for i in [0, 1, ring.d - 1] {
+            let z = enc
+                .xi()
+                .clone()
+                .pow_mod(&BigInt::from(enc.slot_exponents()[i]), &ring.p)
+                .unwrap();
+            let mut acc = BigInt::new();
+            for c in x.iter().rev() {
+                acc = ring.reduce(acc * &z + c);
+            }
+            assert_eq!(slots[i], acc, "{set:?} {bits}: slot {i}");
+        }
+        // A wrong generator is refused.
+        let p = Params::matrigear(set, bits).unwrap();
+        assert!(p.with_slot_generator(&(g + 1u32)).is_err());
     }
 }
 
