@@ -445,21 +445,13 @@ fn params_iii(rows: &[u32]) {
             .unwrap();
         let back = Ciphertext::from_bytes(&ctx, &cx.to_bytes()).unwrap();
         assert_eq!(back, cx, "III/{bits}: ciphertext bytes");
-        let dec = |c: &Ciphertext| sk.decrypt(c).unwrap().decode_slots().unwrap();
-        let times = |a: &[BigInt], b: &[BigInt]| -> Vec<BigInt> {
-            a.iter()
-                .zip(b)
-                .map(|(u, v)| ring.reduce(BigInt::from(u * v)))
-                .collect()
-        };
-        assert_eq!(dec(&cx), x, "III/{bits}: Enc/Dec");
-        let cxy = cx.mul(&cy, &rlk).unwrap();
-        let xy = times(&x, &y);
-        assert_eq!(dec(&cxy), xy, "III/{bits}: Mul");
-        assert_eq!(
-            dec(&cxy.mul(&cx, &rlk).unwrap()),
-            times(&xy, &x),
-            "III/{bits}: depth 2"
+        depth_two(
+            &ring,
+            &sk,
+            &rlk,
+            (&cx, &x),
+            (&cy, &y),
+            &format!("III/{bits}"),
         );
         // A representative coefficient ≥ p, or one coefficient short, is refused on decoding.
         use coterie_bfv::serial::{PlaintextCoeffs, PlaintextWire};
@@ -551,22 +543,36 @@ fn matrigear_sets_depth_two_every_row() {
                     .unwrap()
             };
             let (cx, cy) = (enc(&x, &mut r), enc(&y, &mut r));
-            let dec = |c: &Ciphertext| sk.decrypt(c).unwrap().decode_slots().unwrap();
-            let times = |a: &[BigInt], b: &[BigInt]| -> Vec<BigInt> {
-                a.iter()
-                    .zip(b)
-                    .map(|(u, v)| ring.reduce(BigInt::from(u * v)))
-                    .collect()
-            };
-            assert_eq!(dec(&cx), x, "{set:?} {bits}: Enc/Dec");
-            let cxy = cx.mul(&cy, &rlk).unwrap();
-            let xy = times(&x, &y);
-            assert_eq!(dec(&cxy), xy, "{set:?} {bits}: Mul");
-            assert_eq!(
-                dec(&cxy.mul(&cx, &rlk).unwrap()),
-                times(&xy, &x),
-                "{set:?} {bits}: depth 2"
-            );
+            let tag = format!("{set:?} {bits}");
+            depth_two(&ring, &sk, &rlk, (&cx, &x), (&cy, &y), &tag);
         }
     }
+}
+
+/// Seed 002 §8 test 6 slot by slot in `Z_p^D`: `Dec(ct_x) = x`, `Dec(Mul(ct_x, ct_y)) = x·y` and
+/// the depth-2 chain `Dec(Mul(Mul(ct_x, ct_y), ct_x)) = x²·y`.
+fn depth_two(
+    ring: &Ring,
+    sk: &SecretKey,
+    rlk: &coterie_bfv::RelinKey,
+    (cx, x): (&Ciphertext, &[BigInt]),
+    (cy, y): (&Ciphertext, &[BigInt]),
+    tag: &str,
+) {
+    let dec = |c: &Ciphertext| sk.decrypt(c).unwrap().decode_slots().unwrap();
+    let times = |a: &[BigInt], b: &[BigInt]| -> Vec<BigInt> {
+        a.iter()
+            .zip(b)
+            .map(|(u, v)| ring.reduce(BigInt::from(u * v)))
+            .collect()
+    };
+    assert_eq!(dec(cx), x, "{tag}: Enc/Dec");
+    let cxy = cx.mul(cy, rlk).unwrap();
+    let xy = times(x, y);
+    assert_eq!(dec(&cxy), xy, "{tag}: Mul");
+    assert_eq!(
+        dec(&cxy.mul(cx, rlk).unwrap()),
+        times(&xy, x),
+        "{tag}: depth 2"
+    );
 }
