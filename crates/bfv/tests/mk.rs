@@ -653,3 +653,54 @@ fn depth_5_circuit_of_4_users_on_seed001() {
         "{key_len}"
     );
 }
+
+/// §8.9 for k = 2 and k = 8 on the paper's parameters with the paper's gadgets (Table 2:
+/// log B = 46, ℓ = 5 for two users; log B = 34, ℓ = 7 for eight): Σ_i x_i times x_1, then
+/// squarings and a product, depth 5, every user's key involved; threshold decryption too.
+#[test]
+fn depth_5_for_2_and_8_users_with_table_2_gadgets_on_seed001() {
+    let ctx = Context::new(Params::seed001().unwrap()).unwrap();
+    let t = 256;
+    let mut r = rng(10);
+    for (k, base_log) in [(2usize, 46u32), (8, 34)] {
+        let ids: Vec<u64> = (1..=k as u64).collect();
+        let u = Users::new(&ctx, &ids, Decomposition::PowerOfTwo { base_log }, &mut r);
+        assert_eq!(u.rlks[0].rows(), if k == 2 { 5 } else { 7 });
+        let relin = Relin::OnTheFly {
+            keys: &u.rlks,
+            grouped: true,
+        };
+        let ms: Vec<Vec<u64>> = (0..k).map(|_| random_pt(&ctx, &mut r)).collect();
+        let cs: Vec<Ciphertext> = (0..k).map(|i| u.enc(i, &ms[i], &mut r)).collect();
+        let mut y = cs[0].clone();
+        let mut my = ms[0].clone();
+        for i in 1..k {
+            y = mk::add(&y, &cs[i]).unwrap();
+            my = add_pt(&my, &ms[i], t);
+        }
+        let z1 = mk::mul(&y, &cs[0], &relin).unwrap();
+        let z2 = mk::mul(&z1, &z1, &relin).unwrap();
+        let z3 = mk::mul(&z2, &mk::add(&z2, &cs[k - 1]).unwrap(), &relin).unwrap();
+        let z4 = mk::mul(&z3, &z3, &relin).unwrap();
+        let z5 = mk::mul(&z4, &z4, &relin).unwrap();
+        let m1 = negacyclic(&my, &ms[0], t);
+        let m2 = negacyclic(&m1, &m1, t);
+        let m3 = negacyclic(&m2, &add_pt(&m2, &ms[k - 1], t), t);
+        let m4 = negacyclic(&m3, &m3, t);
+        let m5 = negacyclic(&m4, &m4, t);
+        let budget = mk::noise_budget(&z5, &u.keys()).unwrap();
+        eprintln!("seed001, {k} users, log B = {base_log}, depth 5: noise budget {budget:.1} bits");
+        assert_eq!(z5.len(), k + 1);
+        assert_eq!(u.dec(&z5), m5, "k = {k}");
+        let parts: Vec<_> = u
+            .ids
+            .iter()
+            .zip(&u.sks)
+            .map(|(&id, sk)| mk::part_dec(sk, id, &z5, &Smudging::PaperSigma20, &mut r).unwrap())
+            .collect();
+        assert_eq!(
+            mk::merge(&z5, &parts).unwrap().coefficients().unwrap(),
+            &m5[..]
+        );
+    }
+}
