@@ -14,6 +14,9 @@
 //! Proxies are numbered `0 … N−1` here (the paper's `P_1 … P_N`); proxy 0 adds `c_0`. With
 //! `N = 1` the single proxy holds `rk` itself ("neither Share nor Open happens", §2.4).
 //!
+//! The re-encryption key is `rk = s_i − r_{i→D}` as in the paper's text and proof (its
+//! Algorithm 1 as extracted reads `s_i r_{i→D}`: the minus sign is lost, spec §10).
+//!
 //! Correctness (exact mod q): `c_0' + Σ_i c_i·r_i = c_0 + Σ_i c_i·s_i + Σ_j e_j`, so the
 //! re-encrypted ciphertext decrypts under the masking keys whenever the ciphertext noise plus
 //! the `N` smudging terms stays below `Δ/2`. The smudging distribution is a [`Smudging`]; the

@@ -564,3 +564,39 @@ fn depth_5_circuit_of_4_users_reencrypted_on_seed001() {
         }
     }
 }
+
+/// Statistical smudging at the proxies: with a modulus large enough the re-encryption decrypts
+/// and the smudging is as wide as asked (2^(noise + λ) per proxy); with λ too large for q every
+/// proxy refuses.
+#[test]
+fn statistical_smudging_at_the_proxies() {
+    let ctx = toy(256);
+    let mut r = rng(10);
+    let w = World::new(&ctx, 2, &mut r);
+    let ct = mk::add(&w.cs[0], &w.cs[1]).unwrap();
+    let noise_log2 = mk::noise_log2(&ct, &w.keys()).unwrap().ceil() as u32;
+    let (mks, shares) = w.rekeys(4, 3, &mut r);
+    let ok = Smudging::Statistical {
+        lambda: 80,
+        noise_log2,
+    };
+    let (rct, _) = reencrypt(&ct, 4, &shares, &ok, &mut r);
+    let m = add_pt(&w.ms[0], &w.ms[1], 256);
+    assert_eq!(coeffs(&reenc::decrypt_reencrypted(&mks, &rct).unwrap()), m);
+    let mut diff = reenc::reencrypted_phase(&mks, &rct).unwrap();
+    diff -= &mk::phase(&ct, &w.keys()).unwrap();
+    let bits = diff.norm_inf().unwrap().significant_bits();
+    let width = noise_log2 + 80;
+    assert!(
+        bits > width - 4 && bits <= width + 3,
+        "{bits} bits of smudging, asked 2^{width}"
+    );
+    let too_big = Smudging::Statistical {
+        lambda: 110,
+        noise_log2,
+    };
+    match reenc::reenc_share(0, 4, &shares[0], &ct, &too_big, &mut r) {
+        Err(Error::InvalidParameter(e)) => assert!(e.contains("needs log q"), "{e}"),
+        other => panic!("expected a too-small modulus, got {other:?}"),
+    }
+}
