@@ -311,9 +311,21 @@ impl SecretKey {
 /// assert_eq!(prod.coefficients().unwrap()[0], 12);
 /// ```
 pub fn decrypt_multi_key(ct: &Ciphertext, keys: &[(u64, &SecretKey)]) -> Result<Plaintext> {
-    let (ids, tensor) = match &ct.keys {
-        KeySet::Parties(ids) => (ids, false),
-        KeySet::PartiesTensor(ids) => (ids, true),
+    let x = phase_multi_key(ct, keys)?;
+    decode_phase(&ct.ctx, x, ct.level)
+}
+
+/// The phase of a multi-key ciphertext with all the keys in one hand: `c_0 + Σ_i c_i·s_{id_i}`
+/// (or `Σ_{i,j} c_{i,j}·s̄_i·s̄_j` for a [`KeySet::PartiesTensor`]) modulo `Q_l`, coefficient form
+/// at the ciphertext's level (secret: it is `Δ·m` plus the noise). `keys` as in
+/// [`decrypt_multi_key`].
+///
+/// # Errors
+/// [`Error::Unsupported`] for a single-key ciphertext, [`Error::MissingKey`] naming the first
+/// user of the ciphertext without a key, [`Error::Mismatch`] for a key of another context.
+pub fn phase_multi_key(ct: &Ciphertext, keys: &[(u64, &SecretKey)]) -> Result<Poly> {
+    let ids = match &ct.keys {
+        KeySet::Parties(ids) | KeySet::PartiesTensor(ids) => ids,
         KeySet::Powers => {
             return Err(Error::Unsupported(
                 "a single-key ciphertext (use SecretKey::decrypt)".into(),
@@ -329,9 +341,38 @@ pub fn decrypt_multi_key(ct: &Ciphertext, keys: &[(u64, &SecretKey)]) -> Result<
                 .find(|(k, _)| k == id)
                 .ok_or_else(|| Error::MissingKey(format!("secret key of user {id}")))?;
             ctx.check_same(&sk.ctx)?;
-            Ok(*sk)
+            Ok(&sk.ntt)
         })
-        .collect::<Result<Vec<&SecretKey>>>()?;
+        .collect::<Result<Vec<&Poly>>>()?;
+    multi_key_phase(ct, &sks)
+}
+
+/// The phase of a multi-key ciphertext under the key polynomials `keys` (top-level NTT form, one
+/// per user id of the ciphertext, in its order; any polynomials, e.g. seed 001's uniform masking
+/// keys in place of the secret keys).
+pub(crate) fn multi_key_phase(ct: &Ciphertext, keys: &[&Poly]) -> Result<Poly> {
+    let (ids, tensor) = match &ct.keys {
+        KeySet::Parties(ids) => (ids, false),
+        KeySet::PartiesTensor(ids) => (ids, true),
+        KeySet::Powers => {
+            return Err(Error::Unsupported(
+                "a single-key ciphertext (use SecretKey::decrypt)".into(),
+            ));
+        }
+    };
+    let ctx = &ct.ctx;
+    let top = &ctx.top().ring;
+    if keys.len() != ids.len()
+        || keys.iter().any(|k| {
+            k.context().moduli() != top.moduli() || k.representation() != Representation::Ntt
+        })
+    {
+        return Err(Error::Mismatch(format!(
+            "{} key polynomials for {} users (top-level NTT form expected)",
+            keys.len(),
+            ids.len()
+        )));
+    }
     let ring = ctx.ring(ct.level)?;
     let n = ctx.degree();
     let d1 = ids.len() + 1;
@@ -342,7 +383,7 @@ pub fn decrypt_multi_key(ct: &Ciphertext, keys: &[(u64, &SecretKey)]) -> Result<
     for j in 0..=ct.level {
         let plan = ring.plan(j);
         let m = &ring.moduli()[j];
-        let key = |i: usize| &sks[i - 1].ntt.data()[j * n..(j + 1) * n];
+        let key = |i: usize| &keys[i - 1].data()[j * n..(j + 1) * n];
         acc.fill(0);
         for (k, part) in ct.parts.iter().enumerate().skip(1) {
             tmp.copy_from_slice(part.limb(j));
@@ -369,11 +410,11 @@ pub fn decrypt_multi_key(ct: &Ciphertext, keys: &[(u64, &SecretKey)]) -> Result<
     acc.zeroize();
     tmp.zeroize();
     w.zeroize();
-    decode_phase(ctx, out, ct.level)
+    Ok(out)
 }
 
 /// Rounds a phase `x` (coefficient form, level `level`, consumed and zeroized) to the plaintext.
-fn decode_phase(ctx: &crate::Context, mut x: Poly, level: usize) -> Result<Plaintext> {
+pub(crate) fn decode_phase(ctx: &crate::Context, mut x: Poly, level: usize) -> Result<Plaintext> {
     let lv = ctx.level(level)?;
     let n = ctx.degree();
     let sl = match &lv.plain {

@@ -28,6 +28,11 @@ pub enum Error {
     /// A required evaluation key (a Galois element) is missing.
     #[error("missing key: {0}")]
     MissingKey(String),
+    /// A share or partial result of a multi-party step (a partial decryption, a re-encryption
+    /// share, a re-encryption key share) is missing, repeated, or belongs to another ciphertext
+    /// or key; the message names the user or proxy.
+    #[error("share: {0}")]
+    Share(String),
 }
 
 impl From<coterie_base::Error> for Error {

@@ -348,7 +348,30 @@ pub fn scale_and_round(t: &Tensor) -> Result<Ciphertext> {
 /// }
 /// ```
 pub fn gadget_product(c: &Poly, g: &GadgetCiphertext) -> Result<(Poly, Poly)> {
-    let ctx = &g.ctx;
+    let ring = gadget_input_ring(&g.ctx, c)?;
+    let mut acc = [
+        Poly::zero(&ring, Representation::Ntt),
+        Poly::zero(&ring, Representation::Ntt),
+    ];
+    gadget_mul_acc(
+        &g.ctx,
+        c,
+        g.decomposition,
+        &[(g.b.as_slice(), 0), (g.a.as_slice(), 1)],
+        &mut acc,
+    )?;
+    let [mut k0, mut k1] = acc;
+    k0.to_coeff();
+    k1.to_coeff();
+    Ok((k0, k1))
+}
+
+/// The ring of the level of a gadget-product input `c` (a coefficient-form polynomial of some
+/// level of `ctx`), or an error.
+pub(crate) fn gadget_input_ring(
+    ctx: &Context,
+    c: &Poly,
+) -> Result<std::sync::Arc<coterie_math::poly::RingContext>> {
     let limbs = c.context().limbs();
     if limbs == 0 || limbs > ctx.max_level() + 1 {
         return Err(Error::Mismatch(format!(
@@ -356,8 +379,7 @@ pub fn gadget_product(c: &Poly, g: &GadgetCiphertext) -> Result<(Poly, Poly)> {
         )));
     }
     let level = limbs - 1;
-    let lv = ctx.level(level)?;
-    let ring = &lv.ring;
+    let ring = ctx.level(level)?.ring.clone();
     if c.context().moduli() != ring.moduli()
         || c.context().degree() != ring.degree()
         || c.representation() != Representation::Coefficient
@@ -366,46 +388,84 @@ pub fn gadget_product(c: &Poly, g: &GadgetCiphertext) -> Result<(Poly, Poly)> {
             "gadget product input is not a coefficient-form polynomial of level {level}"
         )));
     }
+    Ok(ring)
+}
+
+/// The gadget inner products of one decomposition, accumulated: for each `(v, k)` in `rows`,
+/// `accs[k] += ⟨h(c), v⟩` where `h` is the decomposition of `decomposition` (RNS: centered
+/// residues; power of two: balanced digits) and `v` a vector of top-level NTT-form polynomials
+/// (one per gadget row). `c` is a coefficient-form polynomial of some level `l` of `ctx`; the
+/// accumulators are NTT-form polynomials of level `l`. Several targets may name the same
+/// accumulator. The decomposition of `c` is computed once for all the vectors: this is the
+/// kernel of [`gadget_product`] and of the multi-key relinearizations of [`crate::mk`].
+pub(crate) fn gadget_mul_acc(
+    ctx: &Context,
+    c: &Poly,
+    decomposition: Decomposition,
+    rows: &[(&[Poly], usize)],
+    accs: &mut [Poly],
+) -> Result<()> {
+    let ring = gadget_input_ring(ctx, c)?;
+    let limbs = ring.limbs();
     let n = ctx.degree();
-    let mut acc0 = Poly::zero(ring, Representation::Ntt);
-    let mut acc1 = Poly::zero(ring, Representation::Ntt);
-    match g.decomposition {
+    for &(v, k) in rows {
+        let acc = accs
+            .get(k)
+            .ok_or_else(|| Error::Mismatch(format!("gadget accumulator {k} does not exist")))?;
+        if acc.context().moduli() != ring.moduli() || acc.representation() != Representation::Ntt {
+            return Err(Error::Mismatch(
+                "gadget accumulators must be NTT-form polynomials of the input's level".into(),
+            ));
+        }
+        if v.iter()
+            .any(|p| p.context().limbs() < limbs || p.context().degree() != n)
+        {
+            return Err(Error::Mismatch(
+                "gadget vector polynomials of another ring".into(),
+            ));
+        }
+    }
+    match decomposition {
         Decomposition::Rns => {
+            if let Some((v, _)) = rows.iter().find(|(v, _)| v.len() < limbs) {
+                return Err(Error::Mismatch(format!(
+                    "{limbs} digits for a gadget vector of {} rows",
+                    v.len()
+                )));
+            }
             let mut digit = vec![0u64; n];
             for i in 0..limbs {
-                let (b, a) = (&g.b[i], &g.a[i]);
                 for j in 0..limbs {
                     rns_digit_limb(c, i, j, true, &mut digit)?;
                     let plan = ring.plan(j);
                     plan.forward(&mut digit);
-                    plan.mul_acc(acc0.limb_mut(j), &digit, b.limb(j));
-                    plan.mul_acc(acc1.limb_mut(j), &digit, a.limb(j));
+                    for &(v, k) in rows {
+                        plan.mul_acc(accs[k].limb_mut(j), &digit, v[i].limb(j));
+                    }
                 }
             }
         }
         Decomposition::PowerOfTwo { base_log } => {
             let digits = PowerOfTwoRnsDecomposer::new(base_log)?.decompose(c)?;
-            if digits.len() > g.b.len() {
+            if let Some((v, _)) = rows.iter().find(|(v, _)| v.len() < digits.len()) {
                 return Err(Error::Mismatch(format!(
-                    "{} digits for a gadget ciphertext of {} rows",
+                    "{} digits for a gadget vector of {} rows",
                     digits.len(),
-                    g.b.len()
+                    v.len()
                 )));
             }
             for (l, mut digit) in digits.into_iter().enumerate() {
                 digit.to_ntt();
-                let (b, a) = (&g.b[l], &g.a[l]);
                 for j in 0..limbs {
                     let plan = ring.plan(j);
-                    plan.mul_acc(acc0.limb_mut(j), digit.limb(j), b.limb(j));
-                    plan.mul_acc(acc1.limb_mut(j), digit.limb(j), a.limb(j));
+                    for &(v, k) in rows {
+                        plan.mul_acc(accs[k].limb_mut(j), digit.limb(j), v[l].limb(j));
+                    }
                 }
             }
         }
     }
-    acc0.to_coeff();
-    acc1.to_coeff();
-    Ok((acc0, acc1))
+    Ok(())
 }
 
 impl Ciphertext {

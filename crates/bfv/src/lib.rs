@@ -29,6 +29,8 @@
 //! | [`keys`] | secret (ternary / Gaussian), public keys, gadget ciphertexts / key switching keys, relinearization and Galois keys |
 //! | [`matmul`] | seed 002's encrypted `d × d` matrix products: (shifted-)diagonal encodings, Algorithm 1 with `d − 1` rotation keys |
 //! | [`multiparty`] | collective public, relinearization and Galois keys from shares over a common reference string |
+//! | [`mk`] | seed 001's multi-key BFV: relinearization keys over a CRS, HomMul with CDKS19's two relinearizations, threshold decryption with smudging |
+//! | [`reenc`] | seed 001's threshold proxy re-encryption: masking keys, re-encryption key shares, proxy shares, combination, decryption by the delegatee |
 //! | [`encoding`] | plaintexts, coefficient encoding (any `t`), SIMD batching (`t ≡ 1 mod 2N`), cyclotomic lifts |
 //! | [`ciphertext`] | ciphertexts over a key set, add/sub/neg, plaintext ops, modulus switching |
 //! | [`encrypt`] | encryption (public key, given randomness, symmetric), decryption |
@@ -60,9 +62,11 @@ pub mod error;
 pub mod eval;
 pub mod keys;
 pub mod matmul;
+pub mod mk;
 pub mod multiparty;
 pub mod noise;
 pub mod params;
+pub mod reenc;
 pub mod serial;
 pub mod slots;
 

@@ -46,7 +46,7 @@ use serde::{Deserialize, Serialize};
 use zeroize::Zeroize;
 
 /// The sub-seed of one protocol (and Galois element) from the CRS seed.
-fn sub_seed(seed: &Seed, protocol: &[u8], g: u64) -> Seed {
+pub(crate) fn sub_seed(seed: &Seed, protocol: &[u8], g: u64) -> Seed {
     let mut h = blake3::Hasher::new_derive_key("coterie-bfv/multiparty/crs/v1");
     h.update(seed);
     h.update(&(protocol.len() as u64).to_le_bytes());
@@ -56,7 +56,7 @@ fn sub_seed(seed: &Seed, protocol: &[u8], g: u64) -> Seed {
 }
 
 /// A fresh error polynomial at the top level, NTT form.
-fn error_ntt<R: rand::CryptoRng + ?Sized>(ctx: &Context, rng: &mut R) -> Result<Poly> {
+pub(crate) fn error_ntt<R: rand::CryptoRng + ?Sized>(ctx: &Context, rng: &mut R) -> Result<Poly> {
     let mut e = vec![0i64; ctx.degree()];
     sample_error(ctx, rng, &mut e);
     let p = Poly::from_signed(&ctx.top().ring, &e);

@@ -30,10 +30,21 @@ use coterie_math::bigint::BigInt;
 /// `‖v‖_∞` of the invariant noise of `ct` under `sk` (see the [module documentation](self)), as
 /// `log2` (−∞ for a noiseless ciphertext). Scalar plaintext moduli only (an error otherwise).
 pub fn invariant_noise_log2(sk: &SecretKey, ct: &Ciphertext) -> Result<f64> {
-    let t = sk.ctx.scalar_t()?;
     let x = sk.phase(ct)?;
     let m = sk.decrypt_exact_at_level(ct)?;
-    let q = sk.ctx.modulus_at(ct.level())?;
+    invariant_noise_of_phase_log2(&sk.ctx, &x, &m, ct.level())
+}
+
+/// `log2 ‖v‖_∞` of the invariant noise of a phase `x` (coefficient form at `level`) that decrypts
+/// to `m`: `w = [t·x − Q·m]_{tQ}` (centered), `‖v‖_∞ = ‖w‖_∞ / Q`. Scalar plaintext moduli only.
+pub(crate) fn invariant_noise_of_phase_log2(
+    ctx: &crate::Context,
+    x: &coterie_math::poly::Poly,
+    m: &crate::Plaintext,
+    level: usize,
+) -> Result<f64> {
+    let t = ctx.scalar_t()?;
+    let q = ctx.modulus_at(level)?;
     let tq = BigInt::from(&q * t);
     let half = BigInt::from(&tq >> 1u32);
     let mut max = BigInt::new();
@@ -63,7 +74,7 @@ pub fn noise_budget(sk: &SecretKey, ct: &Ciphertext) -> Result<f64> {
     Ok(-1.0 - invariant_noise_log2(sk, ct)?)
 }
 
-fn log2_big(x: &BigInt) -> f64 {
+pub(crate) fn log2_big(x: &BigInt) -> f64 {
     let bits = x.significant_bits();
     if bits <= 1000 {
         x.to_f64().log2()
