@@ -15,40 +15,12 @@ use coterie_math::prg::Csprng;
 use coterie_math::sample::DiscreteGaussian;
 use rand::Rng;
 
-fn rng(tag: u8) -> Csprng {
-    Csprng::insecure_from_seed_for_tests([tag; 32])
-}
-
-fn toy(n: usize) -> Context {
-    Context::new(Params::insecure_toy(n, 256).unwrap()).unwrap()
-}
+mod common;
+use common::{add_pt, malformed, negacyclic, rng, toy};
 
 fn random_pt(ctx: &Context, r: &mut Csprng) -> Vec<u64> {
     let t = ctx.scalar_t().unwrap();
     (0..ctx.degree()).map(|_| r.next_u64() % t).collect()
-}
-
-fn negacyclic(a: &[u64], b: &[u64], t: u64) -> Vec<u64> {
-    let n = a.len();
-    let mut pos = vec![0u64; n];
-    let mut neg = vec![0u64; n];
-    for (i, &x) in a.iter().enumerate() {
-        let (lo, hi) = b.split_at(n - i);
-        for (k, &y) in lo.iter().enumerate() {
-            pos[i + k] += x * y;
-        }
-        for (k, &y) in hi.iter().enumerate() {
-            neg[k] += x * y;
-        }
-    }
-    pos.iter()
-        .zip(&neg)
-        .map(|(p, q)| (p % t + t - q % t) % t)
-        .collect()
-}
-
-fn add_pt(a: &[u64], b: &[u64], t: u64) -> Vec<u64> {
-    a.iter().zip(b).map(|(x, y)| (x + y) % t).collect()
 }
 
 fn ntt_of(ctx: &Context, sk: &SecretKey) -> Poly {
@@ -479,35 +451,6 @@ fn serialization_round_trips_and_rejects_malformed_bytes() {
     assert!(ReKeyShare::from_bytes(&ctx, &bad).is_err());
     // A plain ciphertext's bytes are not a re-encrypted ciphertext.
     assert!(ReEncryptedCiphertext::from_bytes(&ctx, &ct.to_bytes()).is_err());
-}
-
-fn malformed(
-    ctx: &Context,
-    other: &Context,
-    good: &[u8],
-    parse: impl Fn(&Context, &[u8]) -> coterie_bfv::Result<()>,
-) {
-    assert!(parse(ctx, good).is_ok());
-    assert!(parse(other, good).is_err(), "another parameter set");
-    for cut in [0, 1, 13, 14, 50, good.len() / 2, good.len() - 1] {
-        assert!(parse(ctx, &good[..cut]).is_err(), "truncated to {cut}");
-    }
-    let mut longer = good.to_vec();
-    longer.push(0);
-    assert!(parse(ctx, &longer).is_err(), "trailing byte");
-    for pos in [0usize, 4, 8, 9] {
-        let mut b = good.to_vec();
-        b[pos] ^= 0x5a;
-        assert!(parse(ctx, &b).is_err(), "header byte {pos} flipped");
-    }
-    let mut r = rng(99);
-    for _ in 0..200 {
-        let mut b = good.to_vec();
-        let pos = (r.next_u64() % b.len() as u64) as usize;
-        b[pos] ^= 1 << (r.next_u64() % 8);
-        let _ = parse(ctx, &b);
-    }
-    assert!(parse(ctx, &[0xff; 64]).is_err());
 }
 
 /// The paper's parameters: a depth-5 circuit of 4 users, re-encrypted to a fifth user through
