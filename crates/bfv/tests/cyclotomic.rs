@@ -418,7 +418,7 @@ fn matrigear_params_iii_128_and_256() {
 
 /// Params III at 512 bits (N = 2^17, 37 primes: a 2.9 GB relinearization key, about a minute).
 #[test]
-#[ignore = "N = 2^17 with 37 primes: minutes and about 4 GB; run by hand or in bench/matrigear.sh"]
+#[ignore = "N = 2^17 with 37 primes: about a minute and 4 GB; run with --ignored"]
 fn matrigear_params_iii_512() {
     params_iii(&[512]);
 }

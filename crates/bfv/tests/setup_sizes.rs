@@ -122,7 +122,7 @@ fn table_3_params_ii() {
 /// Table 3, Params I: 1.45 GB (1,565,171,712 B); serialized 1,568,845,824 B plus headers
 /// (427 bits per coefficient). About 1.6 GB of keys in memory and a minute or more.
 #[test]
-#[ignore = "about 3 GB of memory and a minute or more: run by hand or from bench/matrigear.sh"]
+#[ignore = "about 3 GB of memory and a minute: run with --ignored (results in bench/results/matrigear-setup.txt)"]
 fn table_3_params_i() {
     check(MatriGearSet::I, 128, 1_565_171_712);
 }
