@@ -21,7 +21,32 @@
 //!   distribution) and [`merge`].
 //!
 //! The gadget is any [`Decomposition`]: the RNS gadget (one row per prime, the default of this
-//! crate) or the power-of-two gadget of the paper's Table 2 (`ℓ = ⌈log q / log B⌉`).
+//! crate) or the power-of-two gadget of the paper's Table 2 (`ℓ = ⌈log q / log B⌉`,
+//! [`paper_decomposition`]).
+//!
+//! # Choices the paper leaves open (seed 001 §9, the spec's [DECIDE] items)
+//!
+//! * **Modulus** (§9.1): a product of 61-bit-or-smaller NTT primes whose product has 220 bits
+//!   ([`crate::Params::seed001`]); `t = 256` does not divide `q`, and the BFV core's exact
+//!   decryption handles the `(q mod t)·m` term. Table 2's power-of-two gadget works on the
+//!   RNS form by CRT reconstruction (coterie-math's `PowerOfTwoRnsDecomposer`), so `ℓ` and the
+//!   relinearization key sizes are the paper's.
+//! * **Digits** (§2.3, §9.2): balanced, `|digit| ≤ B/2`, `B = 2^{log b}` exactly: it halves the
+//!   relinearization noise against unsigned digits.
+//! * **Gaussian tail** (§2.1): every discrete Gaussian (secrets, errors, smudging) is cut at
+//!   13.53 σ (coterie-math's sampler: tail mass below 2^-129), wider than the paper's `10 σ`
+//!   sizing assumption; Table 3's secret-key size is the paper's convention, not ours.
+//! * **`p_1`** (§3.1, §9.4): each user samples its own `p_1` (the paper's EncKeyGen); the CRS `a`
+//!   is used only by the relinearization keys, so a public key needs no common randomness.
+//! * **CRS** (§9.4): `a` expanded from a public 32-byte seed ([`MkCrs`]); the party flow agrees on
+//!   the seed by a commit-and-open coin toss.
+//! * **User order** (§3.4): the sorted union of user ids.
+//! * **Relinearization** (§9.3): both methods; the party flow's server relinearizes on the fly,
+//!   grouped per user ([`Relin::OnTheFly`] with `grouped: true`), which needs only the `3ℓ + ℓ`
+//!   elements each user publishes.
+//! * **Smudging** (§9.7): configurable ([`Smudging`]); the paper's `σ = 2^20` is the default of
+//!   the party flow, [`Smudging::Statistical`] the statistically sufficient alternative with the
+//!   modulus it needs ([`statistical_smudging_log_q`]).
 //!
 //! ```
 //! use coterie_bfv::mk::{self, MkCrs, MkRelinKey, Relin, Smudging};
@@ -179,6 +204,28 @@ pub fn noise_log2(ct: &Ciphertext, keys: &[(u64, &SecretKey)]) -> Result<f64> {
 
 // ---------------------------------------------------------------------------------------------
 // CRS and relinearization keys.
+
+/// Table 2's gadget (seed 001 §6): `log B = 46 / 40 / 34` for up to 2 / 4 / 8 users, which gives
+/// `ℓ = 5 / 6 / 7` rows at `log q = 220` ([`crate::Params::seed001`]). The paper fixes the base
+/// per number of users `k` because the relinearization noise grows with `k`; for `k` between the
+/// table's columns the base of the next column up is used (its noise bound covers fewer users).
+///
+/// # Errors
+/// [`Error::InvalidParameter`] for `k < 2` (re-encryption and multi-key evaluation need two
+/// users; the paper does not consider `k = 1`) or `k > 8` (no base in Table 2).
+pub fn paper_decomposition(k: usize) -> Result<Decomposition> {
+    let base_log = match k {
+        2 => 46,
+        3..=4 => 40,
+        5..=8 => 34,
+        _ => {
+            return Err(Error::InvalidParameter(format!(
+                "seed 001's Table 2 gives gadget bases for 2 to 8 users, not {k}"
+            )));
+        }
+    };
+    Ok(Decomposition::PowerOfTwo { base_log })
+}
 
 /// The common reference string of seed 001 §3.1 (CDKS19): `a ∈ R_q^ℓ`, one uniform polynomial
 /// per gadget row, expanded deterministically from a public 32-byte seed (sub-seed labelled

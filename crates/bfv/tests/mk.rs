@@ -79,9 +79,18 @@ fn crs_is_deterministic_and_gadget_rows_follow_table_2() {
     // §8.2: ℓ = 5 / 6 / 7 for log B = 46 / 40 / 34 with the 220-bit q of Params::seed001.
     let big = Context::new(Params::seed001().unwrap()).unwrap();
     assert_eq!(big.params().log_q(), 220);
-    for (base_log, rows) in [(46, 5), (40, 6), (34, 7)] {
-        let crs = MkCrs::new(&big, &[1; 32], Decomposition::PowerOfTwo { base_log }).unwrap();
+    for (k, base_log, rows) in [(2, 46, 5), (4, 40, 6), (8, 34, 7)] {
+        let d = mk::paper_decomposition(k).unwrap();
+        assert_eq!(d, Decomposition::PowerOfTwo { base_log });
+        let crs = MkCrs::new(&big, &[1; 32], d).unwrap();
         assert_eq!(crs.rows(), rows, "log B = {base_log}");
+    }
+    assert_eq!(
+        mk::paper_decomposition(3).unwrap(),
+        Decomposition::PowerOfTwo { base_log: 40 }
+    );
+    for k in [0, 1, 9] {
+        assert!(mk::paper_decomposition(k).is_err(), "k = {k}");
     }
     assert_eq!(
         MkCrs::new(&big, &[1; 32], Decomposition::Rns)
