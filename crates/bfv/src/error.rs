@@ -33,6 +33,11 @@ pub enum Error {
     /// or key; the message names the user or proxy.
     #[error("share: {0}")]
     Share(String),
+    /// A party flow failed ([`crate::reenc_party`]): the network (a peer crashed, timed out or
+    /// aborted), a peer's message, a stored state file, or the final check; the message names
+    /// the party and the step.
+    #[error("protocol: {0}")]
+    Protocol(String),
 }
 
 impl From<coterie_base::Error> for Error {

@@ -67,6 +67,7 @@ pub mod multiparty;
 pub mod noise;
 pub mod params;
 pub mod reenc;
+pub mod reenc_party;
 pub mod serial;
 pub mod slots;
 

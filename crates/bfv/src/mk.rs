@@ -77,7 +77,7 @@ use crate::encrypt::decode_phase;
 use crate::eval::{gadget_mul_acc, scale_and_round, tensor};
 use crate::keys::{Decomposition, PublicKey, SecretKey, sample_secret, seed_from, seed_label};
 use crate::multiparty::{error_ntt, sub_seed};
-use crate::serial::{check_params, decode, encode, max_size, poly_from};
+use crate::serial::{MAX_PARTS, check_params, decode, encode, max_size, poly_from};
 use crate::{Error, Result};
 use coterie_math::poly::{Poly, Representation};
 use coterie_math::prg::Seed;
@@ -1060,25 +1060,160 @@ pub fn part_dec<R: rand::CryptoRng + ?Sized>(
     smudging: &Smudging,
     rng: &mut R,
 ) -> Result<PartialDecryption> {
-    ct.ctx.check_same(&sk.ctx)?;
-    let ids = parties(ct)?;
-    let pos = ids.iter().position(|&x| x == id).ok_or_else(|| {
-        Error::Mismatch(format!(
-            "user {id} is not among the ciphertext's users {ids:?}"
-        ))
-    })?;
-    check_smudging(&ct.ctx, ct.level, smudging, ids.len())?;
-    let mut m = mul_by_top_ntt(&ct.parts[pos + 1], &sk.ntt);
-    let mut e = sample_smudging(&ct.ctx, ct.level, smudging, rng)?;
+    part_dec_request(sk, &DecryptionRequest::new(ct, id, false)?, smudging, rng)
+}
+
+/// What user `id` needs of a multi-key ciphertext to decrypt it partially, as a computing server
+/// sends it (seed 001 §4.5, "server → U_i: c_i"): the user ids, the level, the ciphertext's
+/// [`ciphertext_digest`] and `c_id`; the request of the user who merges also carries `c_0`
+/// ([`merge_request`]). One ring element per user (two for the merging user) instead of the whole
+/// ciphertext.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecryptionRequest {
+    ctx: Context,
+    id: u64,
+    ids: Vec<u64>,
+    level: usize,
+    digest: [u8; 32],
+    c_id: Poly,
+    c0: Option<Poly>,
+}
+
+impl DecryptionRequest {
+    /// The request of user `id` for `ct`, with `c_0` if `with_c0` (for the merging user).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for a ciphertext that is not a [`KeySet::Parties`] one;
+    /// [`Error::Mismatch`] if `id` is not among its users.
+    pub fn new(ct: &Ciphertext, id: u64, with_c0: bool) -> Result<Self> {
+        let ids = parties(ct)?;
+        let pos = ids.iter().position(|&x| x == id).ok_or_else(|| {
+            Error::Mismatch(format!(
+                "user {id} is not among the ciphertext's users {ids:?}"
+            ))
+        })?;
+        Ok(DecryptionRequest {
+            ctx: ct.ctx.clone(),
+            id,
+            ids: ids.to_vec(),
+            level: ct.level,
+            digest: ciphertext_digest(ct),
+            c_id: ct.parts[pos + 1].clone(),
+            c0: with_c0.then(|| ct.parts[0].clone()),
+        })
+    }
+
+    /// The user it is for.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The ciphertext's users.
+    pub fn ids(&self) -> &[u64] {
+        &self.ids
+    }
+
+    /// The ciphertext's digest.
+    pub fn digest(&self) -> &[u8; 32] {
+        &self.digest
+    }
+
+    /// Whether it carries `c_0` (the merging user's request).
+    pub fn has_c0(&self) -> bool {
+        self.c0.is_some()
+    }
+
+    /// Versioned encoding (fingerprint, id, ids, level, digest, `c_id` and `c_0` packed).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        encode(&DecryptionRequestWire {
+            params: *self.ctx.fingerprint(),
+            id: self.id.to_le_bytes(),
+            ids: self.ids.iter().map(|x| x.to_le_bytes()).collect(),
+            level: self.level as u32,
+            digest: self.digest,
+            c_id: self.c_id.to_packed(),
+            c0: self.c0.as_ref().map(Poly::to_packed),
+        })
+    }
+
+    /// Bounded decoding for `ctx` (at most [`MAX_PARTS`] users, sorted and distinct, `id` among
+    /// them).
+    ///
+    /// # Errors
+    /// [`Error::Base`] (envelope), [`Error::Mismatch`] (parameter set), [`Error::Malformed`].
+    pub fn from_bytes(ctx: &Context, bytes: &[u8]) -> Result<Self> {
+        let bound = max_size(ctx, 2, ctx.max_level() + 1) + 8 * MAX_PARTS + 64;
+        let w: DecryptionRequestWire = decode(bytes, bound)?;
+        check_params(ctx, &w.params)?;
+        let level = check_level(ctx, w.level)?;
+        let ids: Vec<u64> = w.ids.iter().map(|x| u64::from_le_bytes(*x)).collect();
+        let id = u64::from_le_bytes(w.id);
+        if ids.is_empty() || ids.len() > MAX_PARTS || !ids.windows(2).all(|p| p[0] < p[1]) {
+            return Err(Error::Malformed(
+                "decryption request: user ids empty, too many, or not sorted and distinct".into(),
+            ));
+        }
+        if !ids.contains(&id) {
+            return Err(Error::Malformed(format!(
+                "decryption request for user {id}, who is not among its users {ids:?}"
+            )));
+        }
+        Ok(DecryptionRequest {
+            ctx: ctx.clone(),
+            id,
+            ids,
+            level,
+            digest: w.digest,
+            c_id: poly_from(ctx, level, Representation::Coefficient, &w.c_id)?,
+            c0: w
+                .c0
+                .map(|c| poly_from(ctx, level, Representation::Coefficient, &c))
+                .transpose()?,
+        })
+    }
+}
+
+/// PartDec (seed 001 §3.7) from a [`DecryptionRequest`]: `m_id = c_id·s_id + e_id` for the
+/// request's user, `e_id` a fresh sample of `smudging` (checked against the modulus for the
+/// request's number of users, [`check_smudging`]). [`part_dec`] is this on the whole ciphertext.
+///
+/// # Errors
+/// [`Error::Mismatch`] if the key is of another context; [`Error::InvalidParameter`] from
+/// [`check_smudging`].
+pub fn part_dec_request<R: rand::CryptoRng + ?Sized>(
+    sk: &SecretKey,
+    req: &DecryptionRequest,
+    smudging: &Smudging,
+    rng: &mut R,
+) -> Result<PartialDecryption> {
+    req.ctx.check_same(&sk.ctx)?;
+    check_smudging(&req.ctx, req.level, smudging, req.ids.len())?;
+    let mut m = mul_by_top_ntt(&req.c_id, &sk.ntt);
+    let mut e = sample_smudging(&req.ctx, req.level, smudging, rng)?;
     m.try_add_assign(&e)?;
     e.data_mut().zeroize();
     Ok(PartialDecryption {
-        ctx: ct.ctx.clone(),
-        id,
-        level: ct.level,
-        digest: ciphertext_digest(ct),
+        ctx: req.ctx.clone(),
+        id: req.id,
+        level: req.level,
+        digest: req.digest,
         m,
     })
+}
+
+/// Merge (seed 001 §3.7) at the merging user, from its [`DecryptionRequest`] (which carries
+/// `c_0`) and one partial decryption per user: what [`merge`] does with the whole ciphertext.
+///
+/// # Errors
+/// As [`merge`]; [`Error::InvalidParameter`] for a request without `c_0`.
+pub fn merge_request(req: &DecryptionRequest, partials: &[PartialDecryption]) -> Result<Plaintext> {
+    let c0 = req.c0.as_ref().ok_or_else(|| {
+        Error::InvalidParameter(format!(
+            "the decryption request of user {} has no c_0: only the merging user's has",
+            req.id
+        ))
+    })?;
+    merge_parts(&req.ctx, &req.ids, req.level, &req.digest, c0, partials)
 }
 
 /// Merge (seed 001 §3.7): `m = ⌊(t/q)·(c_0 + Σ_i m_{id_i})⌉ mod t` from exactly one partial
@@ -1091,23 +1226,40 @@ pub fn part_dec<R: rand::CryptoRng + ?Sized>(
 /// context or level.
 pub fn merge(ct: &Ciphertext, partials: &[PartialDecryption]) -> Result<Plaintext> {
     let ids = parties(ct)?;
-    let digest = ciphertext_digest(ct);
+    merge_parts(
+        &ct.ctx,
+        ids,
+        ct.level,
+        &ciphertext_digest(ct),
+        &ct.parts[0],
+        partials,
+    )
+}
+
+fn merge_parts(
+    ctx: &Context,
+    ids: &[u64],
+    level: usize,
+    digest: &[u8; 32],
+    c0: &Poly,
+    partials: &[PartialDecryption],
+) -> Result<Plaintext> {
     for p in partials {
-        ct.ctx.check_same(&p.ctx)?;
+        ctx.check_same(&p.ctx)?;
         if !ids.contains(&p.id) {
             return Err(Error::Share(format!(
                 "partial decryption of user {}, who is not among the ciphertext's users {ids:?}",
                 p.id
             )));
         }
-        if p.level != ct.level || p.digest != digest {
+        if p.level != level || p.digest != *digest {
             return Err(Error::Share(format!(
                 "the partial decryption of user {} is for another ciphertext",
                 p.id
             )));
         }
     }
-    let mut x = ct.parts[0].clone();
+    let mut x = c0.clone();
     for id in ids {
         let mut mine = partials.iter().filter(|p| p.id == *id);
         let p = mine
@@ -1120,7 +1272,7 @@ pub fn merge(ct: &Ciphertext, partials: &[PartialDecryption]) -> Result<Plaintex
         }
         x.try_add_assign(&p.m)?;
     }
-    decode_phase(&ct.ctx, x, ct.level)
+    decode_phase(ctx, x, level)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1182,6 +1334,18 @@ struct ConvertedKeyWire {
     k2: Vec<Vec<u8>>,
 }
 
+/// Wire form of a [`DecryptionRequest`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct DecryptionRequestWire {
+    params: Fingerprint,
+    id: [u8; 8],
+    ids: Vec<[u8; 8]>,
+    level: u32,
+    digest: [u8; 32],
+    c_id: Vec<u8>,
+    c0: Option<Vec<u8>>,
+}
+
 /// Wire form of a [`PartialDecryption`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 struct PartialDecryptionWire {
@@ -1196,4 +1360,5 @@ coterie_base::versioned! {
     MkRelinKeyWire => b"BFVm" v 1,
     ConvertedKeyWire => b"BFVv" v 1,
     PartialDecryptionWire => b"BFVd" v 1,
+    DecryptionRequestWire => b"BFVq" v 1,
 }

@@ -628,6 +628,21 @@ impl Params {
         )
     }
 
+    /// **Insecure toy parameters** shaped like [`Params::seed001`] (log q = 220 in NTT primes,
+    /// `t = 256`, Gaussian secrets, so Table 2's gadgets and depth 5 work) at a small degree `n`
+    /// (e.g. 1024), for fast tests and demos of the multi-key flow only. No security at all.
+    pub fn insecure_toy_seed001(n: usize) -> Result<Self> {
+        Self::custom(
+            &format!("toy-insecure-seed001-n{n}"),
+            n,
+            &moduli_for_bits(n, 220)?,
+            256,
+            3.2,
+            SecretDistribution::Gaussian,
+            "INSECURE toy parameters (far below any security level), for tests only",
+        )
+    }
+
     /// **Insecure toy parameters** with a cyclotomic plaintext modulus `X^D − b`, `p = b^M + 1`
     /// (`D = n/m`), log q = 180 in 4 primes, ternary secret, for tests and examples only.
     ///
