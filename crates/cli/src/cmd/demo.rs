@@ -61,6 +61,21 @@ pub enum Demo {
         #[arg(long)]
         mpc_rounding: bool,
     },
+    /// Multi-key BFV with threshold proxy re-encryption (seed 001): USERS users, PROXIES proxies,
+    /// a computing server and a receiver as processes over mutual TLS; key generation with
+    /// ReKeyGen, each user's encrypted input, a depth-5 circuit mixing all users' keys,
+    /// threshold decryption, re-encryption to the receiver; both results checked.
+    Reenc {
+        /// Number of users (2 to 8).
+        #[arg(long, default_value_t = 4)]
+        users: usize,
+        /// Number of proxies.
+        #[arg(long, default_value_t = 2)]
+        proxies: usize,
+        /// Use INSECURE toy parameters (n = 1024; no security) for a fast run.
+        #[arg(long)]
+        insecure_toy: bool,
+    },
     /// `sum` with N party processes over TLS on loopback.
     Sum {
         /// Number of parties.
@@ -79,6 +94,11 @@ pub fn run(which: Demo) -> Result<(), String> {
         Demo::Echo { parties } => demo(parties, &["echo"]),
         Demo::Sum { parties, rounds } => demo(parties, &["sum", "--rounds", &rounds.to_string()]),
         Demo::Spdz { parties } => demo_spdz(parties),
+        Demo::Reenc {
+            users,
+            proxies,
+            insecure_toy,
+        } => super::reenc::demo(users, proxies, insecure_toy),
         Demo::Threshold { parties, count } => demo_threshold(parties, count),
         Demo::Mktfhe {
             parties,
@@ -186,26 +206,53 @@ fn demo(parties: usize, protocol: &[&str]) -> Result<(), String> {
 }
 
 fn demo_in(dir: &Path, parties: usize, protocol: &[&str]) -> Result<(), String> {
+    let config = write_config(dir, &vec![coterie_net::Role::Node; parties])?;
+    run_processes(&config, parties, protocol, 90)
+}
+
+/// Writes a fresh PKI and a loopback party config with one party per entry of `roles` (all
+/// [`coterie_net::Role::Node`] for a mesh of equals) under `dir`; returns the config's path.
+pub fn write_config(dir: &Path, roles: &[coterie_net::Role]) -> Result<std::path::PathBuf, String> {
+    let parties = roles.len();
     let pki = certs::generate_pki(parties).map_err(|e| e.to_string())?;
     let addrs = certs::free_loopback_addresses(parties).map_err(|e| e.to_string())?;
-    let config = certs::write_pki(dir, &pki, &addrs).map_err(|e| e.to_string())?;
-    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let named: Vec<coterie_net::Role> = if roles.iter().all(|r| *r == coterie_net::Role::Node) {
+        Vec::new()
+    } else {
+        roles.to_vec()
+    };
+    let config =
+        certs::write_pki_with_roles(dir, &pki, &addrs, &named).map_err(|e| e.to_string())?;
     println!(
         "{} parties over mutual TLS on loopback; config {}",
         parties,
         config.display()
     );
+    Ok(config)
+}
+
+/// Starts `parties` processes of `coterie party --config CONFIG --id I PROTOCOL...`, waits for
+/// them (at most `limit_s` seconds; then they are killed), prints their output, and fails naming
+/// the parties that failed.
+pub fn run_processes(
+    config: &Path,
+    parties: usize,
+    protocol: &[&str],
+    limit_s: u64,
+) -> Result<(), String> {
+    let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+    let timeout = if limit_s > 90 { "600" } else { "20" };
     let mut children = Vec::new();
     for i in 0..parties {
         let child = Command::new(&exe)
             .arg("party")
             .arg("--config")
-            .arg(&config)
+            .arg(config)
             .args([
                 "--id",
                 &i.to_string(),
                 "--timeout-s",
-                "20",
+                timeout,
                 "--connect-s",
                 "30",
             ])
@@ -216,7 +263,7 @@ fn demo_in(dir: &Path, parties: usize, protocol: &[&str]) -> Result<(), String> 
             .map_err(|e| format!("cannot start party {i}: {e}"))?;
         children.push(child);
     }
-    let deadline = Instant::now() + Duration::from_secs(90);
+    let deadline = Instant::now() + Duration::from_secs(limit_s);
     let mut failed = Vec::new();
     for (i, mut c) in children.into_iter().enumerate() {
         loop {

@@ -8,6 +8,7 @@ pub mod math;
 pub mod mktfhe;
 pub mod netem;
 pub mod party;
+pub mod reenc;
 pub mod spdz;
 pub mod threshold;
 

@@ -136,6 +136,10 @@ pub enum Protocol {
         #[arg(long, default_value_t = 0)]
         idle_exit_s: u64,
     },
+    /// Multi-key BFV with threshold proxy re-encryption (seed 001): each party's role (user,
+    /// proxy, server, receiver) comes from the config's roles; one step per run, the state kept
+    /// in owner-only versioned files under DIR/party-<id> between steps.
+    Reenc(super::reenc::ReencArgs),
     /// Every party inputs a value; the product is computed with Beaver triples from the store
     /// DIR/party-<id>, opened and MAC-checked.
     SpdzDemo {
@@ -226,6 +230,9 @@ async fn run_party(
             println!("party {id}: product of all inputs (mod 2^64) = {v} (MAC-checked)");
             "SPDZ_2k product done".to_string()
         }
+        Protocol::Reenc(args) => super::reenc::party(&mut mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("seed 001 re-encryption: {e}")))?,
         Protocol::Echo => {
             let peers = coterie_net::demo::echo(&mut mesh).await?;
             format!("echo ok with {peers} peers")
