@@ -2,9 +2,10 @@
 //! threshold decryption and re-encryption (seed 001 §3, §4, §9.5), in the style of CDKS19's
 //! variance analysis, to be compared with the empirical meter [`crate::mk::noise_log2`].
 //!
-//! The estimator tracks the **variance `V` of one coefficient of the absolute noise**
-//! `e = [c_0 + Σ_i c_{id_i}·s_{id_i}]_Q − Δ·m` and the number `p` of nonzero user parts of the
-//! ciphertext (an extended ciphertext carries zeros for users it does not yet depend on). Every
+//! The estimator tracks ([`Noise`]) the **variance `V` of one coefficient of the absolute noise**
+//! `e = [c_0 + Σ_i c_{id_i}·s_{id_i}]_Q − Δ·m`, the number `p` of nonzero user parts of the
+//! ciphertext (an extended ciphertext carries zeros for users it does not yet depend on) and
+//! the secret degree `D` of the noise (below). Every
 //! coefficient of `e` is a sum of many independent terms, so it is taken as Gaussian and
 //!
 //! ```text
@@ -26,7 +27,7 @@
 //! * **wrap** of a phase: `c_0 + Σ c_i s_i = Δm + e + Q·I` with `c_i` uniform, so
 //!   `V_I = (1 + p·n·V_s)/12 + 1/3`;
 //! * **tensor** (§3.6 step 2) of ciphertexts 1 and 2 over `d` users:
-//!   `V = t²·n·(V_1·V_I2 + V_2·V_I1)·c + n·V_m·(V_1 + V_2) + (t/Q)²·n·V_1·V_2
+//!   `V = t²·n·(V_1·V_I2·γ_1 + V_2·V_I1·γ_2)·c + n·V_m·(V_1 + V_2) + (t/Q)²·n·V_1·V_2
 //!        + r_t²·(n·V_m·(V_I1 + V_I2) + 2·(n·t/4)²)
 //!        + (1 + 2·d·n·V_s + (d² + d)·n²·V_s²)/12`,
 //!   the terms `t·(e_1·I_2 + e_2·I_1)` (dominant), `m_1 e_2 + m_2 e_1`, `e_1 e_2 t/Q`, the
@@ -34,6 +35,15 @@
 //!   `n·t/4` and is counted as a variance) and the rounding of `(t/Q)·c_i c'_j` times `s̄_i s̄_j`;
 //!   `c = 2` when both operands are one ciphertext (a squaring: the two dominant terms add
 //!   coherently), `c = 1` otherwise;
+//! * **secret-power factor** `γ = (D + p)/p`: every wrap `I` is linear in the same `p` users'
+//!   secrets, so after `D` products the dominant noise is a polynomial of degree `D` in the
+//!   `s_j`, and a power `s_j^a` has coefficient variance `a!·n^(a−1)·V_s^a`, not the
+//!   `n^(a−1)·V_s^a` of `a` independent secrets. Averaged over how `D` wraps spread over `p`
+//!   users, the variance is inflated by `F(D) = C(D+p−1, p−1)·D!/p^D`, so one more wrap
+//!   multiplies it by `F(D+1)/F(D) = (D + p)/p` (1, 1.5, 2, 2.5 for two users along a chain of
+//!   squarings). Without it the estimate falls behind the measured noise by about half a bit
+//!   per level from depth 3 on (tests/mk_noise.rs). The [`Noise::degree`] `D` is tracked as a
+//!   variance-weighted average (fresh and relinearization noise: 0);
 //! * **relinearization on the fly** (CDKS19 method 2, §3.6) with the gadget digits' summed
 //!   variance `G = Σ_l E[g⁻¹(x)_l²]`: the error left is
 //!   `Σ_i ⟨g⁻¹(X_i), e_i1⟩ + Σ_{i,j} (r_i·⟨g⁻¹(c_ij), e_j⟩ + s_j·⟨g⁻¹(c_ij), e_i2⟩)`, so
@@ -54,12 +64,15 @@
 //! use coterie_bfv::{Context, Decomposition, Params};
 //! let ctx = Context::new(Params::insecure_toy(1024, 256).unwrap()).unwrap();
 //! let est = MkNoiseEstimator::new(&ctx).unwrap();
+//! // Users 1 and 2 encrypt; their sum times a fresh ciphertext of user 1, then squared.
 //! let fresh = est.fresh();
-//! let sum = est.add(fresh, fresh);
+//! let sum = est.add(&fresh, &fresh, 2);
 //! let dec = Decomposition::PowerOfTwo { base_log: 20 };
-//! let prod = est.mul(sum, 2, fresh, 1, 2, false, dec, true).unwrap();
-//! assert!(est.log2_inf(prod) > est.log2_inf(sum));
-//! assert!(!est.fails(prod));
+//! let prod = est.mul(&sum, &fresh, 2, false, dec, true).unwrap();
+//! let square = est.mul(&prod, &prod, 2, true, dec, true).unwrap();
+//! assert!(est.log2_inf(&prod) > est.log2_inf(&sum) + 10.0);
+//! assert!(est.log2_inf(&square) > est.log2_inf(&prod) + 15.0);
+//! assert!(!est.fails(&square));
 //! ```
 
 use crate::context::Context;
@@ -73,6 +86,21 @@ use coterie_math::bigint::BigInt;
 /// The `κ` of the tail factor `τ = √(2·(ln n + κ·ln 2))`: the estimate of `‖e‖_∞` is exceeded
 /// with probability about `2^-κ` (for Gaussian coefficients).
 pub const TAIL_KAPPA: f64 = 20.0;
+
+/// The estimated noise of one ciphertext (or merged phase): the variance of one coefficient of
+/// its absolute noise, its number of nonzero user parts and the secret degree of its noise (see
+/// the [module documentation](self)).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Noise {
+    /// The variance `V` of one noise coefficient.
+    pub var: f64,
+    /// The number `p` of nonzero user parts (`c_i ≠ 0`).
+    pub parts: usize,
+    /// The secret degree `D` of the noise: the variance-weighted number of phase wraps `I`
+    /// (each linear in the users' secrets) multiplied into it (0 for fresh and
+    /// relinearization noise).
+    pub degree: f64,
+}
 
 /// Variance-based noise estimates for one parameter set (top level); see the
 /// [module documentation](self) for the formulas. Variances are of one coefficient of the
@@ -132,30 +160,40 @@ impl MkNoiseEstimator {
         (2.0 * (self.n.ln() + TAIL_KAPPA * std::f64::consts::LN_2)).sqrt()
     }
 
-    /// The estimate `½·log2 V + log2 τ` of `log2 ‖e‖_∞` for a noise variance `var` (exceeded
-    /// with probability about `2^-κ`).
-    pub fn log2_inf(&self, var: f64) -> f64 {
-        0.5 * var.log2() + self.tail().log2()
+    /// The estimate `½·log2 V + log2 τ` of `log2 ‖e‖_∞` (exceeded with probability about
+    /// `2^-κ`).
+    pub fn log2_inf(&self, noise: &Noise) -> f64 {
+        0.5 * noise.var.log2() + self.tail().log2()
     }
 
     /// The typical `log2 ‖e‖_∞`: `½·log2 V + log2 √(2 ln 2n)`.
-    pub fn typical_log2_inf(&self, var: f64) -> f64 {
-        0.5 * var.log2() + (2.0 * (2.0 * self.n).ln()).sqrt().log2()
+    pub fn typical_log2_inf(&self, noise: &Noise) -> f64 {
+        0.5 * noise.var.log2() + (2.0 * (2.0 * self.n).ln()).sqrt().log2()
     }
 
-    /// Whether the estimate predicts a decryption failure: `log2_inf(var) ≥ log2(Δ/2)`.
-    pub fn fails(&self, var: f64) -> bool {
-        self.log2_inf(var) >= self.threshold_log2()
+    /// Whether the estimate predicts a decryption failure: `log2_inf ≥ log2(Δ/2)`.
+    pub fn fails(&self, noise: &Noise) -> bool {
+        self.log2_inf(noise) >= self.threshold_log2()
     }
 
-    /// Fresh public-key encryption (seed 001 §3.2): `σ² + 2·n·V_s·σ²`.
-    pub fn fresh(&self) -> f64 {
-        self.sigma2 + 2.0 * self.n * self.var_s * self.sigma2
+    /// Fresh public-key encryption of one user (seed 001 §3.2): `V = σ² + 2·n·V_s·σ²`.
+    pub fn fresh(&self) -> Noise {
+        Noise {
+            var: self.sigma2 + 2.0 * self.n * self.var_s * self.sigma2,
+            parts: 1,
+            degree: 0.0,
+        }
     }
 
-    /// HomAdd of independent noises: `V_1 + V_2`.
-    pub fn add(&self, v1: f64, v2: f64) -> f64 {
-        v1 + v2
+    /// HomAdd of independent noises: `V_1 + V_2`, for a sum with `parts` nonzero user parts
+    /// (the size of the union of the users).
+    pub fn add(&self, a: &Noise, b: &Noise, parts: usize) -> Noise {
+        let var = a.var + b.var;
+        Noise {
+            var,
+            parts,
+            degree: (a.var * a.degree + b.var * b.degree) / var,
+        }
     }
 
     /// The variance of the wrap `I` of the phase of a ciphertext with `parts` nonzero uniform
@@ -164,21 +202,30 @@ impl MkNoiseEstimator {
         (1.0 + parts as f64 * self.n * self.var_s) / 12.0 + 1.0 / 3.0
     }
 
-    /// The tensor product (scaled and rounded) of ciphertexts of noise variances `v1`, `v2` with
-    /// `p1`, `p2` nonzero user parts, over `d` users; `square` when both are one ciphertext.
-    pub fn tensor(&self, v1: f64, p1: usize, v2: f64, p2: usize, d: usize, square: bool) -> f64 {
+    /// The tensor product (scaled and rounded) of ciphertexts of noises `a` and `b` over `d`
+    /// users; `square` when both are one ciphertext. See the [module documentation](self).
+    pub fn tensor(&self, a: &Noise, b: &Noise, d: usize, square: bool) -> Noise {
         let (n, t) = (self.n, self.t);
-        let (i1, i2) = (self.wrap(p1), self.wrap(p2));
+        let (ia, ib) = (self.wrap(a.parts), self.wrap(b.parts));
         let vm = t * t / 3.0;
         let coherent = if square { 2.0 } else { 1.0 };
-        let main = t * t * n * (v1 * i2 + v2 * i1) * coherent;
-        let lin = n * vm * (v1 + v2);
-        let quad = (t / self.log_q.exp2()).powi(2) * n * v1 * v2;
-        let rt = self.r_t * self.r_t * (n * vm * (i1 + i2) + 2.0 * (n * t / 4.0).powi(2));
-        let d = d as f64;
+        // The secret-power factor (D + p)/p of a noise of secret degree D times a wrap of p
+        // users' secrets.
+        let grow = |x: &Noise, p: usize| (x.degree + p as f64) / p as f64;
+        let main_a = t * t * n * a.var * ib * grow(a, b.parts) * coherent;
+        let main_b = t * t * n * b.var * ia * grow(b, a.parts) * coherent;
+        let lin = n * vm * (a.var + b.var);
+        let quad = (t / self.log_q.exp2()).powi(2) * n * a.var * b.var;
+        let rt = self.r_t * self.r_t * (n * vm * (ia + ib) + 2.0 * (n * t / 4.0).powi(2));
+        let dd = d as f64;
         let round =
-            (1.0 + 2.0 * d * n * self.var_s + (d * d + d) * n * n * self.var_s.powi(2)) / 12.0;
-        main + lin + quad + rt + round
+            (1.0 + 2.0 * dd * n * self.var_s + (dd * dd + dd) * n * n * self.var_s.powi(2)) / 12.0;
+        let var = main_a + main_b + lin + quad + rt + round;
+        Noise {
+            var,
+            parts: d,
+            degree: (main_a * (a.degree + 1.0) + main_b * (b.degree + 1.0)) / var,
+        }
     }
 
     /// `G = Σ_l E[g⁻¹(x)_l²]` of a uniform `x` for the gadget `decomposition` at the top level.
@@ -220,23 +267,28 @@ impl MkNoiseEstimator {
     }
 
     /// HomMul with relinearization on the fly: [`tensor`](Self::tensor) plus
-    /// [`relin`](Self::relin). `d` is the number of users of the product.
+    /// [`relin`](Self::relin) (whose noise has secret degree 0). `d` is the number of users of
+    /// the product.
     ///
     /// # Errors
     /// As [`MkNoiseEstimator::digit_variance_sum`].
-    #[allow(clippy::too_many_arguments)]
     pub fn mul(
         &self,
-        v1: f64,
-        p1: usize,
-        v2: f64,
-        p2: usize,
+        a: &Noise,
+        b: &Noise,
         d: usize,
         square: bool,
         decomposition: Decomposition,
         grouped: bool,
-    ) -> Result<f64> {
-        Ok(self.tensor(v1, p1, v2, p2, d, square) + self.relin(p1, p2, decomposition, grouped)?)
+    ) -> Result<Noise> {
+        let x = self.tensor(a, b, d, square);
+        let relin = self.relin(a.parts, b.parts, decomposition, grouped)?;
+        let var = x.var + relin;
+        Ok(Noise {
+            var,
+            parts: d,
+            degree: x.degree * x.var / var,
+        })
     }
 
     /// The variance of one smudging term: `(2^20)²` for [`Smudging::PaperSigma20`],
@@ -251,12 +303,18 @@ impl MkNoiseEstimator {
     }
 
     /// Threshold decryption (PartDec by `d` users, then Merge): `V + d·V_smdg`.
-    pub fn part_dec(&self, v: f64, d: usize, smudging: &Smudging) -> f64 {
-        v + d as f64 * self.smudging_variance(smudging)
+    pub fn part_dec(&self, noise: &Noise, d: usize, smudging: &Smudging) -> Noise {
+        Noise {
+            var: noise.var + d as f64 * self.smudging_variance(smudging),
+            ..*noise
+        }
     }
 
     /// Re-encryption through `proxies` proxies: `V + N·V_smdg`.
-    pub fn reenc(&self, v: f64, proxies: usize, smudging: &Smudging) -> f64 {
-        v + proxies as f64 * self.smudging_variance(smudging)
+    pub fn reenc(&self, noise: &Noise, proxies: usize, smudging: &Smudging) -> Noise {
+        Noise {
+            var: noise.var + proxies as f64 * self.smudging_variance(smudging),
+            ..*noise
+        }
     }
 }
