@@ -56,8 +56,10 @@
 //!   `V_smdg = 2^40` for [`Smudging::PaperSigma20`] and `2^(2w)/3` (`w = noise_log2 + λ`, uniform
 //!   in `[−2^w, 2^w)`) for [`Smudging::Statistical`].
 //!
-//! Decryption fails once `‖e − r_t·m/t‖_∞ ≥ Δ/2`; [`MkNoiseEstimator::fails`] predicts that as
-//! `log2_inf(V) ≥ log2(Δ/2)`. Method 1 (shared relinearization keys) is not modelled.
+//! Decryption fails once `‖e − r_t·m/t‖_∞ ≥ Δ/2`: [`MkNoiseEstimator::fails`] says it may
+//! (`log2_inf(V) ≥ log2(Δ/2)`, the safe side), [`MkNoiseEstimator::typically_fails`] that it
+//! typically does (the typical largest coefficient reaches `Δ/2`: where failures start).
+//! Method 1 (shared relinearization keys) is not modelled.
 //!
 //! ```
 //! use coterie_bfv::mk_noise::MkNoiseEstimator;
@@ -171,9 +173,16 @@ impl MkNoiseEstimator {
         0.5 * noise.var.log2() + (2.0 * (2.0 * self.n).ln()).sqrt().log2()
     }
 
-    /// Whether the estimate predicts a decryption failure: `log2_inf ≥ log2(Δ/2)`.
+    /// Whether decryption may fail (probability above about `2^-κ`): `log2_inf ≥ log2(Δ/2)`.
+    /// The safe side: failures start at or after the first noise for which this holds.
     pub fn fails(&self, noise: &Noise) -> bool {
         self.log2_inf(noise) >= self.threshold_log2()
+    }
+
+    /// Whether decryption typically fails (probability about one half or more):
+    /// `typical_log2_inf ≥ log2(Δ/2)`. Where failures start in an experiment.
+    pub fn typically_fails(&self, noise: &Noise) -> bool {
+        self.typical_log2_inf(noise) >= self.threshold_log2()
     }
 
     /// Fresh public-key encryption of one user (seed 001 §3.2): `V = σ² + 2·n·V_s·σ²`.
