@@ -18,6 +18,10 @@
 //! * rotation: `v + (t/Q)·L·N·(q_max/2)·B_e`;
 //! * modulus switching to `Q'`: `v + (t/Q')·(1 + N·B_s)/2`.
 //!
+//! Multi-key (seed 001) noise: [`crate::mk::noise_log2`] measures a ciphertext,
+//! [`phase_noise_log2`] any phase (e.g. a merged threshold decryption), and
+//! [`crate::mk_noise`] estimates both.
+//!
 //! `B_e` is the sampler's hard tail bound ([`coterie_math::sample::DiscreteGaussian::max_abs`]),
 //! `B_s` the actual `‖s‖_∞` and `B_u` the secret distribution's bound.
 
