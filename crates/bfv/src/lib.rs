@@ -63,6 +63,7 @@ pub mod eval;
 pub mod keys;
 pub mod matmul;
 pub mod mk;
+pub mod mk_noise;
 pub mod multiparty;
 pub mod noise;
 pub mod params;

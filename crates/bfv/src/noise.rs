@@ -18,6 +18,10 @@
 //! * rotation: `v + (t/Q)·L·N·(q_max/2)·B_e`;
 //! * modulus switching to `Q'`: `v + (t/Q')·(1 + N·B_s)/2`.
 //!
+//! Multi-key (seed 001) noise: [`crate::mk::noise_log2`] measures a ciphertext,
+//! [`phase_noise_log2`] any phase (e.g. a merged threshold decryption), and
+//! [`crate::mk_noise`] estimates both.
+//!
 //! `B_e` is the sampler's hard tail bound ([`coterie_math::sample::DiscreteGaussian::max_abs`]),
 //! `B_s` the actual `‖s‖_∞` and `B_u` the secret distribution's bound.
 
@@ -67,6 +71,37 @@ pub(crate) fn invariant_noise_of_phase_log2(
         return Ok(f64::NEG_INFINITY);
     }
     Ok(log2_big(&max) - log2_big(&q))
+}
+
+/// `log2` of the absolute noise `‖[x]_Q − Δ·m‖_∞` of a phase `x` (coefficient form at `level`;
+/// secret), `m` the plaintext it rounds to, up to the `(Q mod t)·m/t` term (below `t`) exactly
+/// as [`crate::mk::noise_log2`] measures a ciphertext: for phases no ciphertext carries, such as
+/// the merged `c_0 + Σ_i m_i` of seed 001's threshold decryption. Scalar plaintext moduli only.
+///
+/// # Errors
+/// [`Error::Unsupported`] for a cyclotomic plaintext modulus; [`Error::Mismatch`] for a level
+/// the context lacks or a phase of another ring.
+pub fn phase_noise_log2(
+    ctx: &crate::Context,
+    x: &coterie_math::poly::Poly,
+    level: usize,
+) -> Result<f64> {
+    let ring = ctx.ring(level)?;
+    if x.context().moduli() != ring.moduli() {
+        return Err(Error::Mismatch(format!(
+            "a phase of another ring than level {level}'s"
+        )));
+    }
+    let mut x = x.clone();
+    if x.representation() == coterie_math::poly::Representation::Ntt {
+        x.to_coeff();
+    }
+    let m = crate::encrypt::decode_phase(ctx, x.clone(), level)?;
+    let v = invariant_noise_of_phase_log2(ctx, &x, &m, level)?;
+    let q = log2_big(&ctx.modulus_at(level)?);
+    let t = (ctx.scalar_t()? as f64).log2();
+    // ‖v‖ = t·‖e‖/Q.
+    Ok(v + q - t)
 }
 
 /// The noise budget `−log2(2‖v‖_∞)` in bits (decryption is correct while it is positive).
