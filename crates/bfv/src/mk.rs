@@ -24,7 +24,7 @@
 //! crate) or the power-of-two gadget of the paper's Table 2 (`ℓ = ⌈log q / log B⌉`,
 //! [`paper_decomposition`]).
 //!
-//! # Choices the paper leaves open (seed 001 §9, the spec's [DECIDE] items)
+//! # Choices the paper leaves open (seed 001 §9, the spec's `[DECIDE]` items)
 //!
 //! * **Modulus** (§9.1): a product of 61-bit-or-smaller NTT primes whose product has 220 bits
 //!   ([`crate::Params::seed001`]); `t = 256` does not divide `q`, and the BFV core's exact
