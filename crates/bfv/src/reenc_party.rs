@@ -1,6 +1,6 @@
 //! Seed 001's parties over a [`Mesh`]: users, re-encryption proxies, a computing server and a
 //! receiver, running multi-key BFV ([`crate::mk`]) with threshold decryption and threshold proxy
-//! re-encryption ([`crate::reenc`]) as three steps, each a function every party of the mesh calls
+//! re-encryption ([`crate::reenc`]) as four steps, each a function every party of the mesh calls
 //! with its own role:
 //!
 //! 1. [`keygen`]: a commit-and-open coin toss for the CRS seed; every user makes its secret key,
@@ -9,12 +9,13 @@
 //!    receiver samples a masking key `r_{i→D}` per user and sends it to user `i` (ReKeyGen 1, one
 //!    element), who splits `rk = s_i − r_{i→D}` into `N` shares, one per proxy (ReKeyGen 2, `N`
 //!    elements), and erases `r` and `rk`. Long-term state goes to files (below).
-//! 2. [`evaluate`]: every user encrypts its input and sends it to the server; the server evaluates
-//!    [`circuit`] (depth 5, every product mixing all users' keys, relinearized on the fly with
-//!    the per-user grouping), stores the result, and runs threshold decryption: it sends each user
-//!    its [`DecryptionRequest`] (`c_i`; the merging user also gets `c_0`), every user sends its
+//! 2. [`evaluate`]: every user encrypts its input and sends it to the server; the server
+//!    evaluates [`circuit`] (depth 5, every product mixing all users' keys, relinearized on the
+//!    fly with the per-user grouping) and stores the result.
+//! 3. [`decrypt`]: threshold decryption of the stored result: the server sends each user its
+//!    [`DecryptionRequest`] (`c_i`; the merging user also gets `c_0`), every user sends its
 //!    smudged partial decryption to the merging user (the first user), who merges and checks.
-//! 3. [`reencrypt`]: the server sends the stored result to the proxies; each proxy computes its
+//! 4. [`reencrypt`]: the server sends the stored result to the proxies; each proxy computes its
 //!    share of `c_0'` with its key shares and fresh smudging (ReEnc, Algorithm 2) and sends it to
 //!    the receiver; the first proxy also forwards the ciphertext; the receiver combines and
 //!    decrypts with its masking keys (Algorithm 3) and checks.
@@ -724,10 +725,16 @@ fn check_mesh<M: Mesh>(mesh: &M, lay: &Layout) -> Result<()> {
     Ok(())
 }
 
-fn load_user(ctx: &Context, cfg: &Config) -> Result<(SecretKey, PublicKey, usize)> {
+fn load_user(ctx: &Context, cfg: &Config, i: usize) -> Result<(SecretKey, PublicKey, usize)> {
     let path = cfg.dir.join(files::USER);
     let b = read(&path, file_bound(ctx, 1))?;
     let st: UserState = decode(&b, b.len()).map_err(|e| state_err(&path, e))?;
+    if st.user as usize != i {
+        return Err(state_err(
+            &path,
+            Error::Mismatch(format!("the keys of user {}, not of user {i}", st.user)),
+        ));
+    }
     let sk = SecretKey::from_bytes(ctx, &st.sk).map_err(|e| state_err(&path, e))?;
     let pk = PublicKey::from_bytes(ctx, &st.pk).map_err(|e| state_err(&path, e))?;
     Ok((sk, pk, st.user as usize))
@@ -762,16 +769,86 @@ fn load_secret_list(path: &Path, bound: u64) -> Result<SecretListState> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Step 2: encryption, evaluation, threshold decryption.
+// Step 2: encryption and evaluation; step 3: threshold decryption.
 
 /// Step 2 at this party (see the module docs): the users encrypt the [`demo_inputs`] of
-/// `input_seed`, the server evaluates [`circuit`] and stores the result, threshold decryption to
-/// the first user, who checks it.
+/// `input_seed` and send them to the server, which evaluates [`circuit`] and stores the result.
+///
+/// # Errors
+/// [`Error::Protocol`] naming the party and step for a network failure, an invalid message, a
+/// missing or corrupt state file.
+pub async fn evaluate<M: Mesh>(
+    mesh: &mut M,
+    cfg: &Config,
+    input_seed: &Seed,
+    progress: &Progress,
+) -> Result<Report> {
+    let ctx = cfg.params.context()?;
+    let lay = &cfg.layout;
+    check_mesh(mesh, lay)?;
+    let me = mesh.id();
+    let role = lay.role(me)?;
+    let mut report = Report {
+        role: format!("{role:?}"),
+        ..Report::default()
+    };
+    let mut rng = Csprng::new();
+    match role {
+        Role::User(i) => {
+            let (_, pk, _) = load_user(&ctx, cfg, i)?;
+            let id = Layout::user_key_id(i);
+            let inputs = demo_inputs(&ctx, input_seed, lay.users())?;
+            let m = Meter::start(mesh);
+            let ct = mk::encrypt(&pk, id, &inputs[i], &mut rng)?;
+            mesh.send_bytes(lay.server, TAG_INPUT, &ct.to_bytes())
+                .await
+                .map_err(|e| net("sending the input", e))?;
+            m.stop(mesh, "Encrypt: input to the server", &mut report);
+        }
+        Role::Server => {
+            let (keys, _) = load_server(&ctx, cfg)?;
+            let m = Meter::start(mesh);
+            let mut cts = Vec::with_capacity(lay.users());
+            for (i, &from) in lay.users.iter().enumerate() {
+                let b = mesh
+                    .recv_bytes(from, TAG_INPUT)
+                    .await
+                    .map_err(|e| net("receiving an input", e))?;
+                let ct = Ciphertext::from_bytes(&ctx, &b).map_err(|e| bad(from, "Encrypt", e))?;
+                if mk::union_ids(&ct, &ct)? != vec![Layout::user_key_id(i)] || ct.len() != 2 {
+                    return Err(Error::Protocol(format!(
+                        "Encrypt: party {from} sent a ciphertext that is not a fresh one of user {}",
+                        Layout::user_key_id(i)
+                    )));
+                }
+                cts.push(ct);
+            }
+            m.stop(mesh, "Encrypt: inputs from the users", &mut report);
+            let t = Instant::now();
+            let y = circuit(&cts, &keys, progress)?;
+            report.phases.push(Traffic {
+                phase: format!("evaluation (depth {DEPTH}, {} users)", lay.users()),
+                ms: t.elapsed().as_secs_f64() * 1e3,
+                ..Traffic::default()
+            });
+            let path = cfg.dir.join(files::SERVER_RESULT);
+            coterie_base::fsio::write_atomic(&path, &y.to_bytes())?;
+            report.wrote.push(path);
+        }
+        Role::Proxy(_) | Role::Receiver => {}
+    }
+    Ok(report)
+}
+
+/// Step 3 at this party (see the module docs): threshold decryption of the server's stored
+/// result to the first user (the merger), who checks it against the [`circuit_plain`] of the
+/// [`demo_inputs`] of `input_seed`. The server sends each user its [`DecryptionRequest`] (`c_i`;
+/// the merger's also `c_0`), every other user sends its smudged partial decryption to the merger.
 ///
 /// # Errors
 /// [`Error::Protocol`] naming the party and step for a network failure, an invalid message, a
 /// missing or corrupt state file, or a wrong result.
-pub async fn evaluate<M: Mesh>(
+pub async fn decrypt<M: Mesh>(
     mesh: &mut M,
     cfg: &Config,
     input_seed: &Seed,
@@ -790,27 +867,10 @@ pub async fn evaluate<M: Mesh>(
     let merger = lay.users[0];
     match role {
         Role::User(i) => {
-            let (sk, pk, stored) = load_user(&ctx, cfg)?;
-            if stored != i {
-                return Err(Error::Protocol(format!(
-                    "state file of user {stored} at the party of user {i}"
-                )));
-            }
+            let (sk, _, _) = load_user(&ctx, cfg, i)?;
             let id = Layout::user_key_id(i);
-            let inputs = demo_inputs(&ctx, input_seed, lay.users())?;
+            let task = progress.task("threshold decryption", 1);
             let m = Meter::start(mesh);
-            let ct = mk::encrypt(&pk, id, &inputs[i], &mut rng)?;
-            mesh.send_bytes(lay.server, TAG_INPUT, &ct.to_bytes())
-                .await
-                .map_err(|e| net("sending the input", e))?;
-            m.stop(mesh, "Encrypt: input to the server", &mut report);
-            // Threshold decryption: the request from the server, the partial to the merger.
-            let m = Meter::start(mesh);
-            mesh.set_timeout(
-                mesh.options()
-                    .timeout
-                    .max(std::time::Duration::from_secs(600)),
-            );
             let b = mesh
                 .recv_bytes(lay.server, TAG_DEC_REQUEST)
                 .await
@@ -855,41 +915,19 @@ pub async fn evaluate<M: Mesh>(
                 }
                 let pt = mk::merge_request(&req, &partials)?;
                 m.stop(mesh, "threshold decryption: merge", &mut report);
+                let inputs = demo_inputs(&ctx, input_seed, lay.users())?;
                 let want = circuit_plain(&inputs, plaintext_t(&ctx)?)?;
                 report
                     .checked
                     .push(check_plain("threshold decryption", &pt, &want)?);
             }
+            task.inc(1);
+            task.finish();
         }
         Role::Server => {
-            let (keys, _) = load_server(&ctx, cfg)?;
-            let m = Meter::start(mesh);
-            let mut cts = Vec::with_capacity(lay.users());
-            for (i, &from) in lay.users.iter().enumerate() {
-                let b = mesh
-                    .recv_bytes(from, TAG_INPUT)
-                    .await
-                    .map_err(|e| net("receiving an input", e))?;
-                let ct = Ciphertext::from_bytes(&ctx, &b).map_err(|e| bad(from, "Encrypt", e))?;
-                if mk::union_ids(&ct, &ct)? != vec![Layout::user_key_id(i)] || ct.len() != 2 {
-                    return Err(Error::Protocol(format!(
-                        "Encrypt: party {from} sent a ciphertext that is not a fresh one of user {}",
-                        Layout::user_key_id(i)
-                    )));
-                }
-                cts.push(ct);
-            }
-            m.stop(mesh, "Encrypt: inputs from the users", &mut report);
-            let t = Instant::now();
-            let y = circuit(&cts, &keys, progress)?;
-            report.phases.push(Traffic {
-                phase: format!("evaluation (depth {DEPTH}, {} users)", lay.users()),
-                ms: t.elapsed().as_secs_f64() * 1e3,
-                ..Traffic::default()
-            });
             let path = cfg.dir.join(files::SERVER_RESULT);
-            coterie_base::fsio::write_atomic(&path, &y.to_bytes())?;
-            report.wrote.push(path);
+            let b = read(&path, file_bound(&ctx, lay.users()))?;
+            let y = Ciphertext::from_bytes(&ctx, &b).map_err(|e| state_err(&path, e))?;
             let m = Meter::start(mesh);
             for (i, &to) in lay.users.iter().enumerate() {
                 let req = DecryptionRequest::new(&y, Layout::user_key_id(i), to == merger)?;
@@ -909,9 +947,9 @@ pub async fn evaluate<M: Mesh>(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Step 3: re-encryption.
+// Step 4: re-encryption.
 
-/// Step 3 at this party (see the module docs): the server sends its stored result to the
+/// Step 4 at this party (see the module docs): the server sends its stored result to the
 /// proxies, each proxy sends its smudged share of `c_0'` to the receiver (the first proxy also
 /// forwards the ciphertext), the receiver combines, decrypts with its masking keys and checks
 /// against the [`circuit_plain`] of the [`demo_inputs`] of `input_seed`. A proxy reports one unit

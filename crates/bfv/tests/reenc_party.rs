@@ -1,5 +1,5 @@
 //! Seed 001's party flow (`coterie_bfv::reenc_party`) over the in-memory mesh: key generation
-//! with ReKeyGen, evaluation of the depth-5 circuit with threshold decryption, re-encryption,
+//! with ReKeyGen, evaluation of the depth-5 circuit, threshold decryption, re-encryption,
 //! and the bytes every phase puts on the wire against the paper's counts (spec §7.1, §8.17).
 
 use std::collections::BTreeMap;
@@ -17,6 +17,7 @@ const SEED: [u8; 32] = [42; 32];
 enum Step {
     Keygen,
     Evaluate,
+    Decrypt,
     Reencrypt,
 }
 
@@ -40,6 +41,7 @@ async fn step(layout: &Layout, base: &Path, which: Step) -> Vec<coterie_bfv::Res
             let r = match which {
                 Step::Keygen => party::keygen(&mut mesh, &cfg, &none).await,
                 Step::Evaluate => party::evaluate(&mut mesh, &cfg, &SEED, &none).await,
+                Step::Decrypt => party::decrypt(&mut mesh, &cfg, &SEED, &none).await,
                 Step::Reencrypt => party::reencrypt(&mut mesh, &cfg, &SEED, &none).await,
             };
             if r.is_ok() {
@@ -127,6 +129,13 @@ async fn whole_flow(k: usize, n: usize) {
     );
 
     let eval = ok(step(&layout, &base, Step::Evaluate).await);
+    assert_elements(
+        &per_phase(&eval),
+        "Encrypt: input to the server",
+        2 * k as u64,
+        e,
+    );
+    let eval = ok(step(&layout, &base, Step::Decrypt).await);
     assert_eq!(eval[0].checked.len(), 1, "{:?}", eval[0]);
     assert!(eval[0].checked[0].contains("threshold decryption: result correct"));
     let phases = per_phase(&eval);
@@ -146,7 +155,6 @@ async fn whole_flow(k: usize, n: usize) {
             e,
         );
     }
-    assert_elements(&phases, "Encrypt: input to the server", 2 * k as u64, e);
 
     let re = ok(step(&layout, &base, Step::Reencrypt).await);
     let receiver = &re[k + n + 1];
@@ -239,6 +247,11 @@ async fn bad_layouts_and_state_are_refused() {
     assert!(e.contains(files::PROXY), "{e}");
     ok(step(&layout, &base, Step::Keygen).await);
     ok(step(&layout, &base, Step::Evaluate).await);
+    // Threshold decryption twice from the stored result (fresh smudging each time).
+    for _ in 0..2 {
+        let d = ok(step(&layout, &base, Step::Decrypt).await);
+        assert!(d[0].checked[0].contains("result correct"));
+    }
     // Proxy 0 gets proxy 1's shares: it refuses (no share of its own), the receiver names it.
     let p0 = base.join(format!("party-{k}")).join(files::PROXY);
     let p1 = base.join(format!("party-{}", k + 1)).join(files::PROXY);

@@ -14,9 +14,11 @@ use coterie_net::{Mesh, TlsMesh};
 pub enum Step {
     /// CRS coin toss, every user's keys, ReKeyGen (masking keys and proxy shares): writes state.
     Keygen,
-    /// Encryption of the users' (public demo) inputs, the depth-5 circuit at the server,
-    /// threshold decryption to the first user, who checks it.
+    /// Encryption of the users' (public demo) inputs and the depth-5 circuit at the server,
+    /// which stores the result.
     Evaluate,
+    /// Threshold decryption of the server's result to the first user, who checks it.
+    Decrypt,
     /// Re-encryption of the server's result by the proxies to the receiver, who checks it.
     Reencrypt,
 }
@@ -82,6 +84,7 @@ pub async fn party(mesh: &mut TlsMesh, a: &ReencArgs) -> Result<String, String> 
     let r = match a.step {
         Step::Keygen => reenc_party::keygen(mesh, &cfg, &progress).await,
         Step::Evaluate => reenc_party::evaluate(mesh, &cfg, &seed, &progress).await,
+        Step::Decrypt => reenc_party::decrypt(mesh, &cfg, &seed, &progress).await,
         Step::Reencrypt => reenc_party::reencrypt(mesh, &cfg, &seed, &progress).await,
     }
     .map_err(|e| e.to_string())?;
@@ -109,7 +112,7 @@ fn print_report(me: usize, r: &Report) {
 }
 
 /// `coterie demo reenc`: `users` users, `proxies` proxies, a server and a receiver as processes
-/// over mutual TLS on loopback; the three steps one after the other; both results checked.
+/// over mutual TLS on loopback; the four steps one after the other; both results checked.
 pub fn demo(users: usize, proxies: usize, insecure_toy: bool) -> Result<(), String> {
     let layout = Layout::standard(users, proxies).map_err(|e| e.to_string())?;
     let mut roles = vec![coterie_net::Role::User; users];
@@ -137,7 +140,7 @@ fn demo_in(dir: &Path, roles: &[coterie_net::Role], insecure_toy: bool) -> Resul
     }
     let state = dir.join("state");
     let state_s = state.to_string_lossy().to_string();
-    for step in ["keygen", "evaluate", "reencrypt"] {
+    for step in ["keygen", "evaluate", "decrypt", "reencrypt"] {
         println!("--- step {step}");
         let mut args = vec!["reenc", "--step", step, "--dir", &state_s];
         if insecure_toy {
