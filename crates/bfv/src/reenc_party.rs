@@ -346,8 +346,13 @@ impl Meter {
     }
 }
 
-fn net(step: &str, e: coterie_net::Error) -> Error {
-    Error::Protocol(format!("{step}: {e}"))
+/// A network error in `step`, naming the role of the party it is about.
+fn net(lay: &Layout, step: &str, e: coterie_net::Error) -> Error {
+    let who = e
+        .party()
+        .and_then(|p| lay.role(p).ok().map(|r| format!(" (party {p} is {r:?})")))
+        .unwrap_or_default();
+    Error::Protocol(format!("{step}: {e}{who}"))
 }
 
 /// A value received from `from` that does not parse: the error names the party and the step.
@@ -563,7 +568,7 @@ pub async fn keygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) ->
     let all: Vec<Seed> =
         coterie_net::commit::commit_open_all(mesh, "coterie-bfv/seed001/crs", &mine)
             .await
-            .map_err(|e| net("CRS coin toss", e))?;
+            .map_err(|e| net(lay, "CRS coin toss", e))?;
     let mut crs_seed = [0u8; 32];
     for s in &all {
         crs_seed.iter_mut().zip(s).for_each(|(a, b)| *a ^= b);
@@ -583,7 +588,7 @@ pub async fn keygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) ->
             let m = Meter::start(mesh);
             mesh.send_tagged(lay.server, TAG_USER_KEYS, &(pk.to_bytes(), rlk.to_bytes()))
                 .await
-                .map_err(|e| net("sending the public keys", e))?;
+                .map_err(|e| net(lay, "sending the public keys", e))?;
             m.stop(mesh, "KeyGen: public keys to the server", &mut report);
             let path = cfg.dir.join(files::USER);
             let state = UserState {
@@ -599,7 +604,7 @@ pub async fn keygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) ->
             let mk_bytes = mesh
                 .recv_bytes(lay.receiver, TAG_MASK)
                 .await
-                .map_err(|e| net("receiving the masking key", e))?;
+                .map_err(|e| net(lay, "receiving the masking key", e))?;
             let mask = MaskingKey::from_bytes(&ctx, &mk_bytes)
                 .map_err(|e| bad(lay.receiver, "ReKeyGen 1", e))?;
             if mask.delegator() != id || mask.delegatee() != delegatee {
@@ -616,7 +621,7 @@ pub async fn keygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) ->
                 let bytes = Zeroizing::new(s.to_bytes());
                 mesh.send_bytes(lay.proxies[j], TAG_RK_SHARE, &bytes)
                     .await
-                    .map_err(|e| net("sending a re-encryption key share", e))?;
+                    .map_err(|e| net(lay, "sending a re-encryption key share", e))?;
             }
             drop(shares);
             m.stop(mesh, "ReKeyGen: shares to the proxies", &mut report);
@@ -629,7 +634,7 @@ pub async fn keygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) ->
                 let bytes = mask.to_bytes();
                 mesh.send_bytes(lay.users[i], TAG_MASK, &bytes)
                     .await
-                    .map_err(|e| net("sending a masking key", e))?;
+                    .map_err(|e| net(lay, "sending a masking key", e))?;
                 items.push(bytes);
             }
             m.stop(mesh, "ReKeyGen: masking keys to the users", &mut report);
@@ -645,7 +650,7 @@ pub async fn keygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) ->
                 let bytes = mesh
                     .recv_bytes(from, TAG_RK_SHARE)
                     .await
-                    .map_err(|e| net("receiving a re-encryption key share", e))?;
+                    .map_err(|e| net(lay, "receiving a re-encryption key share", e))?;
                 let bytes = Zeroizing::new(bytes);
                 let s =
                     ReKeyShare::from_bytes(&ctx, &bytes).map_err(|e| bad(from, "ReKeyGen 2", e))?;
@@ -680,7 +685,7 @@ pub async fn keygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) ->
                 let (pk, rlk): (Vec<u8>, Vec<u8>) = mesh
                     .recv_tagged(from, TAG_USER_KEYS)
                     .await
-                    .map_err(|e| net("receiving a user's public keys", e))?;
+                    .map_err(|e| net(lay, "receiving a user's public keys", e))?;
                 PublicKey::from_bytes(&ctx, &pk).map_err(|e| bad(from, "KeyGen", e))?;
                 let key = MkRelinKey::from_bytes(&ctx, &rlk).map_err(|e| bad(from, "KeyGen", e))?;
                 if key.id() != Layout::user_key_id(i)
@@ -802,7 +807,7 @@ pub async fn evaluate<M: Mesh>(
             let ct = mk::encrypt(&pk, id, &inputs[i], &mut rng)?;
             mesh.send_bytes(lay.server, TAG_INPUT, &ct.to_bytes())
                 .await
-                .map_err(|e| net("sending the input", e))?;
+                .map_err(|e| net(lay, "sending the input", e))?;
             m.stop(mesh, "Encrypt: input to the server", &mut report);
         }
         Role::Server => {
@@ -813,7 +818,7 @@ pub async fn evaluate<M: Mesh>(
                 let b = mesh
                     .recv_bytes(from, TAG_INPUT)
                     .await
-                    .map_err(|e| net("receiving an input", e))?;
+                    .map_err(|e| net(lay, "receiving an input", e))?;
                 let ct = Ciphertext::from_bytes(&ctx, &b).map_err(|e| bad(from, "Encrypt", e))?;
                 if mk::union_ids(&ct, &ct)? != vec![Layout::user_key_id(i)] || ct.len() != 2 {
                     return Err(Error::Protocol(format!(
@@ -874,7 +879,7 @@ pub async fn decrypt<M: Mesh>(
             let b = mesh
                 .recv_bytes(lay.server, TAG_DEC_REQUEST)
                 .await
-                .map_err(|e| net("receiving the decryption request", e))?;
+                .map_err(|e| net(lay, "receiving the decryption request", e))?;
             let req = DecryptionRequest::from_bytes(&ctx, &b)
                 .map_err(|e| bad(lay.server, "threshold decryption", e))?;
             if req.id() != id || req.has_c0() != (me == merger) {
@@ -889,7 +894,7 @@ pub async fn decrypt<M: Mesh>(
             if me != merger {
                 mesh.send_bytes(merger, TAG_PARTIAL, &partial.to_bytes())
                     .await
-                    .map_err(|e| net("sending the partial decryption", e))?;
+                    .map_err(|e| net(lay, "sending the partial decryption", e))?;
                 m.stop(
                     mesh,
                     "threshold decryption: partial to the merger",
@@ -901,7 +906,7 @@ pub async fn decrypt<M: Mesh>(
                     let b = mesh
                         .recv_bytes(from, TAG_PARTIAL)
                         .await
-                        .map_err(|e| net("receiving a partial decryption", e))?;
+                        .map_err(|e| net(lay, "receiving a partial decryption", e))?;
                     let p = PartialDecryption::from_bytes(&ctx, &b)
                         .map_err(|e| bad(from, "threshold decryption", e))?;
                     if p.id() != Layout::user_key_id(u) {
@@ -933,7 +938,7 @@ pub async fn decrypt<M: Mesh>(
                 let req = DecryptionRequest::new(&y, Layout::user_key_id(i), to == merger)?;
                 mesh.send_bytes(to, TAG_DEC_REQUEST, &req.to_bytes())
                     .await
-                    .map_err(|e| net("sending a decryption request", e))?;
+                    .map_err(|e| net(lay, "sending a decryption request", e))?;
             }
             m.stop(
                 mesh,
@@ -986,7 +991,7 @@ pub async fn reencrypt<M: Mesh>(
             for &p in &lay.proxies {
                 mesh.send_bytes(p, TAG_REENC_CT, &b)
                     .await
-                    .map_err(|e| net("sending the ciphertext to a proxy", e))?;
+                    .map_err(|e| net(lay, "sending the ciphertext to a proxy", e))?;
             }
             drop(y);
             m.stop(mesh, "ReEnc: ciphertext to the proxies", &mut report);
@@ -1005,17 +1010,17 @@ pub async fn reencrypt<M: Mesh>(
             let b = mesh
                 .recv_bytes(lay.server, TAG_REENC_CT)
                 .await
-                .map_err(|e| net("receiving the ciphertext", e))?;
+                .map_err(|e| net(lay, "receiving the ciphertext", e))?;
             let ct = Ciphertext::from_bytes(&ctx, &b).map_err(|e| bad(lay.server, "ReEnc", e))?;
             task.inc(1);
             let share = reenc::reenc_share(j, delegatee, &shares, &ct, &cfg.smudging, &mut rng)?;
             mesh.send_bytes(lay.receiver, TAG_REENC_SHARE, &share.to_bytes())
                 .await
-                .map_err(|e| net("sending the re-encryption share", e))?;
+                .map_err(|e| net(lay, "sending the re-encryption share", e))?;
             if j == 0 {
                 mesh.send_bytes(lay.receiver, TAG_REENC_FORWARD, &b)
                     .await
-                    .map_err(|e| net("forwarding the ciphertext", e))?;
+                    .map_err(|e| net(lay, "forwarding the ciphertext", e))?;
             }
             task.inc(1);
             task.finish();
@@ -1034,10 +1039,14 @@ pub async fn reencrypt<M: Mesh>(
             let mut shares = Vec::with_capacity(lay.proxies());
             for (j, &from) in lay.proxies.iter().enumerate() {
                 let b = mesh.recv_bytes(from, TAG_REENC_SHARE).await.map_err(|e| {
-                    Error::Protocol(format!(
-                        "ReEnc: no re-encryption share from proxy {j} (party {from}): {e}; \
-                         re-run the re-encryption when every proxy is up"
-                    ))
+                    net(
+                        lay,
+                        &format!(
+                            "ReEnc: waiting for the share of proxy {j} (party {from}); \
+                                 re-run the re-encryption when every proxy is up"
+                        ),
+                        e,
+                    )
                 })?;
                 let s = ReEncShare::from_bytes(&ctx, &b).map_err(|e| bad(from, "ReEnc", e))?;
                 if s.proxy() != j {
@@ -1051,7 +1060,7 @@ pub async fn reencrypt<M: Mesh>(
             let b = mesh
                 .recv_bytes(lay.proxies[0], TAG_REENC_FORWARD)
                 .await
-                .map_err(|e| net("receiving the forwarded ciphertext", e))?;
+                .map_err(|e| net(lay, "receiving the forwarded ciphertext", e))?;
             let ct =
                 Ciphertext::from_bytes(&ctx, &b).map_err(|e| bad(lay.proxies[0], "ReEnc", e))?;
             let rct = reenc::reenc_combine(&ct, &shares)?;

@@ -133,7 +133,7 @@ fn proxy_killed_mid_reenc_then_retry_succeeds() {
     let receiver = text(&crashed[6]);
     assert!(!crashed[6].status.success(), "{receiver}");
     assert!(
-        receiver.contains("no re-encryption share from proxy 1 (party 3)"),
+        receiver.contains("party 3 disconnected") && receiver.contains("(party 3 is Proxy(1))"),
         "{receiver}"
     );
     assert!(!receiver.contains("result correct"), "{receiver}");
