@@ -1,21 +1,21 @@
 //! Seed 001's parties over a [`Mesh`]: users, re-encryption proxies, a computing server and a
 //! receiver, running multi-key BFV ([`crate::mk`]) with threshold decryption and threshold proxy
-//! re-encryption ([`crate::reenc`]) as four steps, each a function every party of the mesh calls
+//! re-encryption ([`crate::reenc`]) as five steps, each a function every party of the mesh calls
 //! with its own role:
 //!
 //! 1. [`keygen`]: a commit-and-open coin toss for the CRS seed; every user makes its secret key,
 //!    public key and relinearization key ([`MkRelinKey`], over Table 2's gadget for the number of
-//!    users) and sends the public parts to the server; ReKeyGen (seed 001 Algorithm 1): the
-//!    receiver samples a masking key `r_{i→D}` per user and sends it to user `i` (ReKeyGen 1, one
-//!    element), who splits `rk = s_i − r_{i→D}` into `N` shares, one per proxy (ReKeyGen 2, `N`
-//!    elements), and erases `r` and `rk`. Long-term state goes to files (below).
-//! 2. [`evaluate`]: every user encrypts its input and sends it to the server; the server
+//!    users) and sends the public parts to the server.
+//! 2. [`rekeygen`] (seed 001 Algorithm 1): the receiver samples a masking key `r_{i→D}` per user
+//!    and sends it to user `i` (ReKeyGen 1, one element), who splits `rk = s_i − r_{i→D}` into
+//!    `N` shares, one per proxy (ReKeyGen 2, `N` elements), and erases `r` and `rk`.
+//! 3. [`evaluate`]: every user encrypts its input and sends it to the server; the server
 //!    evaluates [`circuit`] (depth 5, every product mixing all users' keys, relinearized on the
 //!    fly with the per-user grouping) and stores the result.
-//! 3. [`decrypt`]: threshold decryption of the stored result: the server sends each user its
+//! 4. [`decrypt`]: threshold decryption of the stored result: the server sends each user its
 //!    [`DecryptionRequest`] (`c_i`; the merging user also gets `c_0`), every user sends its
 //!    smudged partial decryption to the merging user (the first user), who merges and checks.
-//! 4. [`reencrypt`]: the server sends the stored result to the proxies; each proxy computes its
+//! 5. [`reencrypt`]: the server sends the stored result to the proxies; each proxy computes its
 //!    share of `c_0'` with its key shares and fresh smudging (ReEnc, Algorithm 2) and sends it to
 //!    the receiver; the first proxy also forwards the ciphertext; the receiver combines and
 //!    decrypts with its masking keys (Algorithm 3) and checks.
@@ -540,10 +540,10 @@ fn check_plain(who: &str, got: &Plaintext, want: &[u64]) -> Result<String> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Step 1: key generation and ReKeyGen.
+// Steps 1 and 2: key generation and ReKeyGen.
 
-/// Step 1 at this party (see the module docs): CRS coin toss, key generation, ReKeyGen; writes
-/// this party's state under `cfg.dir`.
+/// Step 1 at this party (see the module docs): CRS coin toss, every user's key generation, the
+/// public keys to the server; writes this party's state under `cfg.dir`.
 ///
 /// # Errors
 /// [`Error::Protocol`] naming the party and step for a network failure, an invalid message or
@@ -575,7 +575,6 @@ pub async fn keygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) ->
     }
     m.stop(mesh, "CRS coin toss", &mut report);
     let decomposition = paper_decomposition(lay.users())?;
-    let delegatee = lay.delegatee_id();
     let task = progress.task("key generation", 1);
 
     match role {
@@ -599,7 +598,78 @@ pub async fn keygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) ->
             };
             write_secret(&path, Zeroizing::new(encode(&state)))?;
             report.wrote.push(path);
-            // ReKeyGen 2: the masking key from the receiver, the shares to the proxies.
+        }
+        Role::Receiver | Role::Proxy(_) => {}
+        Role::Server => {
+            let m = Meter::start(mesh);
+            let (mut pks, mut rlks) = (Vec::new(), Vec::new());
+            for i in 0..lay.users() {
+                let from = lay.users[i];
+                let (pk, rlk): (Vec<u8>, Vec<u8>) = mesh
+                    .recv_tagged(from, TAG_USER_KEYS)
+                    .await
+                    .map_err(|e| net(lay, "receiving a user's public keys", e))?;
+                PublicKey::from_bytes(&ctx, &pk).map_err(|e| bad(from, "KeyGen", e))?;
+                let key = MkRelinKey::from_bytes(&ctx, &rlk).map_err(|e| bad(from, "KeyGen", e))?;
+                if key.id() != Layout::user_key_id(i)
+                    || key.crs_seed() != &crs_seed
+                    || key.decomposition() != decomposition
+                {
+                    return Err(Error::Protocol(format!(
+                        "KeyGen: party {from} sent a relinearization key of user {} over another \
+                         CRS or gadget",
+                        key.id()
+                    )));
+                }
+                pks.push(pk);
+                rlks.push(rlk);
+            }
+            m.stop(mesh, "KeyGen: public keys from the users", &mut report);
+            let path = cfg.dir.join(files::SERVER_KEYS);
+            coterie_base::fsio::write_atomic(
+                &path,
+                &encode(&ServerState {
+                    crs_seed,
+                    pks,
+                    rlks,
+                }),
+            )?;
+            report.wrote.push(path);
+        }
+    }
+    task.inc(1);
+    task.finish();
+    Ok(report)
+}
+
+/// Step 2 at this party (ReKeyGen, seed 001 Algorithm 1, for the layout's receiver as the
+/// delegatee): the receiver samples a masking key per user and sends it (ReKeyGen 1); each user
+/// splits `rk = s_i − r_{i→D}` into one share per proxy and sends them (ReKeyGen 2), erasing `r`
+/// and `rk`; the proxies and the receiver store what they got. Needs the users' keys of
+/// [`keygen`].
+///
+/// # Errors
+/// [`Error::Protocol`] naming the party and step for a network failure, an invalid message or
+/// a file error.
+pub async fn rekeygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) -> Result<Report> {
+    let ctx = cfg.params.context()?;
+    let lay = &cfg.layout;
+    check_mesh(mesh, lay)?;
+    let me = mesh.id();
+    let role = lay.role(me)?;
+    let mut report = Report {
+        role: format!("{role:?}"),
+        ..Report::default()
+    };
+    std::fs::create_dir_all(&cfg.dir)
+        .map_err(|e| state_err(&cfg.dir, Error::Base(e.to_string())))?;
+    let mut rng = Csprng::new();
+    let delegatee = lay.delegatee_id();
+    let task = progress.task("ReKeyGen", 1);
+    match role {
+        Role::User(i) => {
+            let (sk, _, _) = load_user(&ctx, cfg, i)?;
+            let id = Layout::user_key_id(i);
             let m = Meter::start(mesh);
             let mk_bytes = mesh
                 .recv_bytes(lay.receiver, TAG_MASK)
@@ -677,42 +747,7 @@ pub async fn keygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) ->
             write_secret(&path, Zeroizing::new(encode(&SecretListState { items })))?;
             report.wrote.push(path);
         }
-        Role::Server => {
-            let m = Meter::start(mesh);
-            let (mut pks, mut rlks) = (Vec::new(), Vec::new());
-            for i in 0..lay.users() {
-                let from = lay.users[i];
-                let (pk, rlk): (Vec<u8>, Vec<u8>) = mesh
-                    .recv_tagged(from, TAG_USER_KEYS)
-                    .await
-                    .map_err(|e| net(lay, "receiving a user's public keys", e))?;
-                PublicKey::from_bytes(&ctx, &pk).map_err(|e| bad(from, "KeyGen", e))?;
-                let key = MkRelinKey::from_bytes(&ctx, &rlk).map_err(|e| bad(from, "KeyGen", e))?;
-                if key.id() != Layout::user_key_id(i)
-                    || key.crs_seed() != &crs_seed
-                    || key.decomposition() != decomposition
-                {
-                    return Err(Error::Protocol(format!(
-                        "KeyGen: party {from} sent a relinearization key of user {} over another \
-                         CRS or gadget",
-                        key.id()
-                    )));
-                }
-                pks.push(pk);
-                rlks.push(rlk);
-            }
-            m.stop(mesh, "KeyGen: public keys from the users", &mut report);
-            let path = cfg.dir.join(files::SERVER_KEYS);
-            coterie_base::fsio::write_atomic(
-                &path,
-                &encode(&ServerState {
-                    crs_seed,
-                    pks,
-                    rlks,
-                }),
-            )?;
-            report.wrote.push(path);
-        }
+        Role::Server => {}
     }
     task.inc(1);
     task.finish();
@@ -774,9 +809,9 @@ fn load_secret_list(path: &Path, bound: u64) -> Result<SecretListState> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Step 2: encryption and evaluation; step 3: threshold decryption.
+// Step 3: encryption and evaluation; step 4: threshold decryption.
 
-/// Step 2 at this party (see the module docs): the users encrypt the [`demo_inputs`] of
+/// Step 3 at this party (see the module docs): the users encrypt the [`demo_inputs`] of
 /// `input_seed` and send them to the server, which evaluates [`circuit`] and stores the result.
 ///
 /// # Errors
@@ -845,7 +880,7 @@ pub async fn evaluate<M: Mesh>(
     Ok(report)
 }
 
-/// Step 3 at this party (see the module docs): threshold decryption of the server's stored
+/// Step 4 at this party (see the module docs): threshold decryption of the server's stored
 /// result to the first user (the merger), who checks it against the [`circuit_plain`] of the
 /// [`demo_inputs`] of `input_seed`. The server sends each user its [`DecryptionRequest`] (`c_i`;
 /// the merger's also `c_0`), every other user sends its smudged partial decryption to the merger.
@@ -952,9 +987,9 @@ pub async fn decrypt<M: Mesh>(
 }
 
 // ---------------------------------------------------------------------------------------------
-// Step 4: re-encryption.
+// Step 5: re-encryption.
 
-/// Step 4 at this party (see the module docs): the server sends its stored result to the
+/// Step 5 at this party (see the module docs): the server sends its stored result to the
 /// proxies, each proxy sends its smudged share of `c_0'` to the receiver (the first proxy also
 /// forwards the ciphertext), the receiver combines, decrypts with its masking keys and checks
 /// against the [`circuit_plain`] of the [`demo_inputs`] of `input_seed`. A proxy reports one unit

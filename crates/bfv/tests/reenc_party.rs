@@ -16,6 +16,7 @@ const SEED: [u8; 32] = [42; 32];
 #[derive(Clone, Copy)]
 enum Step {
     Keygen,
+    Rekeygen,
     Evaluate,
     Decrypt,
     Reencrypt,
@@ -40,6 +41,7 @@ async fn step(layout: &Layout, base: &Path, which: Step) -> Vec<coterie_bfv::Res
             let none = Progress::none();
             let r = match which {
                 Step::Keygen => party::keygen(&mut mesh, &cfg, &none).await,
+                Step::Rekeygen => party::rekeygen(&mut mesh, &cfg, &none).await,
                 Step::Evaluate => party::evaluate(&mut mesh, &cfg, &SEED, &none).await,
                 Step::Decrypt => party::decrypt(&mut mesh, &cfg, &SEED, &none).await,
                 Step::Reencrypt => party::reencrypt(&mut mesh, &cfg, &SEED, &none).await,
@@ -106,9 +108,10 @@ async fn whole_flow(k: usize, n: usize) {
     let e = (ctx.degree() as u64 * ctx.params().log_q() as u64).div_ceil(8);
 
     let keygen = ok(step(&layout, &base, Step::Keygen).await);
-    for (p, r) in keygen.iter().enumerate() {
-        assert!(!r.wrote.is_empty(), "party {p} wrote no state");
+    for p in 0..k {
+        assert!(!keygen[p].wrote.is_empty(), "user {p} wrote no state");
     }
+    let rekeygen = ok(step(&layout, &base, Step::Rekeygen).await);
     #[cfg(unix)]
     for (p, file) in [
         (0, files::USER),
@@ -118,7 +121,7 @@ async fn whole_flow(k: usize, n: usize) {
         let path = base.join(format!("party-{p}")).join(file);
         assert_eq!(mode(&path), 0o600, "{}", path.display());
     }
-    let phases = per_phase(&keygen);
+    let phases = per_phase(&rekeygen);
     // ReKeyGen: per delegator one masking key and N shares, (N + 1)·k elements in all.
     assert_elements(&phases, "ReKeyGen: masking keys to the users", k as u64, e);
     assert_elements(
@@ -246,6 +249,7 @@ async fn bad_layouts_and_state_are_refused() {
     let e = rs[k].as_ref().unwrap_err().to_string();
     assert!(e.contains(files::PROXY), "{e}");
     ok(step(&layout, &base, Step::Keygen).await);
+    ok(step(&layout, &base, Step::Rekeygen).await);
     ok(step(&layout, &base, Step::Evaluate).await);
     // Threshold decryption twice from the stored result (fresh smudging each time).
     for _ in 0..2 {

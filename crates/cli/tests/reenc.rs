@@ -122,6 +122,7 @@ fn proxy_killed_mid_reenc_then_retry_succeeds() {
     let config = dir.join("pki").join("party.toml");
     let state = dir.join("state");
     all_ok(&finish(start(&config, &state, 7, "keygen", None)));
+    all_ok(&finish(start(&config, &state, 7, "rekeygen", None)));
     all_ok(&finish(start(&config, &state, 7, "evaluate", None)));
     let eval = finish(start(&config, &state, 7, "decrypt", None));
     all_ok(&eval);

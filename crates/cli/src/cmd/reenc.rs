@@ -12,8 +12,10 @@ use coterie_net::{Mesh, TlsMesh};
 /// The steps of `coterie party ... reenc`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Step {
-    /// CRS coin toss, every user's keys, ReKeyGen (masking keys and proxy shares): writes state.
+    /// CRS coin toss, every user's keys (public parts to the server): writes state.
     Keygen,
+    /// ReKeyGen: masking keys from the receiver, re-encryption key shares to the proxies.
+    Rekeygen,
     /// Encryption of the users' (public demo) inputs and the depth-5 circuit at the server,
     /// which stores the result.
     Evaluate,
@@ -83,6 +85,7 @@ pub async fn party(mesh: &mut TlsMesh, a: &ReencArgs) -> Result<String, String> 
     let seed = input_seed(&a.inputs);
     let r = match a.step {
         Step::Keygen => reenc_party::keygen(mesh, &cfg, &progress).await,
+        Step::Rekeygen => reenc_party::rekeygen(mesh, &cfg, &progress).await,
         Step::Evaluate => reenc_party::evaluate(mesh, &cfg, &seed, &progress).await,
         Step::Decrypt => reenc_party::decrypt(mesh, &cfg, &seed, &progress).await,
         Step::Reencrypt => reenc_party::reencrypt(mesh, &cfg, &seed, &progress).await,
@@ -112,7 +115,7 @@ fn print_report(me: usize, r: &Report) {
 }
 
 /// `coterie demo reenc`: `users` users, `proxies` proxies, a server and a receiver as processes
-/// over mutual TLS on loopback; the four steps one after the other; both results checked.
+/// over mutual TLS on loopback; the five steps one after the other; both results checked.
 pub fn demo(users: usize, proxies: usize, insecure_toy: bool) -> Result<(), String> {
     let layout = Layout::standard(users, proxies).map_err(|e| e.to_string())?;
     let mut roles = vec![coterie_net::Role::User; users];
@@ -140,7 +143,7 @@ fn demo_in(dir: &Path, roles: &[coterie_net::Role], insecure_toy: bool) -> Resul
     }
     let state = dir.join("state");
     let state_s = state.to_string_lossy().to_string();
-    for step in ["keygen", "evaluate", "decrypt", "reencrypt"] {
+    for step in ["keygen", "rekeygen", "evaluate", "decrypt", "reencrypt"] {
         println!("--- step {step}");
         let mut args = vec!["reenc", "--step", step, "--dir", &state_s];
         if insecure_toy {
