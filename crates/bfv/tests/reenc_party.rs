@@ -108,8 +108,8 @@ async fn whole_flow(k: usize, n: usize) {
     let e = (ctx.degree() as u64 * ctx.params().log_q() as u64).div_ceil(8);
 
     let keygen = ok(step(&layout, &base, Step::Keygen).await);
-    for p in 0..k {
-        assert!(!keygen[p].wrote.is_empty(), "user {p} wrote no state");
+    for (p, r) in keygen.iter().take(k).enumerate() {
+        assert!(!r.wrote.is_empty(), "user {p} wrote no state");
     }
     let rekeygen = ok(step(&layout, &base, Step::Rekeygen).await);
     #[cfg(unix)]
