@@ -5,7 +5,8 @@
 
 use coterie_bfv::encrypt::decrypt_multi_key;
 use coterie_bfv::mk::{
-    self, ConvertedKey, MkCrs, MkRelinKey, PartialDecryption, Relin, SharedRelinKey, Smudging,
+    self, ConvertedKey, DecryptionRequest, MkCrs, MkRelinKey, PartialDecryption, Relin,
+    SharedRelinKey, Smudging,
 };
 use coterie_bfv::{Ciphertext, Context, Decomposition, Error, Params, Plaintext, PublicKey};
 use coterie_bfv::{KeySet, SecretKey};
@@ -531,6 +532,35 @@ fn serialization_round_trips_and_rejects_malformed_bytes() {
         malformed(&ctx, &other, &pb, |c, b| {
             PartialDecryption::from_bytes(c, b).map(|_| ())
         });
+        // Decryption requests: one element per user (two for the merger), the same partial
+        // decryptions and merge as from the whole ciphertext.
+        let reqs = [
+            DecryptionRequest::new(&z, 11, true).unwrap(),
+            DecryptionRequest::new(&z, u64::MAX, false).unwrap(),
+        ];
+        assert!(DecryptionRequest::new(&z, 12, false).is_err());
+        let mut partials = Vec::new();
+        for (req, sk) in reqs.iter().zip(&u.sks) {
+            let rb = req.to_bytes();
+            let back = DecryptionRequest::from_bytes(&ctx, &rb).unwrap();
+            assert_eq!(&back, req);
+            malformed(&ctx, &other, &rb, |c, b| {
+                DecryptionRequest::from_bytes(c, b).map(|_| ())
+            });
+            let p = mk::part_dec_request(sk, &back, &Smudging::PaperSigma20, &mut r).unwrap();
+            assert_eq!(p.digest(), &mk::ciphertext_digest(&z));
+            partials.push(p);
+        }
+        let want = negacyclic(&m, &m, 256);
+        let merged = mk::merge_request(&reqs[0], &partials).unwrap();
+        assert_eq!(merged.coefficients().unwrap(), &want[..]);
+        assert_eq!(
+            mk::merge(&z, &partials).unwrap().coefficients().unwrap(),
+            &want[..]
+        );
+        // Only the merger's request carries c_0; a partial is not merged twice.
+        assert!(mk::merge_request(&reqs[1], &partials).is_err());
+        assert!(mk::merge_request(&reqs[0], &[partials[0].clone(), partials[0].clone()]).is_err());
     }
 }
 
