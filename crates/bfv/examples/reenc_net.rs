@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use coterie_base::Progress;
 use coterie_bfv::mk::Smudging;
-use coterie_bfv::reenc_party::{self as party, Config, Layout, ParamChoice, Report};
+use coterie_bfv::reenc_party::{self as party, Config, Layout, PaperLink, ParamChoice, Report};
 use coterie_net::local::{run_parties, tls_group_with};
 use coterie_net::netem::LinkParams;
 use coterie_net::{Mesh, MeshOptions};
@@ -71,14 +71,14 @@ fn record(imp: &str, op: &str, unit: &str, value: f64, params: &[(&str, String)]
     );
 }
 
-/// The paper's model: `elements · (n·log q / rate + latency)`, sequential.
+/// The paper's model (`coterie_bfv::reenc_party::paper_comm_ms`) for `net`.
 fn model_ms(elements: u64, net: &str) -> Option<f64> {
-    let bits = 8192.0 * 220.0;
-    match net {
-        "lan" => Some(elements as f64 * (bits / 10e9 * 1e3 + 0.5)),
-        "wan" => Some(elements as f64 * (bits / 72e6 * 1e3 + 72.0)),
-        _ => None,
-    }
+    let link = match net {
+        "lan" => PaperLink::Lan,
+        "wan" => PaperLink::Wan,
+        _ => return None,
+    };
+    Some(party::paper_comm_ms(elements, 8192.0 * 220.0, link))
 }
 
 struct StepResult {

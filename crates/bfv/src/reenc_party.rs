@@ -253,6 +253,41 @@ impl Layout {
     }
 }
 
+/// The paper's network settings (seed 001 §7.1, from an AWS US East–West measurement).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PaperLink {
+    /// 10 Gbit/s, 0.5 ms latency.
+    Lan,
+    /// 72 Mbit/s, 72 ms latency.
+    Wan,
+}
+
+impl PaperLink {
+    /// Throughput in bits per second.
+    pub fn rate_bps(self) -> f64 {
+        match self {
+            PaperLink::Lan => 10e9,
+            PaperLink::Wan => 72e6,
+        }
+    }
+
+    /// One-way latency in milliseconds.
+    pub fn latency_ms(self) -> f64 {
+        match self {
+            PaperLink::Lan => 0.5,
+            PaperLink::Wan => 72.0,
+        }
+    }
+}
+
+/// The paper's communication-time model (seed 001 §7.1): `elements` ring elements of
+/// `element_bits` bits (`n·log q`, 1,802,240 at the paper's parameters) sent one after the other,
+/// each costing `bits / rate + latency`. The paper's counts are ReKeyGen `N + 1` elements per
+/// delegator, ReEnc `k + N`, threshold decryption `2k − 1`.
+pub fn paper_comm_ms(elements: u64, element_bits: f64, link: PaperLink) -> f64 {
+    elements as f64 * (element_bits / link.rate_bps() * 1e3 + link.latency_ms())
+}
+
 /// The parameter set of a run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ParamChoice {
