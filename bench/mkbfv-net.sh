@@ -12,7 +12,7 @@
 #   --nets LIST  comma-separated among loopback, lan, wan (default: all three).
 #   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).
 #
-# Writes DIR/mkbfv-net.jsonl: impl coterie, ops net_<step> (ms) and bytes_<step> (B) for steps
+# Writes DIR/mkbfv-net.jsonl: impl coterie, ops net_<step> (ms) and bytes_<step> (bytes) for steps
 # rekeygen, decrypt, reencrypt (params k, N, net, elements = ring elements this flow sends,
 # paper_elements = the paper's count), keygen and evaluate, and bytes_reenc_distribution (the
 # server's copies of the ciphertext to the proxies, which the paper does not count); impl paper,

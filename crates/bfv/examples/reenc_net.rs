@@ -263,7 +263,7 @@ fn main() {
                     record(
                         "coterie",
                         &format!("bytes_{step}"),
-                        "B",
+                        "bytes",
                         s.bytes as f64,
                         &p(&extra),
                     );
@@ -274,7 +274,7 @@ fn main() {
                 record(
                     "coterie",
                     "bytes_reenc_distribution",
-                    "B",
+                    "bytes",
                     r["reencrypt"].distribution_bytes as f64,
                     &p(&[("elements", (n * (k + 1)).to_string())]),
                 );
@@ -284,7 +284,7 @@ fn main() {
                     record(
                         "coterie",
                         &format!("bytes_{step}"),
-                        "B",
+                        "bytes",
                         s.bytes as f64,
                         &p(&[]),
                     );
