@@ -24,9 +24,9 @@
 # Writes DIR/mkbfv.jsonl: impl coterie (ns, criterion medians; ops keygen, encrypt, hom_add,
 # hom_mul_otf, hom_mul_shared, shared_relin_key, part_dec, merge, thr_dec, rekeygen, reenc_share,
 # reenc_combine, reenc, decrypt_reenc and the breakdowns hom_mul_tensor, relin_otf,
-# sample_smudging, sample_gaussian, sample_uniform; params k and/or proxies, n), impl paper (ms,
-# the cells of Tables 4-8: keygen, encrypt, hom_add, hom_mul, thr_dec, rekeygen, reenc,
-# decrypt_reenc), impl lattigo (ns: keygen, thr_dec, reenc, pks_share) and impl openfhe (ns:
+# ciphertext_digest, sample_smudging, sample_gaussian, sample_uniform; params k and/or proxies),
+# impl paper (ms, the cells of Tables 4-8: keygen, encrypt, hom_add, hom_mul, thr_dec, rekeygen,
+# reenc, decrypt_reenc), impl lattigo (ns: keygen, thr_dec, reenc, pks_share) and impl openfhe (ns:
 # keygen, thr_dec, rekeygen, reenc, decrypt), peers with params n and logq.
 # DIR/mkbfv.md: coterie vs paper (speed-up, the 50x target per cell), the breakdowns, coterie vs
 # peers (ratios, the faster-peer target per row), from bench/mkbfv_merge.py.

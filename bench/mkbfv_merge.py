@@ -97,6 +97,7 @@ def main():
         "merge": "Merge of the k partials",
         "reenc_share": "one proxy's re-encryption share (k products + smudging)",
         "reenc_combine": "the delegatee's combine of the N shares",
+        "ciphertext_digest": "BLAKE3 digest of the k-user ciphertext (in part_dec, merge, reenc_share, reenc_combine)",
         "sample_smudging": "n = 8192 samples of the σ = 2^20 Gaussian",
         "sample_gaussian": "n = 8192 samples of the σ = 3.2 Gaussian",
         "sample_uniform": "one uniform element of R_q",

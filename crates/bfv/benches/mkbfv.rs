@@ -26,6 +26,7 @@
 //! |---|---|---|
 //! | `hom_mul_tensor` | `k` | `mk::mul_no_relin`: the exact tensor product alone (`(k+1)²` parts) |
 //! | `relin_otf` | `k` | `mk::relinearize` of that tensor on the fly, grouped |
+//! | `ciphertext_digest` | `k` | `mk::ciphertext_digest` of a `k`-user ciphertext (BLAKE3 over its `k + 1` parts), which `part_dec`, `merge`, `reenc_share` and `reenc_combine` each compute to bind shares to the ciphertext |
 //! | `sample_smudging` | – | `n` samples of the σ = 2^20 discrete Gaussian (coterie-math's `DiscreteGaussian`), the smudging term of every `part_dec` and `reenc_share` |
 //! | `sample_gaussian` | – | `n` samples of the σ = 3.2 discrete Gaussian (secrets, errors, `u`) |
 //! | `sample_uniform` | – | one uniform element of `R_q` (`Poly::random`, NTT form): a masking key or a re-encryption key share |
@@ -269,6 +270,9 @@ fn bench(c: &mut Criterion) {
             .zip(ids(k))
             .map(|(s, id)| mk::part_dec(s, id, &z, &smdg, &mut rng).unwrap())
             .collect();
+        let mut g = group(c, tm, "ciphertext_digest");
+        g.bench_function(bid(), |b| b.iter(|| mk::ciphertext_digest(black_box(&z))));
+        g.finish();
         let mut g = group(c, tm, "part_dec");
         g.bench_function(bid(), |b| {
             b.iter(|| mk::part_dec(&u.sks[0], 1, black_box(&z), &smdg, &mut rng).unwrap())
