@@ -39,7 +39,12 @@ def load(path):
         res[key] = r["value"] * TIME[r["unit"]]
         if r["impl"] != "paper":
             meta[r["impl"]] = (r.get("rev"), r.get("date"), r.get("host") or {}, p.get("logq"))
+            run = (r["impl"], r.get("rev"), r.get("date"), json.dumps((r.get("host") or {}).get("load")))
+            RUNS.setdefault(run, set()).add(r["op"])
     return res, meta
+
+
+RUNS = {}
 
 
 def main():
@@ -48,9 +53,14 @@ def main():
     out = []
     w = out.append
     if "coterie" in meta:
-        rev, date, host, _ = meta["coterie"]
-        w(f"coterie rev {rev}, {date}, {host.get('cpu')} ({host.get('cores')} cores), "
-          f"load at start {host.get('load')}; one thread. Paper: Xeon Silver 4114 @ 2.2 GHz, one core, NTL, no RNS.")
+        host = meta["coterie"][2]
+        w(f"{host.get('cpu')} ({host.get('cores')} cores, AVX-512: {', '.join(host.get('avx512') or []) or 'none'}), "
+          "one thread. Paper: Xeon Silver 4114 @ 2.2 GHz, one core, NTL, no RNS. Runs:")
+        w("")
+        runs = sorted(RUNS.items(), key=lambda x: (x[0][2] or "", x[0][0]))
+        for (impl, rev, date, ld), ops in runs:
+            only = "" if len(runs) == 1 else f" ({', '.join(sorted(ops))})"
+            w(f"- {impl}: rev {rev}, {date}, load at start {ld}{only}")
         w("")
     w("### Tables 4-8: coterie vs the paper (per party)")
     w("")
