@@ -951,10 +951,42 @@ pub(crate) fn sample_smudging<R: rand::CryptoRng + ?Sized>(
 // Threshold decryption.
 
 /// A digest binding partial results to one ciphertext: BLAKE3 (derived key
-/// `coterie-bfv/mk/ciphertext-digest/v1`) of its encoding ([`Ciphertext::to_bytes`]).
+/// `coterie-bfv/mk/ciphertext-digest/v2`) of the parameter fingerprint, the level, the user ids
+/// and every part's residues (coefficient form, little-endian words, limb after limb). Hashing the
+/// residues directly instead of the packed encoding keeps it at hashing speed (the packing
+/// dominated the first version).
 pub fn ciphertext_digest(ct: &Ciphertext) -> [u8; 32] {
-    let mut h = blake3::Hasher::new_derive_key("coterie-bfv/mk/ciphertext-digest/v1");
-    h.update(&ct.to_bytes());
+    let mut h = blake3::Hasher::new_derive_key("coterie-bfv/mk/ciphertext-digest/v2");
+    h.update(ct.ctx.fingerprint());
+    h.update(&(ct.level as u64).to_le_bytes());
+    let ids: &[u64] = match &ct.keys {
+        KeySet::Parties(ids) | KeySet::PartiesTensor(ids) => ids,
+        KeySet::Powers => &[],
+    };
+    h.update(&[u8::from(matches!(ct.keys, KeySet::PartiesTensor(_)))]);
+    h.update(&(ids.len() as u64).to_le_bytes());
+    for id in ids {
+        h.update(&id.to_le_bytes());
+    }
+    h.update(&(ct.parts.len() as u64).to_le_bytes());
+    let mut buf = [0u8; 8 * 512];
+    for part in &ct.parts {
+        let coeff;
+        let p = if part.representation() == Representation::Coefficient {
+            part
+        } else {
+            let mut c = part.clone();
+            c.to_coeff();
+            coeff = c;
+            &coeff
+        };
+        for chunk in p.data().chunks(512) {
+            for (b, x) in buf.chunks_exact_mut(8).zip(chunk) {
+                b.copy_from_slice(&x.to_le_bytes());
+            }
+            h.update(&buf[..8 * chunk.len()]);
+        }
+    }
     *h.finalize().as_bytes()
 }
 
