@@ -31,6 +31,8 @@
 //! | [`multiparty`] | collective public, relinearization and Galois keys from shares over a common reference string |
 //! | [`mk`] | seed 001's multi-key BFV: relinearization keys over a CRS, HomMul with CDKS19's two relinearizations, threshold decryption with smudging |
 //! | [`reenc`] | seed 001's threshold proxy re-encryption: masking keys, re-encryption key shares, proxy shares, combination, decryption by the delegatee |
+//! | [`mk_noise`] | seed 001's noise estimator (variance-based, checked against the measured noise and the failure points) |
+//! | [`reenc_party`] | seed 001's parties over a `Mesh`: users, proxies, computing server, receiver; key generation, ReKeyGen, evaluation, threshold decryption and re-encryption as steps over owner-only state files |
 //! | [`encoding`] | plaintexts, coefficient encoding (any `t`), SIMD batching (`t ≡ 1 mod 2N`), cyclotomic lifts |
 //! | [`ciphertext`] | ciphertexts over a key set, add/sub/neg, plaintext ops, modulus switching |
 //! | [`encrypt`] | encryption (public key, given randomness, symmetric), decryption |
