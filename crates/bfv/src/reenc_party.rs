@@ -584,15 +584,8 @@ fn check_plain(who: &str, got: &Plaintext, want: &[u64]) -> Result<String> {
 /// [`Error::Protocol`] naming the party and step for a network failure, an invalid message or
 /// a file error; [`Error::InvalidParameter`] for a mesh of another size than the layout.
 pub async fn keygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) -> Result<Report> {
-    let ctx = cfg.params.context()?;
+    let (ctx, role, mut report) = begin(mesh, cfg)?;
     let lay = &cfg.layout;
-    check_mesh(mesh, lay)?;
-    let me = mesh.id();
-    let role = lay.role(me)?;
-    let mut report = Report {
-        role: format!("{role:?}"),
-        ..Report::default()
-    };
     std::fs::create_dir_all(&cfg.dir)
         .map_err(|e| state_err(&cfg.dir, Error::Base(e.to_string())))?;
     let mut rng = Csprng::new();
@@ -687,15 +680,8 @@ pub async fn keygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) ->
 /// [`Error::Protocol`] naming the party and step for a network failure, an invalid message or
 /// a file error.
 pub async fn rekeygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) -> Result<Report> {
-    let ctx = cfg.params.context()?;
+    let (ctx, role, mut report) = begin(mesh, cfg)?;
     let lay = &cfg.layout;
-    check_mesh(mesh, lay)?;
-    let me = mesh.id();
-    let role = lay.role(me)?;
-    let mut report = Report {
-        role: format!("{role:?}"),
-        ..Report::default()
-    };
     std::fs::create_dir_all(&cfg.dir)
         .map_err(|e| state_err(&cfg.dir, Error::Base(e.to_string())))?;
     let mut rng = Csprng::new();
@@ -789,6 +775,19 @@ pub async fn rekeygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) 
     Ok(report)
 }
 
+/// What every step does first: the context, this party's role and an empty report (checking
+/// that the mesh has the layout's size).
+fn begin<M: Mesh>(mesh: &M, cfg: &Config) -> Result<(Context, Role, Report)> {
+    let ctx = cfg.params.context()?;
+    check_mesh(mesh, &cfg.layout)?;
+    let role = cfg.layout.role(mesh.id())?;
+    let report = Report {
+        role: format!("{role:?}"),
+        ..Report::default()
+    };
+    Ok((ctx, role, report))
+}
+
 fn check_mesh<M: Mesh>(mesh: &M, lay: &Layout) -> Result<()> {
     if mesh.n() != lay.parties() {
         return Err(Error::InvalidParameter(format!(
@@ -858,15 +857,8 @@ pub async fn evaluate<M: Mesh>(
     input_seed: &Seed,
     progress: &Progress,
 ) -> Result<Report> {
-    let ctx = cfg.params.context()?;
+    let (ctx, role, mut report) = begin(mesh, cfg)?;
     let lay = &cfg.layout;
-    check_mesh(mesh, lay)?;
-    let me = mesh.id();
-    let role = lay.role(me)?;
-    let mut report = Report {
-        role: format!("{role:?}"),
-        ..Report::default()
-    };
     let mut rng = Csprng::new();
     match role {
         Role::User(i) => {
@@ -929,15 +921,8 @@ pub async fn decrypt<M: Mesh>(
     input_seed: &Seed,
     progress: &Progress,
 ) -> Result<Report> {
-    let ctx = cfg.params.context()?;
-    let lay = &cfg.layout;
-    check_mesh(mesh, lay)?;
-    let me = mesh.id();
-    let role = lay.role(me)?;
-    let mut report = Report {
-        role: format!("{role:?}"),
-        ..Report::default()
-    };
+    let (ctx, role, mut report) = begin(mesh, cfg)?;
+    let (lay, me) = (&cfg.layout, mesh.id());
     let mut rng = Csprng::new();
     let merger = lay.users[0];
     match role {
@@ -1041,15 +1026,8 @@ pub async fn reencrypt<M: Mesh>(
     input_seed: &Seed,
     progress: &Progress,
 ) -> Result<Report> {
-    let ctx = cfg.params.context()?;
+    let (ctx, role, mut report) = begin(mesh, cfg)?;
     let lay = &cfg.layout;
-    check_mesh(mesh, lay)?;
-    let me = mesh.id();
-    let role = lay.role(me)?;
-    let mut report = Report {
-        role: format!("{role:?}"),
-        ..Report::default()
-    };
     let mut rng = Csprng::new();
     let delegatee = lay.delegatee_id();
     match role {

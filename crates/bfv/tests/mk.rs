@@ -8,63 +8,18 @@ use coterie_bfv::mk::{
     self, ConvertedKey, DecryptionRequest, MkCrs, MkRelinKey, PartialDecryption, Relin,
     SharedRelinKey, Smudging,
 };
-use coterie_bfv::{Ciphertext, Context, Decomposition, Error, Params, Plaintext, PublicKey};
+use coterie_bfv::{Ciphertext, Context, Decomposition, Error, Params, Plaintext};
 use coterie_bfv::{KeySet, SecretKey};
 use coterie_math::poly::{Poly, Representation};
 use coterie_math::prg::Csprng;
 use rand::Rng;
 
 mod common;
-use common::{add_pt, malformed, negacyclic, rng, toy};
+use common::{Users, add_pt, malformed, negacyclic, rng, toy};
 
 fn random_pt(ctx: &Context, r: &mut Csprng) -> Vec<u64> {
     let t = ctx.scalar_t().unwrap();
     (0..ctx.degree()).map(|_| r.next_u64() % t).collect()
-}
-
-struct Users {
-    ctx: Context,
-    ids: Vec<u64>,
-    sks: Vec<SecretKey>,
-    pks: Vec<PublicKey>,
-    rlks: Vec<MkRelinKey>,
-}
-
-impl Users {
-    fn new(ctx: &Context, ids: &[u64], dec: Decomposition, r: &mut Csprng) -> Users {
-        let crs = MkCrs::new(ctx, &[42; 32], dec).unwrap();
-        let sks: Vec<SecretKey> = ids.iter().map(|_| SecretKey::generate(ctx, r)).collect();
-        let pks = sks.iter().map(|s| s.public_key(r)).collect();
-        let rlks = sks
-            .iter()
-            .zip(ids)
-            .map(|(s, &id)| MkRelinKey::generate(s, id, &crs, r).unwrap())
-            .collect();
-        Users {
-            ctx: ctx.clone(),
-            ids: ids.to_vec(),
-            sks,
-            pks,
-            rlks,
-        }
-    }
-
-    fn keys(&self) -> Vec<(u64, &SecretKey)> {
-        self.ids.iter().copied().zip(self.sks.iter()).collect()
-    }
-
-    fn enc(&self, user: usize, m: &[u64], r: &mut Csprng) -> Ciphertext {
-        let pt = Plaintext::encode_coefficients(&self.ctx, m).unwrap();
-        mk::encrypt(&self.pks[user], self.ids[user], &pt, r).unwrap()
-    }
-
-    fn dec(&self, ct: &Ciphertext) -> Vec<u64> {
-        decrypt_multi_key(ct, &self.keys())
-            .unwrap()
-            .coefficients()
-            .unwrap()
-            .to_vec()
-    }
 }
 
 #[test]
@@ -121,7 +76,7 @@ fn ntt_of(ctx: &Context, sk: &SecretKey) -> Poly {
 fn relin_key_and_converted_key_identities() {
     let ctx = toy(256);
     let mut r = rng(1);
-    let u = Users::new(&ctx, &[3, 8], Decomposition::Rns, &mut r);
+    let u = Users::new(&ctx, &[3, 8], Decomposition::Rns, 42, &mut r);
     let crs = MkCrs::new(&ctx, &[42; 32], Decomposition::Rns).unwrap();
     let s: Vec<Poly> = u.sks.iter().map(|sk| ntt_of(&ctx, sk)).collect();
     let q_bits = ctx.params().log_q();
@@ -164,7 +119,7 @@ fn relin_key_and_converted_key_identities() {
 fn single_user_ciphertexts_decrypt_with_small_noise() {
     let ctx = toy(256);
     let mut r = rng(2);
-    let u = Users::new(&ctx, &[1, 2, 3], Decomposition::Rns, &mut r);
+    let u = Users::new(&ctx, &[1, 2, 3], Decomposition::Rns, 42, &mut r);
     for k in 0..3 {
         let m = random_pt(&ctx, &mut r);
         let ct = u.enc(k, &m, &mut r);
@@ -190,7 +145,7 @@ fn extension_and_hom_add_over_k_users() {
     let t = 256;
     let mut r = rng(3);
     let ids: Vec<u64> = (0..8).map(|i| 70 - 7 * i).collect(); // unsorted ids
-    let u = Users::new(&ctx, &ids, Decomposition::Rns, &mut r);
+    let u = Users::new(&ctx, &ids, Decomposition::Rns, 42, &mut r);
     let m0 = random_pt(&ctx, &mut r);
     let c0 = u.enc(0, &m0, &mut r);
     let ext = c0.extend_to(&[21, 63, 70]).unwrap();
@@ -285,7 +240,7 @@ fn three_relinearizations_agree_for_2_3_4_users() {
         (4, Decomposition::Rns),
     ] {
         let ids: Vec<u64> = (1..=k as u64).map(|i| 10 * i).collect();
-        let u = Users::new(&ctx, &ids, dec, &mut r);
+        let u = Users::new(&ctx, &ids, dec, 42, &mut r);
         let shared = SharedRelinKey::generate(&u.rlks).unwrap();
         assert_eq!(shared.len(), k * k);
         let ms: Vec<Vec<u64>> = (0..k).map(|_| random_pt(&ctx, &mut r)).collect();
@@ -317,7 +272,7 @@ fn three_relinearizations_agree_for_2_3_4_users() {
 fn relinearization_errors_name_the_missing_key() {
     let ctx = toy(256);
     let mut r = rng(5);
-    let u = Users::new(&ctx, &[1, 2], Decomposition::Rns, &mut r);
+    let u = Users::new(&ctx, &[1, 2], Decomposition::Rns, 42, &mut r);
     let m = random_pt(&ctx, &mut r);
     let (a, b) = (u.enc(0, &m, &mut r), u.enc(1, &m, &mut r));
     let tensor = mk::mul_no_relin(&a, &b).unwrap();
@@ -355,7 +310,7 @@ fn threshold_decryption_after_add_and_mul() {
     let ctx = toy(256);
     let t = 256;
     let mut r = rng(6);
-    let u = Users::new(&ctx, &[5, 6, 7], Decomposition::Rns, &mut r);
+    let u = Users::new(&ctx, &[5, 6, 7], Decomposition::Rns, 42, &mut r);
     let ms: Vec<Vec<u64>> = (0..3).map(|_| random_pt(&ctx, &mut r)).collect();
     let cs: Vec<Ciphertext> = (0..3).map(|i| u.enc(i, &ms[i], &mut r)).collect();
     let relin = Relin::OnTheFly {
@@ -436,7 +391,7 @@ fn threshold_decryption_after_add_and_mul() {
 fn statistical_smudging_needs_and_checks_the_modulus() {
     let ctx = toy(256);
     let mut r = rng(7);
-    let u = Users::new(&ctx, &[1, 2], Decomposition::Rns, &mut r);
+    let u = Users::new(&ctx, &[1, 2], Decomposition::Rns, 42, &mut r);
     let ms: Vec<Vec<u64>> = (0..2).map(|_| random_pt(&ctx, &mut r)).collect();
     let ct = mk::add(&u.enc(0, &ms[0], &mut r), &u.enc(1, &ms[1], &mut r)).unwrap();
     let noise = mk::noise_log2(&ct, &u.keys()).unwrap();
@@ -497,7 +452,7 @@ fn serialization_round_trips_and_rejects_malformed_bytes() {
         Decomposition::Rns,
         Decomposition::PowerOfTwo { base_log: 30 },
     ] {
-        let u = Users::new(&ctx, &[11, u64::MAX], dec, &mut r);
+        let u = Users::new(&ctx, &[11, u64::MAX], dec, 42, &mut r);
         let key = &u.rlks[1];
         let bytes = key.to_bytes();
         let back = MkRelinKey::from_bytes(&ctx, &bytes).unwrap();
@@ -572,7 +527,7 @@ fn depth_5_circuit_of_4_users_on_seed001() {
     let ctx = Context::new(Params::seed001().unwrap()).unwrap();
     let t = 256;
     let mut r = rng(9);
-    let u = Users::new(&ctx, &[1, 2, 3, 4], Decomposition::Rns, &mut r);
+    let u = Users::new(&ctx, &[1, 2, 3, 4], Decomposition::Rns, 42, &mut r);
     let shared = SharedRelinKey::generate(&u.rlks).unwrap();
     let on_the_fly = Relin::OnTheFly {
         keys: &u.rlks,
@@ -639,7 +594,13 @@ fn depth_5_for_2_and_8_users_with_table_2_gadgets_on_seed001() {
     let mut r = rng(10);
     for (k, base_log) in [(2usize, 46u32), (8, 34)] {
         let ids: Vec<u64> = (1..=k as u64).collect();
-        let u = Users::new(&ctx, &ids, Decomposition::PowerOfTwo { base_log }, &mut r);
+        let u = Users::new(
+            &ctx,
+            &ids,
+            Decomposition::PowerOfTwo { base_log },
+            42,
+            &mut r,
+        );
         assert_eq!(u.rlks[0].rows(), if k == 2 { 5 } else { 7 });
         let relin = Relin::OnTheFly {
             keys: &u.rlks,

@@ -25,53 +25,30 @@
 //! (half a bit a step); ten seeds each and n = 4096 in an ignored test.
 
 use coterie_bfv::encrypt::decrypt_multi_key;
-use coterie_bfv::mk::{self, MkCrs, MkRelinKey, Relin, Smudging};
+use coterie_bfv::mk::{self, Relin, Smudging};
 use coterie_bfv::mk_noise::MkNoiseEstimator;
 use coterie_bfv::params::{SecretDistribution, moduli_for_bits};
 use coterie_bfv::reenc::{self, rekey_gen};
-use coterie_bfv::{Ciphertext, Context, Decomposition, Params, Plaintext, PublicKey, SecretKey};
+use coterie_bfv::{Ciphertext, Context, Decomposition, Params, Plaintext, SecretKey};
 use coterie_bfv::{noise, reenc::ReKeyShare};
 use coterie_math::prg::Csprng;
 use rand::Rng;
 
 mod common;
-use common::{add_pt, negacyclic, rng};
+use common::{Users, add_pt, negacyclic, rng};
 
 /// How far (bits) the measured noise may lie below the estimate.
 const TOL_BITS: f64 = 1.5;
 
-struct Users {
-    ctx: Context,
-    ids: Vec<u64>,
-    sks: Vec<SecretKey>,
-    pks: Vec<PublicKey>,
-    rlks: Vec<MkRelinKey>,
+/// The noise tests' helpers on [`Users`].
+trait NoiseUsers {
+    fn random_pt(&self, r: &mut Csprng) -> Vec<u64>;
+    fn fresh_sum(&self, r: &mut Csprng) -> (Vec<Ciphertext>, Ciphertext, Vec<u64>);
+    fn noise(&self, ct: &Ciphertext) -> f64;
+    fn decrypts_to(&self, ct: &Ciphertext, m: &[u64]) -> bool;
 }
 
-impl Users {
-    fn new(ctx: &Context, k: usize, dec: Decomposition, r: &mut Csprng) -> Users {
-        let crs = MkCrs::new(ctx, &[5; 32], dec).unwrap();
-        let ids: Vec<u64> = (1..=k as u64).collect();
-        let sks: Vec<SecretKey> = ids.iter().map(|_| SecretKey::generate(ctx, r)).collect();
-        let pks = sks.iter().map(|s| s.public_key(r)).collect();
-        let rlks = sks
-            .iter()
-            .zip(&ids)
-            .map(|(s, &id)| MkRelinKey::generate(s, id, &crs, r).unwrap())
-            .collect();
-        Users {
-            ctx: ctx.clone(),
-            ids,
-            sks,
-            pks,
-            rlks,
-        }
-    }
-
-    fn keys(&self) -> Vec<(u64, &SecretKey)> {
-        self.ids.iter().copied().zip(self.sks.iter()).collect()
-    }
-
+impl NoiseUsers for Users {
     fn random_pt(&self, r: &mut Csprng) -> Vec<u64> {
         let t = self.ctx.scalar_t().unwrap();
         (0..self.ctx.degree()).map(|_| r.next_u64() % t).collect()
@@ -189,7 +166,7 @@ fn reenc_noise(
 fn chain(ctx: &Context, k: usize, seed: u8) {
     let mut r = rng(seed);
     let dec = mk::paper_decomposition(k).unwrap();
-    let u = Users::new(ctx, k, dec, &mut r);
+    let u = Users::new(ctx, &(1..=k as u64).collect::<Vec<_>>(), dec, 5, &mut r);
     let est = MkNoiseEstimator::new(ctx).unwrap();
     let t = ctx.scalar_t().unwrap();
     let relin = Relin::OnTheFly {
@@ -296,7 +273,7 @@ fn other_gadgets_statistical_smudging_and_the_phase_meter() {
         (Decomposition::Rns, true),
         (mk::paper_decomposition(2).unwrap(), false),
     ] {
-        let u = Users::new(&ctx, 2, dec, &mut r);
+        let u = Users::new(&ctx, &[1, 2], dec, 5, &mut r);
         let (_, y, _) = u.fresh_sum(&mut r);
         let (_, w, _) = u.fresh_sum(&mut r);
         let z = mk::mul(
@@ -434,7 +411,7 @@ fn predict(est: &MkNoiseEstimator, noise: &coterie_bfv::mk_noise::Noise) -> Nois
 /// The failure depth of a chain (a two-user product, then squarings) on `ctx`.
 fn failure_depth(ctx: &Context, dec: Decomposition, max: usize, seed: u8) -> Threshold {
     let mut r = rng(seed);
-    let u = Users::new(ctx, 2, dec, &mut r);
+    let u = Users::new(ctx, &[1, 2], dec, 5, &mut r);
     let est = MkNoiseEstimator::new(ctx).unwrap();
     let t = ctx.scalar_t().unwrap();
     let relin = Relin::OnTheFly {
@@ -484,7 +461,7 @@ fn failure_gadget_base(n: usize, log_q: u32, seed: u8) -> Threshold {
         let dec = Decomposition::PowerOfTwo {
             base_log: 36 + i as u32,
         };
-        let u = Users::new(&ctx, 2, dec, &mut r);
+        let u = Users::new(&ctx, &[1, 2], dec, 5, &mut r);
         let (_, y, my) = u.fresh_sum(&mut r);
         let (_, w, mw) = u.fresh_sum(&mut r);
         let relin = Relin::OnTheFly {
@@ -522,7 +499,7 @@ fn failure_proxies(seed: u8) -> Threshold {
     let ctx = small(1024, 34);
     let est = MkNoiseEstimator::new(&ctx).unwrap();
     let mut r = rng(seed);
-    let u = Users::new(&ctx, 2, Decomposition::Rns, &mut r);
+    let u = Users::new(&ctx, &[1, 2], Decomposition::Rns, 5, &mut r);
     let (_, y, my) = u.fresh_sum(&mut r);
     assert!(u.decrypts_to(&y, &my));
     let v = est.add(&est.fresh(), &est.fresh(), 2);

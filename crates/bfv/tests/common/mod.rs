@@ -1,7 +1,9 @@
 //! Helpers shared by the multi-key BFV and re-encryption tests.
 #![allow(dead_code)]
 
-use coterie_bfv::{Context, Params};
+use coterie_bfv::encrypt::decrypt_multi_key;
+use coterie_bfv::mk::{self, MkCrs, MkRelinKey};
+use coterie_bfv::{Ciphertext, Context, Decomposition, Params, Plaintext, PublicKey, SecretKey};
 use coterie_math::prg::Csprng;
 use rand::Rng;
 
@@ -73,4 +75,65 @@ pub fn malformed(
         let _ = parse(ctx, &b);
     }
     assert!(parse(ctx, &[0xff; 64]).is_err());
+}
+
+/// Multi-key users: ids, secret, public and relinearization keys over one CRS.
+pub struct Users {
+    /// The context.
+    pub ctx: Context,
+    /// The users' ids.
+    pub ids: Vec<u64>,
+    /// Secret keys.
+    pub sks: Vec<SecretKey>,
+    /// Public keys.
+    pub pks: Vec<PublicKey>,
+    /// Relinearization keys over the CRS of `crs_seed`.
+    pub rlks: Vec<MkRelinKey>,
+}
+
+impl Users {
+    /// Keys for the users `ids` over the CRS of `crs_seed` with gadget `dec`.
+    pub fn new(
+        ctx: &Context,
+        ids: &[u64],
+        dec: Decomposition,
+        crs_seed: u8,
+        r: &mut Csprng,
+    ) -> Users {
+        let crs = MkCrs::new(ctx, &[crs_seed; 32], dec).unwrap();
+        let sks: Vec<SecretKey> = ids.iter().map(|_| SecretKey::generate(ctx, r)).collect();
+        let pks = sks.iter().map(|s| s.public_key(r)).collect();
+        let rlks = sks
+            .iter()
+            .zip(ids)
+            .map(|(s, &id)| MkRelinKey::generate(s, id, &crs, r).unwrap())
+            .collect();
+        Users {
+            ctx: ctx.clone(),
+            ids: ids.to_vec(),
+            sks,
+            pks,
+            rlks,
+        }
+    }
+
+    /// `(id, key)` pairs for decryption with all keys.
+    pub fn keys(&self) -> Vec<(u64, &SecretKey)> {
+        self.ids.iter().copied().zip(self.sks.iter()).collect()
+    }
+
+    /// User `user`'s encryption of the coefficients `m`.
+    pub fn enc(&self, user: usize, m: &[u64], r: &mut Csprng) -> Ciphertext {
+        let pt = Plaintext::encode_coefficients(&self.ctx, m).unwrap();
+        mk::encrypt(&self.pks[user], self.ids[user], &pt, r).unwrap()
+    }
+
+    /// Decryption with all keys, as coefficients.
+    pub fn dec(&self, ct: &Ciphertext) -> Vec<u64> {
+        decrypt_multi_key(ct, &self.keys())
+            .unwrap()
+            .coefficients()
+            .unwrap()
+            .to_vec()
+    }
 }
