@@ -189,8 +189,8 @@ fn main() {
         if ks.contains(&a) && ns.contains(&b) {
             let p = [("k", a.to_string()), ("N", b.to_string())];
             let with = |net: &str| [p[0].clone(), p[1].clone(), ("net", net.to_string())];
-            record("paper", "comm_reenc", "ms", c, &with("lan"));
-            record("paper", "comm_reenc", "ms", d, &with("wan"));
+            record("paper", "comm_reencrypt", "ms", c, &with("lan"));
+            record("paper", "comm_reencrypt", "ms", d, &with("wan"));
         }
     }
     for (k, lan, wan) in PAPER_DECRYPT {
