@@ -103,9 +103,18 @@ async fn run_one(
         connect_deadline: Duration::from_secs(60),
         ..MeshOptions::default()
     };
-    let (meshes, relays) = tls_group_with(k + n + 2, opts, link, sleep_until)
-        .await
-        .expect("mesh");
+    // Loopback start-up can lose a race for a port or a relay; try a fresh group a few times.
+    let mut attempt = 0;
+    let (meshes, relays) = loop {
+        match tls_group_with(k + n + 2, opts.clone(), link, sleep_until).await {
+            Ok(g) => break g,
+            Err(e) if attempt < 3 => {
+                attempt += 1;
+                eprintln!("reenc_net: mesh start-up failed ({e}); retrying");
+            }
+            Err(e) => panic!("mesh start-up failed {attempt} times: {e}"),
+        }
+    };
     let layout = Layout::standard(k, n).expect("layout");
     let base = coterie_base::fsio::unique_temp_dir("coterie-reenc-net");
     let b2 = base.clone();
