@@ -20,9 +20,12 @@
 //!    the receiver; the first proxy also forwards the ciphertext; the receiver combines and
 //!    decrypts with its masking keys (Algorithm 3) and checks.
 //!
-//! Splitting the steps lets a step be retried after a crash: everything a later step needs is on
-//! disk (the proxies' key shares, the receiver's masking keys, the users' keys, the server's
-//! result), so a proxy killed during [`reencrypt`] makes the receiver fail with the error naming
+//! Keys are made once ([`keygen`] refuses to replace a user's or the server's key file);
+//! [`rekeygen`] may be re-run (fresh masking keys and shares replace the old ones everywhere, so
+//! re-run it until it completes at every party). Splitting the steps lets a step be retried
+//! after a crash: everything a later step needs is on disk (the proxies' key shares, the
+//! receiver's masking keys, the users' keys, the server's result), so a proxy killed during
+//! [`reencrypt`] makes the receiver fail with the error naming
 //! it, and a re-run of [`reencrypt`] after the restart succeeds with fresh smudging.
 //!
 //! **Demo inputs.** The users' inputs are [`demo_inputs`], derived from a public seed, so that
@@ -586,6 +589,17 @@ fn check_plain(who: &str, got: &Plaintext, want: &[u64]) -> Result<String> {
 pub async fn keygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) -> Result<Report> {
     let (ctx, role, mut report) = begin(mesh, cfg)?;
     let lay = &cfg.layout;
+    // Keys are made once: a second run would replace them and orphan every share made for them.
+    for file in [files::USER, files::SERVER_KEYS] {
+        let path = cfg.dir.join(file);
+        if path.exists() {
+            return Err(Error::Protocol(format!(
+                "key generation: {} exists; keys are made once (remove the directory to start \
+                 over)",
+                path.display()
+            )));
+        }
+    }
     std::fs::create_dir_all(&cfg.dir)
         .map_err(|e| state_err(&cfg.dir, Error::Base(e.to_string())))?;
     let mut rng = Csprng::new();
@@ -692,10 +706,11 @@ pub async fn rekeygen<M: Mesh>(mesh: &mut M, cfg: &Config, progress: &Progress) 
             let (sk, _, _) = load_user(&ctx, cfg, i)?;
             let id = Layout::user_key_id(i);
             let m = Meter::start(mesh);
-            let mk_bytes = mesh
-                .recv_bytes(lay.receiver, TAG_MASK)
-                .await
-                .map_err(|e| net(lay, "receiving the masking key", e))?;
+            let mk_bytes = Zeroizing::new(
+                mesh.recv_bytes(lay.receiver, TAG_MASK)
+                    .await
+                    .map_err(|e| net(lay, "receiving the masking key", e))?,
+            );
             let mask = MaskingKey::from_bytes(&ctx, &mk_bytes)
                 .map_err(|e| bad(lay.receiver, "ReKeyGen 1", e))?;
             if mask.delegator() != id || mask.delegatee() != delegatee {

@@ -183,6 +183,20 @@ fn extension_and_hom_add_over_k_users() {
         .unwrap();
     assert!(matches!(mk::add(&c0, &single), Err(Error::Unsupported(_))));
     assert!(mk::label(sum.clone(), 5).is_err());
+    // Plaintext operations (the "add/multiply by plaintexts") act on multi-key
+    // ciphertexts unchanged: c_0 + Δp, and every part times p. (t = 256 gives no slots, so
+    // there are no rotations to offer; seed 001 has none either.)
+    let p = random_pt(&ctx, &mut r);
+    let pt = Plaintext::encode_coefficients(&ctx, &p).unwrap();
+    let plus = sum.add_plain(&pt).unwrap();
+    assert_eq!(plus.key_set(), sum.key_set());
+    let m01 = add_pt(&m0, &m1, t);
+    assert_eq!(u.dec(&plus), add_pt(&m01, &p, t));
+    let times = sum.mul_plain(&pt).unwrap();
+    assert_eq!(u.dec(&times), negacyclic(&m01, &p, t));
+    let minus = times.sub_plain(&pt).unwrap();
+    let neg_p: Vec<u64> = p.iter().map(|&x| (t - x) % t).collect();
+    assert_eq!(u.dec(&minus), add_pt(&negacyclic(&m01, &p, t), &neg_p, t));
 }
 
 /// Multiplies `a·b` with all three relinearizations and checks each against the tensor's

@@ -203,7 +203,7 @@ async fn eight_users_four_proxies() {
 /// Bad layouts and state are refused with errors naming the cause, before any work: too few or
 /// too many users, no proxy, two servers; a proxy holding another proxy's key shares (a
 /// re-encryption request for shares it does not have) fails and the receiver's error names the
-/// missing proxy; a missing state file is named.
+/// missing proxy; a missing state file is named; a second key generation is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_layouts_and_state_are_refused() {
     assert!(Layout::standard(1, 1).is_err());
@@ -251,6 +251,10 @@ async fn bad_layouts_and_state_are_refused() {
     let e = rs[k].as_ref().unwrap_err().to_string();
     assert!(e.contains(files::PROXY), "{e}");
     ok(step(&layout, &base, Step::Keygen).await);
+    // Keys are made once: a second key generation is refused where a key file exists.
+    let again = step(&layout, &base, Step::Keygen).await;
+    let e = again[0].as_ref().unwrap_err().to_string();
+    assert!(e.contains("keys are made once"), "{e}");
     ok(step(&layout, &base, Step::Rekeygen).await);
     ok(step(&layout, &base, Step::Evaluate).await);
     // Threshold decryption twice from the stored result (fresh smudging each time).
