@@ -104,13 +104,16 @@ fn all_ok(outs: &[Output]) {
 #[test]
 fn proxy_killed_mid_reenc_then_retry_succeeds() {
     let dir: PathBuf = coterie_base::fsio::unique_temp_dir("coterie-cli-test-reenc-crash");
+    // Below Linux's ephemeral range (32768–60999), so no outgoing connection of the parallel
+    // tests can hold one of these ports when a party binds it.
+    let port = (21_000 + std::process::id() % 9_000).to_string();
     let o = coterie()
         .args([
             "certs",
             "--parties",
             "7",
             "--base-port",
-            "47650",
+            &port,
             "--roles",
             "user,user,proxy,proxy,proxy,server,receiver",
             "--out",
