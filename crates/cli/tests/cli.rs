@@ -45,7 +45,8 @@ fn demo_echo_three_processes() {
 #[test]
 fn certs_then_parties_with_one_killed() {
     let dir = scratch("killed");
-    let port = 20000 + (std::process::id() % 20000) as u16;
+    // Below Linux's ephemeral range (32768–60999): no outgoing connection can hold these ports.
+    let port = 22000 + (std::process::id() % 4000) as u16;
     let st = coterie()
         .args(["certs", "--parties", "3", "--out"])
         .arg(&dir)
@@ -93,7 +94,8 @@ fn certs_then_parties_with_one_killed() {
 #[test]
 fn party_with_wrong_key_cannot_join() {
     let dir = scratch("wrongkey");
-    let port = 40000 + (std::process::id() % 20000) as u16;
+    // Below the ephemeral range, apart from the other test's ports.
+    let port = 27000 + (std::process::id() % 4000) as u16;
     assert!(
         coterie()
             .args(["certs", "--parties", "2", "--out"])
