@@ -396,6 +396,23 @@ impl Ciphertext {
         Ok(out)
     }
 
+    /// The product by the monomial `X^k` (`k` mod `2N`; a negacyclic shift of every part): a
+    /// ciphertext of `X^k·m` with the noise multiplied by `X^k` (same norm). The challenges of
+    /// seed 002's proof of plaintext knowledge are such monomials.
+    pub fn mul_monomial(&self, k: usize) -> Result<Ciphertext> {
+        let parts = self
+            .parts
+            .iter()
+            .map(|p| p.mul_monomial(k))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        Ok(Ciphertext {
+            ctx: self.ctx.clone(),
+            level: self.level,
+            parts,
+            keys: self.keys.clone(),
+        })
+    }
+
     /// Modulus switching to the next level: `c → ⌊c/q_l⌉`, which scales the noise down by `q_l`.
     pub fn mod_switch_to_next(&self) -> Result<Ciphertext> {
         if self.level == 0 {

@@ -208,6 +208,60 @@ impl Plaintext {
         })
     }
 
+    /// A cyclotomic plaintext from a lift in `R` with coefficients of any size (`N` big
+    /// integers), e.g. the sum of many randomized packings over a 64-bit base `b`; the
+    /// representative is its fold mod `X^D − b`. Encryption of it is exactly linear in the lift.
+    ///
+    /// ```
+    /// use coterie_bfv::{Context, Params, Plaintext};
+    /// use coterie_math::bigint::BigInt;
+    /// let ctx = Context::new(Params::insecure_toy_cyclotomic(1024, 65340, 8).unwrap()).unwrap();
+    /// let mut lift = vec![BigInt::new(); 1024];
+    /// lift[0] = BigInt::from(1u32) << 80u32;
+    /// let pt = Plaintext::from_lift_wide(&ctx, lift.clone()).unwrap();
+    /// assert_eq!(pt.small_lift_wide(), lift);
+    /// ```
+    pub fn from_lift_wide(ctx: &Context, lift: Vec<BigInt>) -> Result<Self> {
+        let _ = cyclo(ctx)?;
+        if lift.len() != ctx.degree() {
+            return Err(Error::Malformed(format!(
+                "a lift needs N = {} coefficients, got {}",
+                ctx.degree(),
+                lift.len()
+            )));
+        }
+        let rep = fold(ctx, lift.iter().cloned())?;
+        Ok(Plaintext {
+            ctx: ctx.clone(),
+            data: PtData::Cyclotomic {
+                lift: Lift::Wide(lift),
+                rep,
+            },
+        })
+    }
+
+    /// `Δ·m` modulo `Q_level` in coefficient form, with the lift this plaintext carries (the
+    /// term encryption adds; linear in the lift): what a party adds to a partial decryption
+    /// to re-share a plaintext (seed 002's Π_DDec).
+    ///
+    /// ```
+    /// use coterie_bfv::{Context, EncRandomness, Params, Plaintext, SecretKey};
+    /// use coterie_math::prg::Csprng;
+    /// let ctx = Context::new(Params::insecure_toy(256, 256).unwrap()).unwrap();
+    /// let pt = Plaintext::encode_coefficients(&ctx, &[5]).unwrap();
+    /// let mut rng = Csprng::new();
+    /// let pk = SecretKey::generate(&ctx, &mut rng).public_key(&mut rng);
+    /// let zero = EncRandomness { u: vec![0; 256], e0: vec![0; 256], e1: vec![0; 256] };
+    /// let ct = pk.encrypt_with(&pt, &zero).unwrap();
+    /// assert_eq!(pt.delta_scaled(ctx.max_level()).unwrap(), ct.parts()[0]);
+    /// ```
+    pub fn delta_scaled(&self, level: usize) -> Result<Poly> {
+        let lv = self.ctx.level(level)?;
+        let mut out = Poly::zero(&lv.ring, coterie_math::poly::Representation::Coefficient);
+        crate::ciphertext::add_delta_m(lv, &mut out, self, false)?;
+        Ok(out)
+    }
+
     /// The representative of the plaintext over its coefficient modulus: the `N` coefficients
     /// mod `t` (scalar), or the `D` coefficients mod `p` of degree `< D` (cyclotomic).
     pub fn representative(&self) -> Vec<BigInt> {

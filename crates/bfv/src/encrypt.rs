@@ -413,8 +413,22 @@ pub(crate) fn multi_key_phase(ct: &Ciphertext, keys: &[&Poly]) -> Result<Poly> {
     Ok(out)
 }
 
-/// Rounds a phase `x` (coefficient form, level `level`, consumed and zeroized) to the plaintext.
-pub(crate) fn decode_phase(ctx: &crate::Context, mut x: Poly, level: usize) -> Result<Plaintext> {
+/// Rounds a phase `x` (coefficient form, level `level`, consumed and zeroized) to the plaintext:
+/// the last step of every decryption, and of a threshold decryption whose parties sum their
+/// partial phases.
+///
+/// ```
+/// use coterie_bfv::encrypt::decode_phase;
+/// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+/// use coterie_math::prg::Csprng;
+/// let ctx = Context::new(Params::insecure_toy(256, 256).unwrap()).unwrap();
+/// let mut rng = Csprng::new();
+/// let sk = SecretKey::generate(&ctx, &mut rng);
+/// let pt = Plaintext::encode_coefficients(&ctx, &[9]).unwrap();
+/// let ct = sk.encrypt_symmetric(&pt, &mut rng).unwrap();
+/// assert_eq!(decode_phase(&ctx, sk.phase(&ct).unwrap(), ct.level()).unwrap(), pt);
+/// ```
+pub fn decode_phase(ctx: &crate::Context, mut x: Poly, level: usize) -> Result<Plaintext> {
     let lv = ctx.level(level)?;
     let n = ctx.degree();
     let sl = match &lv.plain {

@@ -474,6 +474,42 @@ impl Poly {
             .expect("residue count matches the context");
     }
 
+    /// Multiplies by the monomial `X^k` (any `k`; `X^N = −1`, so `k` is taken mod `2N`) in
+    /// coefficient representation: a negacyclic shift of every limb, no arithmetic beyond
+    /// negation.
+    ///
+    /// ```
+    /// use coterie_math::poly::{Poly, RingContext};
+    /// let ctx = RingContext::new(8, &[17]).unwrap();
+    /// let p = Poly::from_signed(&ctx, &[1, 2, 0, 0, 0, 0, 0, 3]).unwrap();
+    /// // (1 + 2X + 3X^7)·X = X + 2X^2 − 3
+    /// assert_eq!(p.mul_monomial(1).unwrap().to_signed().unwrap(), vec![-3, 1, 2, 0, 0, 0, 0, 0]);
+    /// assert_eq!(p.mul_monomial(17).unwrap(), p.mul_monomial(1).unwrap());
+    /// ```
+    pub fn mul_monomial(&self, k: usize) -> Result<Poly> {
+        if self.repr != Representation::Coefficient {
+            return Err(Error::Mismatch(
+                "monomial product needs coefficient representation".into(),
+            ));
+        }
+        let n = self.ctx.n;
+        let k = k % (2 * n);
+        let (neg_all, k) = if k >= n { (true, k - n) } else { (false, k) };
+        let mut out = Poly::zero(&self.ctx, self.repr);
+        for (i, m) in self.ctx.moduli.iter().enumerate() {
+            let src = &self.data[i * n..(i + 1) * n];
+            let dst = &mut out.data[i * n..(i + 1) * n];
+            // Coefficients c < n − k move up by k; the others wrap around with a sign.
+            for (d, &x) in dst[k..].iter_mut().zip(&src[..n - k]) {
+                *d = if neg_all { m.neg(x) } else { x };
+            }
+            for (d, &x) in dst[..k].iter_mut().zip(&src[n - k..]) {
+                *d = if neg_all { x } else { m.neg(x) };
+            }
+        }
+        Ok(out)
+    }
+
     /// The automorphism `X → X^g` (`g` odd), in the current representation.
     pub fn automorphism(&self, g: usize) -> Result<Poly> {
         let n = self.ctx.n;

@@ -1,0 +1,1 @@
+//! Randomized packing (seed 002 §5.2).
