@@ -480,11 +480,17 @@ impl Poly {
     ///
     /// ```
     /// use coterie_math::poly::{Poly, RingContext};
-    /// let ctx = RingContext::new(8, &[17]).unwrap();
-    /// let p = Poly::from_signed(&ctx, &[1, 2, 0, 0, 0, 0, 0, 3]).unwrap();
-    /// // (1 + 2X + 3X^7)·X = X + 2X^2 − 3
-    /// assert_eq!(p.mul_monomial(1).unwrap().to_signed().unwrap(), vec![-3, 1, 2, 0, 0, 0, 0, 0]);
-    /// assert_eq!(p.mul_monomial(17).unwrap(), p.mul_monomial(1).unwrap());
+    /// let ctx = RingContext::new(16, &[97]).unwrap();
+    /// let mut c = vec![0i64; 16];
+    /// (c[0], c[1], c[15]) = (1, 2, 3);
+    /// let p = Poly::from_signed(&ctx, &c).unwrap();
+    /// // (1 + 2X + 3X^15)·X = −3 + X + 2X^2
+    /// let mut want = vec![0i64; 16];
+    /// (want[0], want[1], want[2]) = (-3, 1, 2);
+    /// assert_eq!(p.mul_monomial(1).unwrap().to_signed().unwrap(), want);
+    /// assert_eq!(p.mul_monomial(33).unwrap(), p.mul_monomial(1).unwrap());
+    /// let neg = p.mul_monomial(16).unwrap().to_signed().unwrap();
+    /// assert_eq!(neg, c.iter().map(|x| -x).collect::<Vec<_>>());
     /// ```
     pub fn mul_monomial(&self, k: usize) -> Result<Poly> {
         if self.repr != Representation::Coefficient {
