@@ -391,6 +391,91 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         Ok(out)
     }
 
+    /// The product of secret-shared `d×d` matrices (row-major, `d²` shares each) by one
+    /// preprocessed [`crate::MatrixTriple`] `([A], [B], [C = A·B])`: one opening round of
+    /// `E = X − A` and `F = Y − B` (`2d²` values, where `d³` scalar triples would open `2d³`),
+    /// then `[X·Y] = [C] + E·[B] + [A]·F + E·F` locally. The opened `E` and `F` join the
+    /// pending MAC check like every other opening, so a party that shifts a share is caught by
+    /// the next [`Engine::check`].
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{Engine, Fp64, InsecureDealer, Kind, Order, Share};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut rng = rand::rng();
+    /// let ring = Fp64::mersenne61();
+    /// let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
+    /// let mut preps = dealer.empty();
+    /// let order = Order::new().with(Kind::MatrixTriples(2), 1).with(Kind::InputMasks(0), 8);
+    /// dealer.fill_order(&mut preps, &order, &mut rng).unwrap();
+    /// let mut tasks = Vec::new();
+    /// for (mut mesh, prep) in InMemoryMesh::group(2, MeshOptions::default()).into_iter().zip(preps) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let mut e = Engine::new(prep);
+    ///         let me = mesh.id();
+    ///         let vals = [1u64, 2, 3, 4, 5, 6, 7, 8];
+    ///         let xy = e.input(&mut mesh, 0, (me == 0).then_some(&vals[..]), 8).await?;
+    ///         let z = e.matmul(&mut mesh, 2, &xy[..4], &xy[4..]).await?;
+    ///         let out = e.open_checked(&mut mesh, &z).await?;
+    ///         mesh.close().await?;
+    ///         Ok::<_, coterie_spdz::Error>(out)
+    ///     }));
+    /// }
+    /// for t in tasks {
+    ///     assert_eq!(t.await.unwrap().unwrap(), [19, 22, 43, 50]);
+    /// }
+    /// # });
+    /// ```
+    pub async fn matmul<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        d: usize,
+        xs: &[Share<R::Elem>],
+        ys: &[Share<R::Elem>],
+    ) -> Result<Vec<Share<R::Elem>>> {
+        let dd = d.checked_mul(d).filter(|&dd| dd > 0);
+        if dd.is_none() || Some(xs.len()) != dd || Some(ys.len()) != dd {
+            return Err(Error::Invalid(format!(
+                "matmul: operands of {} and {} shares are not two {d}x{d} matrices",
+                xs.len(),
+                ys.len()
+            )));
+        }
+        let t = self
+            .prep
+            .matrix_triples(d, 1)?
+            .pop()
+            .ok_or(Error::Invalid("matmul: no matrix triple handed out".into()))?;
+        if t.d != d || t.a.len() != d * d || t.b.len() != d * d || t.c.len() != d * d {
+            return Err(Error::Invalid(format!(
+                "matmul: a matrix triple that is not {d}x{d}"
+            )));
+        }
+        let mut masked = Vec::with_capacity(2 * d * d);
+        masked.extend(xs.iter().zip(&t.a).map(|(x, a)| self.sub(x, a)));
+        masked.extend(ys.iter().zip(&t.b).map(|(y, b)| self.sub(y, b)));
+        let ef = self.open_raw(mesh, &masked).await?;
+        let (e, f) = ef.split_at(d * d);
+        let r = &self.ring;
+        let mut out = Vec::with_capacity(d * d);
+        for i in 0..d {
+            for j in 0..d {
+                // z_ij = c_ij + Σ_k e_ik·b_kj + Σ_k a_ik·f_kj + Σ_k e_ik·f_kj
+                let c = &t.c[i * d + j];
+                let (mut v, mut m, mut ef_ij) = (c.v.clone(), c.m.clone(), r.zero());
+                for k in 0..d {
+                    let (e_ik, f_kj) = (&e[i * d + k], &f[k * d + j]);
+                    let (b, a) = (&t.b[k * d + j], &t.a[i * d + k]);
+                    v = r.add(&v, &r.add(&r.mul(e_ik, &b.v), &r.mul(&a.v, f_kj)));
+                    m = r.add(&m, &r.add(&r.mul(e_ik, &b.m), &r.mul(&a.m, f_kj)));
+                    ef_ij = r.add(&ef_ij, &r.mul(e_ik, f_kj));
+                }
+                out.push(self.add_const(&Share { v, m }, &ef_ij));
+            }
+        }
+        Ok(out)
+    }
+
     /// `count` preprocessed random bits.
     pub fn rand_bits(&mut self, count: usize) -> Result<Vec<Share<R::Elem>>> {
         self.prep.bits(count)

@@ -16,6 +16,7 @@ use crate::*;
 mod cheating;
 mod engine;
 mod fp;
+mod matmul;
 mod openings;
 mod ot_producer;
 mod producers;
