@@ -67,8 +67,9 @@
 //! * `U` messages with tag [`tags::CIPHERTEXT`] and `V` with tag [`tags::COMMITMENT`], each one
 //!   ciphertext as coterie-bfv's `Ciphertext::to_bytes`: two packed polynomials of
 //!   `⌈N·Σ_k bits(q_k)/8⌉` bytes (`Σ_k bits(q_k) ≈ log q`) plus a constant header `h` (the
-//!   versioned envelope, the parameter fingerprint, level, key set and two length prefixes;
-//!   [`ciphertext_len`] gives the exact size, a test pins it): `2·⌈N·log q/8⌉ + h` bytes;
+//!   versioned envelope, the parameter fingerprint, level, key set and the parts' length
+//!   prefixes; 53 bytes on Toy-B, a few more where the length prefixes need longer varints;
+//!   [`ciphertext_len`] gives the exact size, a test pins Toy-B's): `2·⌈N·log q/8⌉ + h` bytes;
 //! * one message with tag [`tags::RESPONSE`]: the `V` responses bit-packed with coterie-base's
 //!   bit packer, `⌈V·N·(w_z + 3·w_t)/8⌉` bytes ([`ResponseCodec::encoded_len`]), where
 //!   `w_z = bits(⌈B_z/n⌉) + 1` and `w_t = bits(⌈B_t/n⌉) + 1` are the widths of a signed
@@ -535,6 +536,9 @@ impl Challenges {
     }
 
     /// The exponent `k` of `w_{i,j} = X^k`.
+    ///
+    /// # Panics
+    /// For `i ≥ U` or `j ≥ V`.
     pub fn exponent(&self, i: usize, j: usize) -> usize {
         self.exps[j * self.u + i]
     }
@@ -925,8 +929,14 @@ pub async fn run_with_witness<M: Mesh, R: rand::CryptoRng + ?Sized>(
     let u = witness.len();
     let codec = ResponseCodec::new(pp, u, flag)?;
     let v = codec.repetitions();
-    let slots = witness.slots(pp)?;
-    let (state, mine) = prove_commit(pp, pk, witness, flag, rng)?;
+    // A local failure (a witness of the wrong size) aborts the mesh so that no peer waits.
+    let local = witness
+        .slots(pp)
+        .and_then(|slots| Ok((slots, prove_commit(pp, pk, witness, flag, rng)?)));
+    let (slots, (state, mine)) = match local {
+        Ok(v) => v,
+        Err(e) => return Err(abort_local(mesh, me, e).await),
+    };
     let ct_bytes: Vec<Vec<u8>> = mine.ciphertexts.iter().map(|c| c.to_bytes()).collect();
     let comm_bytes: Vec<Vec<u8>> = mine.commitments.iter().map(|c| c.to_bytes()).collect();
 
@@ -986,7 +996,10 @@ pub async fn run_with_witness<M: Mesh, R: rand::CryptoRng + ?Sized>(
     let ch = Challenges::derive(pp, u, flag, &challenge_seed(label, &coins));
 
     // Round 2: responses.
-    let resp_bytes = codec.encode(&state.respond(&ch)?)?;
+    let resp_bytes = match state.respond(&ch).and_then(|r| codec.encode(&r)) {
+        Ok(b) => b,
+        Err(e) => return Err(abort_local(mesh, me, e).await),
+    };
     drop(state);
     for to in (0..parties).filter(|&p| p != me) {
         mesh.send_bytes(to, tags::RESPONSE, &resp_bytes).await?;
@@ -1015,8 +1028,9 @@ pub async fn run_with_witness<M: Mesh, R: rand::CryptoRng + ?Sized>(
         if let Err(e) = verify_party(pp, pk, flag, from, label, msgs, &ch, &responses[from]) {
             if matches!(e, Error::ProofRejected { .. }) {
                 mesh.abort(&e.to_string()).await;
+                return Err(e);
             }
-            return Err(e);
+            return Err(abort_local(mesh, me, e).await);
         }
     }
 
@@ -1056,6 +1070,15 @@ fn digest_start(label: &str) -> blake3::Hasher {
 fn digest_add(h: &mut blake3::Hasher, bytes: &[u8]) {
     h.update(&(bytes.len() as u64).to_le_bytes());
     h.update(bytes);
+}
+
+/// Aborts the mesh after a local failure of party `me` and hands the error back.
+async fn abort_local<M: Mesh>(mesh: &mut M, me: PartyId, e: Error) -> Error {
+    mesh.abort(&format!(
+        "party {me}: proof of plaintext knowledge failed locally: {e}"
+    ))
+    .await;
+    e
 }
 
 async fn reject_and_abort<M: Mesh>(

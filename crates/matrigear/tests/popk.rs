@@ -16,6 +16,9 @@ use coterie_net::{Blob, InMemoryMesh, Mesh, MeshOptions};
 
 type Tweak = fn(&ProtocolParams, &mut PopkWitness);
 
+/// The constant `h` of a ciphertext message on Toy-B: 2 packed polynomials plus `h` bytes.
+const CT_HEADER: usize = 53;
+
 fn keys(pp: &ProtocolParams) -> (SecretKey, PublicKey) {
     let mut rng = Csprng::new();
     let sk = SecretKey::generate(pp.context(), &mut rng);
@@ -164,10 +167,7 @@ fn check_honest(
         .map(|q| u64::from(64 - q.leading_zeros()))
         .sum();
     let packed = (pp.degree() as u64 * bits).div_ceil(8) as usize;
-    assert!(
-        ct > 2 * packed && ct <= 2 * packed + 96,
-        "header of {ct} bytes"
-    );
+    assert_eq!(ct - 2 * packed, CT_HEADER, "header of a ciphertext message");
     for o in &outs {
         let t = o.traffic();
         assert_eq!(t.ciphertext_bytes, u * ct);
@@ -335,4 +335,25 @@ async fn equivocation_does_not_pass() {
             ..
         })
     ));
+}
+
+/// A party whose own witness cannot even be encrypted (randomness of 2^41) aborts the mesh at
+/// once: no peer waits for its timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn local_failure_aborts_the_mesh() {
+    let pp = ProtocolParams::insecure_toy_b(2, 4).unwrap();
+    let (_, pk) = keys(&pp);
+    let tweak: Tweak = |_, w| w.randomness_mut()[0].u[0] = 1 << 41;
+    let start = std::time::Instant::now();
+    let outs = run_all(&pp, &pk, 1, Flag::Any, 1, vec![], Some(tweak)).await;
+    assert!(matches!(outs[1], Err(Error::Bfv(_))), "{:?}", outs[1]);
+    assert!(
+        matches!(
+            &outs[0],
+            Err(Error::Net(coterie_net::Error::Aborted { party: 1, .. }))
+        ),
+        "{:?}",
+        outs[0]
+    );
+    assert!(start.elapsed() < Duration::from_secs(5));
 }
