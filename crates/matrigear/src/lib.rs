@@ -15,10 +15,15 @@
 //! `Mesh` that calls them between sends and receives.
 #![warn(missing_docs)]
 
+pub mod ddec;
 mod error;
+pub mod flows;
+pub mod keys;
 pub mod params;
 pub mod popk;
+pub mod producer;
 pub mod randpack;
+pub mod triple;
 
 pub use error::{Error, PopkCheck, Result};
 pub use params::{Flag, ProtocolParams, Security};

@@ -24,7 +24,7 @@ pub enum Flag {
 }
 
 /// The statistical and computational security constants of the protocols (seed 002 §6.1:
-/// `λ_Snd = λ_Sim = 128`, `λ_DDec = 80`, as in [4]).
+/// `λ_Snd = λ_Sim = 128`, `λ_DDec = 80`, as in Chen et al., Asiacrypt 2020).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Security {
     /// Soundness of the proof of plaintext knowledge (bits).

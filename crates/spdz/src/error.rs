@@ -96,6 +96,10 @@ pub enum Error {
     /// An I/O error of the preprocessing store.
     #[error("I/O: {0}")]
     Io(#[from] std::io::Error),
+    /// A producer implemented in another crate (HE- or HSS-based) failed; its message names
+    /// the party and the check (e.g. a rejected proof of plaintext knowledge).
+    #[error("producer: {0}")]
+    Producer(String),
     /// Encoding or decoding of a local artifact failed.
     #[error("codec: {0}")]
     Codec(String),

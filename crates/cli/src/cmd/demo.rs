@@ -76,6 +76,24 @@ pub enum Demo {
         #[arg(long)]
         insecure_toy: bool,
     },
+    /// MatriGear (seed 002) among N party processes over TLS: distributed key generation, the
+    /// proven MAC key, one batch of d×d matrix triples with authenticated shares (and the random
+    /// values the inputs need) into per-party stores; then two secret-shared matrices multiplied
+    /// by one matrix triple, MAC-checked and compared with the plaintext product by every party.
+    Matrigear {
+        /// Number of parties.
+        #[arg(long, default_value_t = 2)]
+        parties: usize,
+        /// Parameter set (default Params II, 128-bit).
+        #[arg(long, value_enum, default_value = "ii")]
+        set: super::matrigear::SetArg,
+        /// Bits of p (128 … 4096).
+        #[arg(long, default_value_t = 128)]
+        log_p: u32,
+        /// Matrix dimension d.
+        #[arg(long, default_value_t = 4)]
+        d: usize,
+    },
     /// `sum` with N party processes over TLS on loopback.
     Sum {
         /// Number of parties.
@@ -100,6 +118,12 @@ pub fn run(which: Demo) -> Result<(), String> {
             insecure_toy,
         } => super::reenc::demo(users, proxies, insecure_toy),
         Demo::Threshold { parties, count } => demo_threshold(parties, count),
+        Demo::Matrigear {
+            parties,
+            set,
+            log_p,
+            d,
+        } => super::matrigear::demo(parties, set, log_p, d),
         Demo::Mktfhe {
             parties,
             x,

@@ -5,6 +5,7 @@ pub mod certs;
 pub mod decrypt;
 pub mod demo;
 pub mod math;
+pub mod matrigear;
 pub mod mktfhe;
 pub mod netem;
 pub mod party;

@@ -140,6 +140,15 @@ pub enum Protocol {
     /// proxy, server, receiver) comes from the config's roles; one step per run, the state kept
     /// in owner-only versioned files under DIR/party-<id> between steps.
     Reenc(super::reenc::ReencArgs),
+    /// MatriGear (seed 002): HE-based SPDZ preprocessing over F_p into this party's store
+    /// DIR/party-<id>/store — on the first run distributed key generation (passively secure) and
+    /// the MAC key (with its proof of plaintext knowledge), then proven triples, random values
+    /// and d×d matrix triples with authenticated shares.
+    MatrigearPrep(super::matrigear::PrepCmd),
+    /// MatriGear's online use: party 0's and party 1's d×d matrices (public demo inputs) are
+    /// multiplied by one matrix triple from the store, opened, MAC-checked and compared with the
+    /// plaintext product.
+    MatrigearProduct(super::matrigear::ProductCmd),
     /// Every party inputs a value; the product is computed with Beaver triples from the store
     /// DIR/party-<id>, opened and MAC-checked.
     SpdzDemo {
@@ -233,6 +242,12 @@ async fn run_party(
         Protocol::Reenc(args) => super::reenc::party(&mut mesh, &args)
             .await
             .map_err(|e| Error::Protocol(format!("seed 001 re-encryption: {e}")))?,
+        Protocol::MatrigearPrep(args) => super::matrigear::prep(&mut mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("MatriGear preprocessing: {e}")))?,
+        Protocol::MatrigearProduct(args) => super::matrigear::product(&mut mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("MatriGear product: {e}")))?,
         Protocol::Echo => {
             let peers = coterie_net::demo::echo(&mut mesh).await?;
             format!("echo ok with {peers} peers")
