@@ -15,6 +15,7 @@
 //! `Mesh` that calls them between sends and receives.
 #![warn(missing_docs)]
 
+pub mod comm;
 pub mod ddec;
 mod error;
 pub mod flows;
