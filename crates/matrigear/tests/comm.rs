@@ -28,7 +28,7 @@ fn opts() -> MeshOptions {
 
 /// Bytes each party sent during Init and during one matrix batch.
 async fn measure(pp: ProtocolParams, batch: bool) -> Vec<(u64, u64, ProtocolParams, Vec<u8>)> {
-    let res = run_parties(
+    run_parties(
         InMemoryMesh::group(pp.parties(), opts()),
         move |mut mesh| {
             let pp = pp.clone();
@@ -49,8 +49,7 @@ async fn measure(pp: ProtocolParams, batch: bool) -> Vec<(u64, u64, ProtocolPara
             }
         },
     )
-    .await;
-    res
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
