@@ -300,6 +300,17 @@ impl ProtocolParams {
             + self.security.lambda_ddec as f64
     }
 
+    /// The largest number `k ≤ 256` of ciphertext pairs one scalar-triple proof may hold
+    /// (`U = 2k`): the chain of §5.6 without MatMul (no factor `d`) must fit `q` (at least
+    /// `d`, for which the parameters were checked).
+    pub fn max_scalar_pairs(&self) -> usize {
+        let mut k = self.d.min(256);
+        while k < 256 && self.q_bits_needed(1, 2 * (k + 1), Flag::Any) <= self.log_q() {
+            k += 1;
+        }
+        k
+    }
+
     /// `log2 B_Dec`, the invariant-noise bound of the last ciphertext of the chain (§5.6 step
     /// 3): `d·(b+1)^3·8N^4·sqrt(3N)·B_z/q`.
     pub fn log2_b_dec(&self, d_factor: usize, u: usize, flag: Flag) -> f64 {
@@ -407,6 +418,9 @@ mod tests {
         assert!(ProtocolParams::matrigear(MatriGearSet::III, 128, 2, 128).is_err());
         // Far too many parties for Params I's q.
         assert!(ProtocolParams::matrigear(MatriGearSet::I, 128, 1 << 12, 128).is_err());
+        assert!(t.max_scalar_pairs() >= 4);
+        let i = ProtocolParams::matrigear(MatriGearSet::I, 128, 2, 2).unwrap();
+        assert!(i.max_scalar_pairs() >= 128, "{}", i.max_scalar_pairs());
         let e = t.smudging_bound(4, 8, Flag::Any);
         assert!(e > BigInt::from(1u32) << 100u32);
         assert!(t.log2_b_dec(4, 8, Flag::Any) + 80.0 < -1.0);

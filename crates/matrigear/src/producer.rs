@@ -196,7 +196,7 @@ impl MatriGearProducer {
         );
         while self.spare_triples.len() < count {
             let need = count - self.spare_triples.len();
-            let k = need.div_ceil(per).min(self.pp.d());
+            let k = need.div_ceil(per).min(self.pp.max_scalar_pairs());
             let t = triple::scalar_triples(
                 mesh,
                 &self.pp,
@@ -217,7 +217,7 @@ impl MatriGearProducer {
         let per = self.pp.slots();
         while self.spare_randoms.len() < count {
             let need = count - self.spare_randoms.len();
-            let k = need.div_ceil(per).min(2 * self.pp.d());
+            let k = need.div_ceil(per).min(2 * self.pp.max_scalar_pairs());
             let r = triple::random_values(
                 mesh,
                 &self.pp,

@@ -22,6 +22,8 @@
 //! and `q` is checked for it when the parameters are made.
 
 use coterie_bfv::Ciphertext;
+use std::time::Instant;
+
 use coterie_bfv::matmul::{diagonal_decode, matmul, shifted_diagonal_decode};
 use coterie_math::bigint::BigInt;
 use coterie_net::Mesh;
@@ -32,6 +34,17 @@ use crate::keys::{EvalKeys, KeyShare};
 use crate::params::{Flag, ProtocolParams};
 use crate::popk;
 use crate::{Error, Result};
+
+/// Where the time of one flow went (seconds, this party's wall clock).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Phases {
+    /// The proof of plaintext knowledge (sampling, encryption, messages, verification).
+    pub popk: f64,
+    /// The homomorphic products (MatMul, Mul by `ct_α`, relinearizations).
+    pub he: f64,
+    /// The distributed decryption and the assembly of the shares.
+    pub ddec: f64,
+}
 
 /// This party's MAC key material: its share `2α^(l)` of `α` and the common ciphertext
 /// `ct_α = 2·Σ_l ct_α^(l)` of `α`. The share is secret (wiped on drop).
@@ -162,7 +175,8 @@ fn share(v: &BigInt, m: &BigInt) -> Share<BigElem> {
     }
 }
 
-/// `k·D` scalar triples from one proof of `U = 2k` ciphertexts (`k ≤ d`, so that `q` holds).
+/// `k·D` scalar triples from one proof of `U = 2k` ciphertexts (`k ≤`
+/// [`ProtocolParams::max_scalar_pairs`], so that `q` holds).
 pub async fn scalar_triples<M: Mesh, R: rand::CryptoRng + ?Sized>(
     mesh: &mut M,
     pp: &ProtocolParams,
@@ -172,8 +186,27 @@ pub async fn scalar_triples<M: Mesh, R: rand::CryptoRng + ?Sized>(
     k: usize,
     rng: &mut R,
 ) -> Result<Vec<Triple<BigElem>>> {
+    Ok(scalar_triples_with_phases(mesh, pp, keys, key, mac, k, rng)
+        .await?
+        .0)
+}
+
+/// [`scalar_triples`] with the time of each phase.
+pub async fn scalar_triples_with_phases<M: Mesh, R: rand::CryptoRng + ?Sized>(
+    mesh: &mut M,
+    pp: &ProtocolParams,
+    keys: &EvalKeys,
+    key: &KeyShare,
+    mac: &MacKey,
+    k: usize,
+    rng: &mut R,
+) -> Result<(Vec<Triple<BigElem>>, Phases)> {
     check_count(pp, k)?;
+    let mut ph = Phases::default();
+    let t = Instant::now();
     let (x, cts) = proven_randoms(mesh, pp, keys, 2 * k, "scalar triples", rng).await?;
+    ph.popk = t.elapsed().as_secs_f64();
+    let t = Instant::now();
     let mut dec = Vec::with_capacity(4 * k);
     let mut cs = Vec::with_capacity(k);
     for i in 0..k {
@@ -189,6 +222,8 @@ pub async fn scalar_triples<M: Mesh, R: rand::CryptoRng + ?Sized>(
     for c in &cs {
         dec.push(mac.ct.mul(c, &keys.rlk)?);
     }
+    ph.he = t.elapsed().as_secs_f64();
+    let t = Instant::now();
     let bits = smudging(pp, 1, 2 * k)?;
     let sh = ddec::run(mesh, pp, &dec, key, bits, rng).await?;
     let mut out = Vec::with_capacity(k * pp.slots());
@@ -201,10 +236,12 @@ pub async fn scalar_triples<M: Mesh, R: rand::CryptoRng + ?Sized>(
             });
         }
     }
-    Ok(out)
+    ph.ddec = t.elapsed().as_secs_f64();
+    Ok((out, ph))
 }
 
-/// `k·D` authenticated random values from one proof of `U = k` ciphertexts (`k ≤ 2d`).
+/// `k·D` authenticated random values from one proof of `U = k` ciphertexts (`k ≤ 2·`
+/// [`ProtocolParams::max_scalar_pairs`]).
 pub async fn random_values<M: Mesh, R: rand::CryptoRng + ?Sized>(
     mesh: &mut M,
     pp: &ProtocolParams,
@@ -214,10 +251,10 @@ pub async fn random_values<M: Mesh, R: rand::CryptoRng + ?Sized>(
     k: usize,
     rng: &mut R,
 ) -> Result<Vec<Share<BigElem>>> {
-    if k == 0 || k > 2 * pp.d() {
+    if k == 0 || k > 2 * pp.max_scalar_pairs() {
         return Err(Error::Invalid(format!(
-            "{k} ciphertexts of random values per proof: 1 to 2d = {} (q is sized for U = 2d)",
-            2 * pp.d()
+            "{k} ciphertexts of random values per proof: 1 to {} (q is sized for that U)",
+            2 * pp.max_scalar_pairs()
         )));
     }
     let (x, cts) = proven_randoms(mesh, pp, keys, k, "random values", rng).await?;
@@ -248,15 +285,35 @@ pub async fn matrix_triples<M: Mesh, R: rand::CryptoRng + ?Sized>(
     mac: &MacKey,
     rng: &mut R,
 ) -> Result<Vec<MatrixTriple<BigElem>>> {
+    Ok(matrix_triples_with_phases(mesh, pp, keys, key, mac, rng)
+        .await?
+        .0)
+}
+
+/// [`matrix_triples`] with the time of each phase.
+pub async fn matrix_triples_with_phases<M: Mesh, R: rand::CryptoRng + ?Sized>(
+    mesh: &mut M,
+    pp: &ProtocolParams,
+    keys: &EvalKeys,
+    key: &KeyShare,
+    mac: &MacKey,
+    rng: &mut R,
+) -> Result<(Vec<MatrixTriple<BigElem>>, Phases)> {
     let d = pp.d();
     let t = pp.batch();
+    let mut ph = Phases::default();
+    let clock = Instant::now();
     let (x, cts) = proven_randoms(mesh, pp, keys, 2 * d, "matrix triples", rng).await?;
+    ph.popk = clock.elapsed().as_secs_f64();
+    let clock = Instant::now();
     let (ca, cb) = cts.split_at(d);
     let cc = matmul(ca, cb, &keys.rlk, &keys.rot)?;
     let mut dec = cc.clone();
     for c in ca.iter().chain(cb).chain(&cc) {
         dec.push(mac.ct.mul(c, &keys.rlk)?);
     }
+    ph.he = clock.elapsed().as_secs_f64();
+    let clock = Instant::now();
     let bits = smudging(pp, d, 2 * d)?;
     let sh = ddec::run(mesh, pp, &dec, key, bits, rng).await?;
     let a = diagonal_decode(&x[..d], t)?;
@@ -272,21 +329,23 @@ pub async fn matrix_triples<M: Mesh, R: rand::CryptoRng + ?Sized>(
             .map(|(v, m)| share(v, m))
             .collect()
     };
-    Ok((0..t)
+    let out = (0..t)
         .map(|i| MatrixTriple {
             d,
             a: flat(&a[i], &ma[i]),
             b: flat(&b[i], &mb[i]),
             c: flat(&c[i], &mc[i]),
         })
-        .collect())
+        .collect();
+    ph.ddec = clock.elapsed().as_secs_f64();
+    Ok((out, ph))
 }
 
 fn check_count(pp: &ProtocolParams, k: usize) -> Result<()> {
-    if k == 0 || k > pp.d() {
+    if k == 0 || k > pp.max_scalar_pairs() {
         return Err(Error::Invalid(format!(
-            "{k} triple ciphertext pairs per proof: 1 to d = {} (q is sized for U = 2d)",
-            pp.d()
+            "{k} triple ciphertext pairs per proof: 1 to {} (q is sized for that U)",
+            pp.max_scalar_pairs()
         )));
     }
     Ok(())
