@@ -110,8 +110,8 @@ pub fn ddec_open(pp: &ProtocolParams, ct: &Ciphertext, shares: &[Poly]) -> Resul
 }
 
 /// Runs Π_DDec on every ciphertext of `cts` (see the module docs): returns this party's additive
-/// shares of their slots, one vector of `D` values mod `p` per ciphertext. Every party sends its
-/// shares to party 0 in one message per call.
+/// shares of their slots, one vector of `D` values mod `p` per ciphertext. Every party other than
+/// 0 sends party 0 one message per ciphertext (its share `d^(l)`, a packed polynomial).
 pub async fn run<M: Mesh, R: rand::CryptoRng + ?Sized>(
     mesh: &mut M,
     pp: &ProtocolParams,
@@ -132,12 +132,10 @@ pub async fn run<M: Mesh, R: rand::CryptoRng + ?Sized>(
         masks.push(x);
     }
     if me != 0 {
-        let mut bytes =
-            Vec::with_capacity(cts.len() * mine.first().map_or(0, |d| d.to_packed().len()));
+        // One message per ciphertext: a frame stays one polynomial, whatever the batch.
         for d in &mine {
-            bytes.extend_from_slice(&d.to_packed());
+            mesh.send_bytes(0, TAG_DDEC, &d.to_packed()).await?;
         }
-        mesh.send_bytes(0, TAG_DDEC, &bytes).await?;
         return Ok(masks
             .into_iter()
             .map(|x| x.into_iter().map(|v| neg_mod(&v, &p)).collect())
@@ -148,21 +146,25 @@ pub async fn run<M: Mesh, R: rand::CryptoRng + ?Sized>(
         .len();
     let mut others = Vec::with_capacity(n - 1);
     for from in 1..n {
-        let bytes = mesh.recv_bytes(from, TAG_DDEC).await?;
-        if bytes.len() != per * cts.len() {
-            let e = Error::Protocol(format!(
-                "party {from}'s decryption shares: {} bytes for {} ciphertexts of {per} bytes",
-                bytes.len(),
-                cts.len()
-            ));
-            mesh.abort(&e.to_string()).await;
-            return Err(e);
+        let mut polys = Vec::with_capacity(cts.len());
+        for i in 0..cts.len() {
+            let bytes = mesh.recv_bytes(from, TAG_DDEC).await?;
+            let poly = (bytes.len() == per)
+                .then(|| Poly::from_packed(&ring, Representation::Coefficient, &bytes).ok())
+                .flatten();
+            match poly {
+                Some(p) => polys.push(p),
+                None => {
+                    let e = Error::Protocol(format!(
+                        "party {from}'s decryption share {i}: {} bytes, not a packed polynomial \
+                         of {per} bytes",
+                        bytes.len()
+                    ));
+                    mesh.abort(&e.to_string()).await;
+                    return Err(e);
+                }
+            }
         }
-        let polys = bytes
-            .chunks_exact(per)
-            .map(|c| Poly::from_packed(&ring, Representation::Coefficient, c))
-            .collect::<std::result::Result<Vec<_>, _>>()
-            .map_err(|e| Error::Protocol(format!("party {from}'s decryption shares: {e}")))?;
         others.push(polys);
     }
     let mut out = Vec::with_capacity(cts.len());
