@@ -17,7 +17,7 @@ use coterie_math::prg::Csprng;
 use coterie_matrigear::ProtocolParams;
 use coterie_matrigear::keys::{EvalKeys, distributed_keygen, insecure_dealer_keys};
 use coterie_matrigear::triple::{self, Phases};
-use coterie_net::local::{run_parties, tls_group_with};
+use coterie_net::local::tls_group_with;
 use coterie_net::netem::LinkParams;
 use coterie_net::{Mesh, MeshOptions, TlsMesh};
 
@@ -62,6 +62,36 @@ async fn group(net: &str) -> (Vec<TlsMesh>, Vec<coterie_net::netem::Relay>) {
             Err(e) => panic!("mesh start-up: {e}"),
         }
     }
+}
+
+/// Runs `f(mesh)` for every party, each on a runtime of its own in its own thread (one worker),
+/// as separate party processes would: with all parties on one shared runtime, a party blocked in
+/// a long computation (MatMul) can hold a woken peer task in its worker's LIFO slot, which no
+/// other worker may steal, and the peer's time then includes that computation.
+fn run_isolated<T, F, Fut>(meshes: Vec<TlsMesh>, f: F) -> Vec<T>
+where
+    T: Send + 'static,
+    F: Fn(TlsMesh) -> Fut + Clone + Send + 'static,
+    Fut: std::future::Future<Output = T>,
+{
+    let handles: Vec<_> = meshes
+        .into_iter()
+        .map(|m| {
+            let f = f.clone();
+            std::thread::spawn(move || {
+                tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(1)
+                    .enable_all()
+                    .build()
+                    .expect("party runtime")
+                    .block_on(f(m))
+            })
+        })
+        .collect();
+    handles
+        .into_iter()
+        .map(|h| h.join().expect("party thread"))
+        .collect()
 }
 
 /// What one party measured in one run.
@@ -144,7 +174,7 @@ async fn main() {
                 eprintln!("matrigear_net: {net} {name}: distributed key generation, d = {d}");
                 let pp2 = pp.clone();
                 let (meshes, relays) = group(net).await;
-                let res = run_parties(meshes, move |mut mesh| {
+                let res = run_isolated(meshes, move |mut mesh| {
                     let pp = pp2.clone();
                     async move {
                         let t = Instant::now();
@@ -165,8 +195,7 @@ async fn main() {
                         mesh.close().await.expect("close");
                         (m, k)
                     }
-                })
-                .await;
+                });
                 drop(relays);
                 let ms: Vec<Meas> = res.iter().map(|(m, _)| *m).collect();
                 let w = worst(&ms);
@@ -191,15 +220,20 @@ async fn main() {
             // depend on how the shares came about; key generation's cost is measured above).
             let (keys, shares) = insecure_dealer_keys(&pp, &mut Csprng::new()).expect("dealer");
             let keys = std::sync::Arc::new(keys);
-            let mut shares = shares.into_iter();
+            let shares = std::sync::Arc::new(std::sync::Mutex::new(
+                shares.into_iter().map(Some).collect::<Vec<_>>(),
+            ));
             let pp2 = pp.clone();
             let keys2 = keys.clone();
             let do_init = !skip.contains("init");
             let do_matrix = !skip.contains("matrix");
             eprintln!("matrigear_net: {net} {name}: Init and one matrix batch, d = {d}");
             let (meshes, relays) = group(net).await;
-            let res = run_parties(meshes, move |mut mesh| {
-                let (pp, keys, key) = (pp2.clone(), keys2.clone(), shares.next().expect("share"));
+            let res = run_isolated(meshes, move |mut mesh| {
+                let key = shares.lock().expect("shares")[mesh.id()]
+                    .take()
+                    .expect("share");
+                let (pp, keys) = (pp2.clone(), keys2.clone());
                 async move {
                     let mut rng = Csprng::new();
                     let t = Instant::now();
@@ -231,8 +265,7 @@ async fn main() {
                     mesh.close().await.expect("close");
                     (init, batch)
                 }
-            })
-            .await;
+            });
             drop(relays);
             if do_init {
                 let w = worst(&res.iter().map(|r| r.0).collect::<Vec<_>>());
@@ -298,12 +331,16 @@ async fn main() {
                 eprintln!("matrigear_net: {net} {name}/{log_p}: scalar triples");
                 let (keys, shares) = insecure_dealer_keys(&pp, &mut Csprng::new()).expect("dealer");
                 let keys = std::sync::Arc::new(keys);
-                let mut shares = shares.into_iter();
+                let shares = std::sync::Arc::new(std::sync::Mutex::new(
+                    shares.into_iter().map(Some).collect::<Vec<_>>(),
+                ));
                 let pp2 = pp.clone();
                 let (meshes, relays) = group(net).await;
-                let res = run_parties(meshes, move |mut mesh| {
-                    let (pp, keys, key) =
-                        (pp2.clone(), keys.clone(), shares.next().expect("share"));
+                let res = run_isolated(meshes, move |mut mesh| {
+                    let key = shares.lock().expect("shares")[mesh.id()]
+                        .take()
+                        .expect("share");
+                    let (pp, keys) = (pp2.clone(), keys.clone());
                     async move {
                         let mut rng = Csprng::new();
                         let mac = triple::init_mac_key(&mut mesh, &pp, &keys, &mut rng)
@@ -328,8 +365,7 @@ async fn main() {
                         mesh.close().await.expect("close");
                         m
                     }
-                })
-                .await;
+                });
                 drop(relays);
                 let w = worst(&res);
                 let params = vec![

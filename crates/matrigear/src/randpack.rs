@@ -37,7 +37,8 @@
 use coterie_bfv::Plaintext;
 use coterie_math::bigint::{BigInt, wipe};
 use rug::Assign;
-use rug::ops::NegAssign;
+
+use zeroize::Zeroize;
 
 use crate::params::{Flag, ProtocolParams};
 use crate::{Error, Result};
@@ -193,7 +194,7 @@ pub fn rand_pack<R: rand::CryptoRng + ?Sized>(
     rng: &mut R,
 ) -> Result<Vec<i128>> {
     check_width(s)?;
-    let (n, d, m) = (pp.degree(), pp.slots(), pp.m());
+    let d = pp.slots();
     let bound = TAIL * (pp.b() as f64 + 1.0) * s;
     if bound >= 2f64.powi(126) {
         return Err(Error::Invalid(format!(
@@ -201,66 +202,84 @@ pub fn rand_pack<R: rand::CryptoRng + ?Sized>(
             bound.log2()
         )));
     }
-    let p = pp.p();
-    let b = BigInt::from(pp.b());
     let mut c = canonical_lift(pp, slots, flag)?;
-    // b^{M−1−k} for k = 0..M.
-    let mut bpow = vec![BigInt::from(1u32); m];
-    for k in (0..m.saturating_sub(1)).rev() {
-        bpow[k] = BigInt::from(&bpow[k + 1] * &b);
-    }
     let cols = match flag {
         Flag::Any => d,
         Flag::Diag => 1,
     };
-    // w = k − n on the sampled positions, 0 elsewhere.
-    let mut w = vec![BigInt::new(); n];
-    let mut num = BigInt::new();
-    for (k, bk) in bpow.iter().enumerate() {
-        for (j, cj) in c.iter().enumerate().take(cols) {
-            // c'_{j+kD} = −c_j·b^{M−1−k}/p = n_i + f_i.
-            num.assign(cj * bk);
-            num.neg_assign();
-            let (whole, mut rem) = num.clone().div_rem_floor(p.clone());
-            // f_i with 53 bits: ⌊rem·2^53/p⌋/2^53 ∈ [0, 1).
-            rem <<= 53u32;
-            let mut frac_int = BigInt::from(&rem / &p);
-            let f = frac_int.to_u64().unwrap_or(0) as f64 / (1u64 << 53) as f64;
-            wipe(&mut rem);
-            wipe(&mut frac_int);
-            let ki = sample_z_centered(rng, s, -f)?;
-            let i = j + k * d;
-            w[i] = BigInt::from(ki) - whole;
-        }
-    }
-    wipe(&mut num);
-    // μ = c + (X^D − b)·w in R = Z[X]/(X^N + 1).
-    let mut mu = vec![0i128; n];
-    let mut acc = BigInt::new();
-    let mut failed = false;
-    for (i, out) in mu.iter_mut().enumerate() {
-        acc.assign(&w[i] * &b);
-        acc.neg_assign();
-        if i >= d {
-            acc += &w[i - d];
-        } else {
-            acc -= &w[i + n - d];
-            acc += &c[i];
-        }
-        match acc.to_i128() {
-            Some(v) if (v.unsigned_abs() as f64) < bound => *out = v,
-            _ => failed = true,
-        }
-    }
-    wipe(&mut acc);
-    for x in w.iter_mut().chain(c.iter_mut()) {
+    let mu = pack_coset(pp, &c, cols, bound, |_, _, f| sample_z_centered(rng, s, -f));
+    for x in c.iter_mut() {
         wipe(x);
     }
-    if failed {
-        use zeroize::Zeroize;
+    mu
+}
+
+/// The coset sample `μ = (X^D − b)·u`, `u_{j+kD} = f_{j,k} + k_{j,k}`, for the canonical lift
+/// `c` of `Pack(m)` (only columns `j < cols` sampled), with `k_{j,k} = sample(j, k, f_{j,k})`.
+fn pack_coset(
+    pp: &ProtocolParams,
+    c: &[BigInt],
+    cols: usize,
+    bound: f64,
+    mut sample: impl FnMut(usize, usize, f64) -> Result<i64>,
+) -> Result<Vec<i128>> {
+    let (n, d, m) = (pp.degree(), pp.slots(), pp.m());
+    let p = pp.p();
+    let b = pp.b();
+    // For column j and k = 0..M, f_{j,k} = r_{j,k}/p with r_{j,k} = (−c_j·b^{M−1−k}) mod p:
+    // r_{j,M−1} = (−c_j) mod p and r_{j,k−1} = b·r_{j,k} mod p, whose quotient
+    // q_{j,k} = ⌊b·r_{j,k}/p⌋ < b is all that μ needs of the big integers:
+    //   μ_{j+kD} = k_{j,k−1} − b·k_{j,k} − q_{j,k}                 (1 ≤ k < M)
+    //   μ_j      = −k_{j,M−1} − b·k_{j,0} − q_{j,0} − [c_j ≠ 0]    (X^N = −1)
+    // (μ = (X^D − b)·u with u_i = f_i + k_i, and (r_{j,k−1} − b·r_{j,k})/p = −q_{j,k};
+    // b·r_{j,0} = q_{j,0}·p + c_j because b^M ≡ −1.) Columns j ≥ cols (Diag) stay 0.
+    let pbits = p.significant_bits();
+    let shift = pbits.saturating_sub(62);
+    let p_top = BigInt::from(&p >> shift).to_f64();
+    let mut ks = vec![0i64; m];
+    let mut qs = vec![0u64; m];
+    let mut r = BigInt::new();
+    let mut q = BigInt::new();
+    let mut t = BigInt::new();
+    let mut mu = vec![0i128; n];
+    let mut failed = false;
+    for (j, cj) in c.iter().enumerate().take(cols) {
+        r.assign(&p - cj);
+        if r == p {
+            r.assign(0);
+        }
+        for k in (0..m).rev() {
+            // f_{j,k} with 53 bits, from the top bits of r and p.
+            let f = BigInt::from(&r >> shift).to_f64() / p_top;
+            let f = if f >= 1.0 { 1.0 - f64::EPSILON } else { f };
+            ks[k] = sample(j, k, f)?;
+            r *= b;
+            (&mut q, &mut t).assign(r.div_rem_ref(&p));
+            std::mem::swap(&mut t, &mut r);
+            // now r = b·r_old mod p (= r_{j,k−1}, or c_j for k = 0) and q = the quotient
+            qs[k] = q.to_u64().unwrap_or(u64::MAX);
+        }
+        if r != *cj {
+            failed = true;
+        }
+        let nonzero = i128::from(*cj != 0);
+        let (bi, kq) = (i128::from(b), |k: usize| i128::from(ks[k]));
+        mu[j] = -kq(m - 1) - bi * kq(0) - i128::from(qs[0]) - nonzero;
+        for k in 1..m {
+            mu[j + k * d] = kq(k - 1) - bi * kq(k) - i128::from(qs[k]);
+        }
+    }
+    wipe(&mut r);
+    wipe(&mut q);
+    wipe(&mut t);
+    ks.zeroize();
+    qs.zeroize();
+    if failed || mu.iter().any(|&v| (v.unsigned_abs() as f64) >= bound) {
         mu.zeroize();
         return Err(Error::Invalid(
-            "randomized packing: a coefficient reached 6(b+1)s (internal error)".into(),
+            "randomized packing: inconsistent quotient chain or a coefficient at 6(b+1)s \
+             (internal error)"
+                .into(),
         ));
     }
     Ok(mu)
@@ -300,6 +319,88 @@ mod tests {
                 "not a polynomial in X^D"
             );
             assert_eq!(unpack_lift(pp, &mu), vec![x.clone(); d]);
+        }
+    }
+
+    /// The naive reference of §5.2 with big integers: `c' = c/(X^D − b)` coefficient by
+    /// coefficient (`−c_j·b^{M−1−k}/p = n + f`), `w = k − n`, `μ = c + (X^D − b)·w` in `R`.
+    fn reference(
+        pp: &ProtocolParams,
+        c: &[BigInt],
+        cols: usize,
+        mut sample: impl FnMut(usize, usize, f64) -> i64,
+    ) -> Vec<i128> {
+        let (n, d, m) = (pp.degree(), pp.slots(), pp.m());
+        let (p, b) = (pp.p(), BigInt::from(pp.b()));
+        let mut w = vec![BigInt::new(); n];
+        for k in 0..m {
+            let mut bk = BigInt::from(1u32);
+            for _ in 0..m - 1 - k {
+                bk *= &b;
+            }
+            for (j, cj) in c.iter().enumerate().take(cols) {
+                let num = -BigInt::from(cj * &bk);
+                let (whole, rem) = num.div_rem_floor(p.clone());
+                // rem/p with 60 bits of rem's and p's top
+                let sh = p.significant_bits().saturating_sub(60);
+                let f = BigInt::from(&rem >> sh).to_f64() / BigInt::from(&p >> sh).to_f64();
+                w[j + k * d] = BigInt::from(sample(j, k, f)) - whole;
+            }
+        }
+        (0..n)
+            .map(|i| {
+                let mut acc = -BigInt::from(&w[i] * &b);
+                if i >= d {
+                    acc += &w[i - d];
+                } else {
+                    acc -= &w[i + n - d];
+                    acc += &c[i];
+                }
+                acc.to_i128().unwrap()
+            })
+            .collect()
+    }
+
+    /// The quotient-chain sampler equals the big-integer reference for the same samples `k`
+    /// (a fixed function of the position) and passes the same `f`, on Toy-B and Params I/II at
+    /// 128 and 1024 bits, both flags.
+    #[test]
+    fn fast_coset_equals_the_reference() {
+        let mut rng = Csprng::new();
+        let sets = [
+            ProtocolParams::insecure_toy_b(2, 4).unwrap(),
+            ProtocolParams::matrigear(MatriGearSet::II, 128, 2, 2).unwrap(),
+            ProtocolParams::matrigear(MatriGearSet::II, 1024, 2, 2).unwrap(),
+            ProtocolParams::matrigear(MatriGearSet::I, 1024, 2, 2).unwrap(),
+        ];
+        for pp in &sets {
+            let p = pp.p();
+            for flag in [Flag::Any, Flag::Diag] {
+                let slots: Vec<BigInt> = match flag {
+                    Flag::Any => (0..pp.slots())
+                        .map(|_| random_below(&mut rng, &p).unwrap())
+                        .collect(),
+                    Flag::Diag => vec![random_below(&mut rng, &p).unwrap()],
+                };
+                let c = canonical_lift(pp, &slots, flag).unwrap();
+                let cols = if flag == Flag::Any { pp.slots() } else { 1 };
+                let k_of = |j: usize, k: usize| ((j * 31 + k * 17) % 13) as i64 - 6;
+                let mut fs_fast = Vec::new();
+                let fast = pack_coset(pp, &c, cols, f64::MAX, |j, k, f| {
+                    fs_fast.push(((j, k), f));
+                    Ok(k_of(j, k))
+                })
+                .unwrap();
+                let mut fs_ref = std::collections::HashMap::new();
+                let slow = reference(pp, &c, cols, |j, k, f| {
+                    fs_ref.insert((j, k), f);
+                    k_of(j, k)
+                });
+                assert_eq!(fast, slow, "{} {flag:?}", pp.context().params().name());
+                for ((j, k), f) in fs_fast {
+                    assert!((f - fs_ref[&(j, k)]).abs() < 1e-12, "f at ({j}, {k})");
+                }
+            }
         }
     }
 
