@@ -516,6 +516,52 @@ impl Poly {
         Ok(out)
     }
 
+    /// `self += X^k·other` (`k` mod `2N`) in coefficient representation, in place: the
+    /// accumulation of monomial multiples without the temporary of
+    /// [`Poly::mul_monomial`] (a proof verifier sums hundreds of them).
+    ///
+    /// ```
+    /// use coterie_math::poly::{Poly, RingContext};
+    /// let ctx = RingContext::new(16, &[97]).unwrap();
+    /// let mut c = vec![0i64; 16];
+    /// (c[0], c[15]) = (1, 3);
+    /// let p = Poly::from_signed(&ctx, &c).unwrap();
+    /// let mut acc = p.clone();
+    /// acc.add_mul_monomial(&p, 1).unwrap();
+    /// let mut want = p.mul_monomial(1).unwrap();
+    /// want.try_add_assign(&p).unwrap();
+    /// assert_eq!(acc, want);
+    /// ```
+    pub fn add_mul_monomial(&mut self, other: &Poly, k: usize) -> Result<()> {
+        if self.repr != Representation::Coefficient || other.repr != Representation::Coefficient {
+            return Err(Error::Mismatch(
+                "monomial accumulation needs coefficient representation".into(),
+            ));
+        }
+        if !Arc::ptr_eq(&self.ctx, &other.ctx) && self.ctx.moduli() != other.ctx.moduli() {
+            return Err(Error::Mismatch(
+                "monomial accumulation over other rings".into(),
+            ));
+        }
+        let n = self.ctx.n;
+        let k = k % (2 * n);
+        let (neg_all, k) = if k >= n { (true, k - n) } else { (false, k) };
+        for (i, m) in self.ctx.moduli.iter().enumerate() {
+            let src = &other.data[i * n..(i + 1) * n];
+            let dst = &mut self.data[i * n..(i + 1) * n];
+            let (lo, hi) = dst.split_at_mut(k);
+            // coefficients c < n − k move up by k (sign +, or − if k ≥ n); the rest wrap with
+            // the opposite sign
+            for (d, &x) in hi.iter_mut().zip(&src[..n - k]) {
+                *d = if neg_all { m.sub(*d, x) } else { m.add(*d, x) };
+            }
+            for (d, &x) in lo.iter_mut().zip(&src[n - k..]) {
+                *d = if neg_all { m.add(*d, x) } else { m.sub(*d, x) };
+            }
+        }
+        Ok(())
+    }
+
     /// The automorphism `X → X^g` (`g` odd), in the current representation.
     pub fn automorphism(&self, g: usize) -> Result<Poly> {
         let n = self.ctx.n;
@@ -812,6 +858,39 @@ mod tests {
             let sa_sb = &na.automorphism(g).unwrap() * &nb.automorphism(g).unwrap();
             prop_assert_eq!(&sab, &sa_sb);
             sab.to_coeff();
+        }
+    }
+
+    /// `mul_monomial` and `add_mul_monomial` against the schoolbook negacyclic product by `X^k`,
+    /// for every `k < 2N` (and one above), on two limbs.
+    #[test]
+    fn monomial_products_match_schoolbook() {
+        let ctx = RingContext::new(16, &[97, 193]).unwrap();
+        let a: Vec<i64> = (0..16).map(|i| (i * 7 % 11) as i64 - 5).collect();
+        let b: Vec<i64> = (0..16).map(|i| (i * 5 % 13) as i64 - 6).collect();
+        let (pa, pb) = (
+            Poly::from_signed(&ctx, &a).unwrap(),
+            Poly::from_signed(&ctx, &b).unwrap(),
+        );
+        for k in 0..33usize {
+            let mut want = vec![0i64; 16];
+            for (i, &x) in a.iter().enumerate() {
+                let e = (i + k) % 32;
+                if e < 16 {
+                    want[e] += x
+                } else {
+                    want[e - 16] -= x
+                }
+            }
+            assert_eq!(
+                pa.mul_monomial(k).unwrap().to_signed().unwrap(),
+                want,
+                "k = {k}"
+            );
+            let mut acc = pb.clone();
+            acc.add_mul_monomial(&pa, k).unwrap();
+            let sum: Vec<i64> = want.iter().zip(&b).map(|(x, y)| x + y).collect();
+            assert_eq!(acc.to_signed().unwrap(), sum, "k = {k}");
         }
     }
 

@@ -114,6 +114,7 @@
 
 use coterie_bfv::{Ciphertext, EncRandomness, Plaintext, PublicKey};
 use coterie_math::bigint::{BigInt, random_below, wipe};
+use coterie_math::poly::Poly;
 use coterie_math::prg::Xof;
 use coterie_math::sample::DiscreteGaussian;
 use coterie_net::commit::{check_consistent, commit_open_all};
@@ -792,11 +793,15 @@ pub fn verify_party(
             e1: r.t[2].clone(),
         };
         let lhs = pk.encrypt_with(&lift_plaintext(pp, &r.mu_z)?, &t)?;
-        let mut rhs = comm.clone();
+        // comm + Σ_i X^{k_ij}·ct_i, accumulated in place part by part
+        let mut rhs: Vec<Poly> = comm.parts().to_vec();
         for (i, ct) in msgs.ciphertexts.iter().enumerate() {
-            rhs = rhs.add(&ct.mul_monomial(ch.exponent(i, j))?)?;
+            let k = ch.exponent(i, j);
+            for (acc, part) in rhs.iter_mut().zip(ct.parts()) {
+                acc.add_mul_monomial(part, k)?;
+            }
         }
-        if lhs != rhs {
+        if lhs.parts() != rhs.as_slice() {
             return Err(reject(PopkCheck::EncIdentity, j));
         }
     }
