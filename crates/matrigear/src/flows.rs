@@ -159,7 +159,9 @@ pub async fn prep<M: Mesh>(
     let t1 = Instant::now();
     let b1 = mesh.stats().total_sent();
     if !order.is_empty() {
-        let chunk = pp.slots().max(pp.batch());
+        // One store append per proof-sized chunk: up to 32 ciphertext pairs of D triples each
+        // (a large proof amortizes its V commitments; 32 bounds the memory), at least a batch.
+        let chunk = (pp.slots() * pp.max_scalar_pairs().min(32)).max(pp.batch());
         produce_into_store(&mut producer, mesh, &store, &order, chunk).await?;
     }
     Ok(PrepReport {
