@@ -4,21 +4,13 @@
 //! the same stores under the same MAC key; products that consume one matrix triple each; and a
 //! party without its state refused with a message saying what to do.
 
+mod common;
+
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Output, Stdio};
+use std::time::Duration;
 
-fn coterie() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_coterie"))
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{coterie, text};
 
 /// The command: two parties, Params II (128-bit) with log p = 128, d = 4.
 #[test]
@@ -70,20 +62,7 @@ fn run_all(config: &Path, dir: &Path, n: usize, args: &[&str]) -> Vec<Output> {
                 .unwrap()
         })
         .collect();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    children
-        .into_iter()
-        .map(|mut c| {
-            while c.try_wait().unwrap().is_none() {
-                if Instant::now() > deadline {
-                    let _ = c.kill();
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            c.wait_with_output().unwrap()
-        })
-        .collect()
+    common::finish(children, Duration::from_secs(120))
 }
 
 #[test]

@@ -1,21 +1,13 @@
 //! `coterie demo reenc` and `coterie party ... reenc` (seed 001) as real processes over mutual
 //! TLS on loopback, including a proxy killed in the middle of a re-encryption.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Output, Stdio};
+use std::time::Duration;
 
-fn coterie() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_coterie"))
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
+use common::{coterie, text};
 
 #[test]
 fn demo_reenc_four_users_two_proxies_toy() {
@@ -76,20 +68,7 @@ fn start(config: &Path, state: &Path, n: usize, step: &str, crash: Option<usize>
 }
 
 fn finish(children: Vec<Child>) -> Vec<Output> {
-    let deadline = Instant::now() + Duration::from_secs(120);
-    children
-        .into_iter()
-        .map(|mut c| {
-            while c.try_wait().unwrap().is_none() {
-                if Instant::now() > deadline {
-                    let _ = c.kill();
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            c.wait_with_output().unwrap()
-        })
-        .collect()
+    common::finish(children, Duration::from_secs(120))
 }
 
 fn all_ok(outs: &[Output]) {

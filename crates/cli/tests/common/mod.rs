@@ -1,0 +1,39 @@
+//! Helpers the process tests share: the binary, an output as text, and waiting for a set of
+//! party processes with a deadline.
+
+#![allow(dead_code)]
+
+use std::process::{Child, Command, Output};
+use std::time::{Duration, Instant};
+
+/// The `coterie` binary under test.
+pub fn coterie() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_coterie"))
+}
+
+/// Stdout then stderr of `o`, as text.
+pub fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Waits for every child (killing those still running after `limit`) and returns their output.
+pub fn finish(children: Vec<Child>, limit: Duration) -> Vec<Output> {
+    let deadline = Instant::now() + limit;
+    children
+        .into_iter()
+        .map(|mut c| {
+            while c.try_wait().unwrap().is_none() {
+                if Instant::now() > deadline {
+                    let _ = c.kill();
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            c.wait_with_output().unwrap()
+        })
+        .collect()
+}
