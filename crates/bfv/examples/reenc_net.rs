@@ -20,7 +20,7 @@ use coterie_base::Progress;
 use coterie_bfv::mk::Smudging;
 use coterie_bfv::reenc_party::{self as party, Config, Layout, PaperLink, ParamChoice, Report};
 use coterie_net::local::{run_parties, tls_group_with};
-use coterie_net::netem::LinkParams;
+use coterie_net::netem::{LinkParams, plain_sleep_until};
 use coterie_net::{Mesh, MeshOptions};
 
 const STEPS: [&str; 5] = ["keygen", "rekeygen", "evaluate", "decrypt", "reencrypt"];
@@ -46,13 +46,6 @@ const PAPER_REENC: [(usize, usize, f64, f64); 12] = [
     (8, 4, 8.14, 1161.0),
     (8, 8, 10.8, 1548.0),
 ];
-
-fn sleep_until(t: Instant) {
-    let now = Instant::now();
-    if t > now {
-        std::thread::sleep(t - now);
-    }
-}
 
 fn record(imp: &str, op: &str, unit: &str, value: f64, params: &[(&str, String)]) {
     let p: Vec<String> = params
@@ -106,7 +99,7 @@ async fn run_one(
     // Loopback start-up can lose a race for a port or a relay; try a fresh group a few times.
     let mut attempt = 0;
     let (meshes, relays) = loop {
-        match tls_group_with(k + n + 2, opts.clone(), link, sleep_until).await {
+        match tls_group_with(k + n + 2, opts.clone(), link, plain_sleep_until).await {
             Ok(g) => break g,
             Err(e) if attempt < 3 => {
                 attempt += 1;

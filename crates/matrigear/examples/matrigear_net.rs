@@ -18,15 +18,8 @@ use coterie_matrigear::ProtocolParams;
 use coterie_matrigear::keys::{EvalKeys, distributed_keygen, insecure_dealer_keys};
 use coterie_matrigear::triple::{self, Phases};
 use coterie_net::local::tls_group_with;
-use coterie_net::netem::LinkParams;
+use coterie_net::netem::{LinkParams, plain_sleep_until};
 use coterie_net::{Mesh, MeshOptions, TlsMesh};
-
-fn sleep_until(t: Instant) {
-    let now = Instant::now();
-    if t > now {
-        std::thread::sleep(t - now);
-    }
-}
 
 fn record(imp: &str, op: &str, unit: &str, value: f64, params: &[(&str, String)]) {
     let p: Vec<String> = params
@@ -53,7 +46,7 @@ async fn group(net: &str) -> (Vec<TlsMesh>, Vec<coterie_net::netem::Relay>) {
     let link = (net == "emu").then(|| LinkParams::new(Duration::from_millis(2), 1000.0));
     let mut attempt = 0;
     loop {
-        match tls_group_with(2, opts.clone(), link, sleep_until).await {
+        match tls_group_with(2, opts.clone(), link, plain_sleep_until).await {
             Ok(g) => break g,
             Err(e) if attempt < 3 => {
                 attempt += 1;

@@ -568,23 +568,32 @@ pub fn challenge_seed(label: &str, coins: &[[u8; 32]]) -> [u8; 32] {
     *h.finalize().as_bytes()
 }
 
-/// `acc += X^k·a` in `Z^N` with `X^N = −1` (`k < 2N`), saturating.
-fn add_monomial_i128(acc: &mut [i128], a: &[i128], k: usize) {
-    let n = acc.len();
-    let (neg, k) = if k >= n { (true, k - n) } else { (false, k) };
-    for (i, &x) in a.iter().enumerate() {
-        let (pos, wrap) = if i + k < n {
-            (i + k, false)
-        } else {
-            (i + k - n, true)
-        };
-        let x = if neg ^ wrap { x.saturating_neg() } else { x };
-        acc[pos] = acc[pos].saturating_add(x);
+/// Integer coefficients that saturate instead of overflowing (`i64`, `i128`).
+trait Saturating: Copy {
+    fn sat_neg(self) -> Self;
+    fn sat_add(self, other: Self) -> Self;
+}
+
+impl Saturating for i64 {
+    fn sat_neg(self) -> Self {
+        self.saturating_neg()
+    }
+    fn sat_add(self, other: Self) -> Self {
+        self.saturating_add(other)
     }
 }
 
-/// `acc += X^k·a` for `i64` coefficients, saturating.
-fn add_monomial_i64(acc: &mut [i64], a: &[i64], k: usize) {
+impl Saturating for i128 {
+    fn sat_neg(self) -> Self {
+        self.saturating_neg()
+    }
+    fn sat_add(self, other: Self) -> Self {
+        self.saturating_add(other)
+    }
+}
+
+/// `acc += X^k·a` in `Z^N` with `X^N = −1` (`k < 2N`), saturating.
+fn add_monomial<T: Saturating>(acc: &mut [T], a: &[T], k: usize) {
     let n = acc.len();
     let (neg, k) = if k >= n { (true, k - n) } else { (false, k) };
     for (i, &x) in a.iter().enumerate() {
@@ -593,8 +602,8 @@ fn add_monomial_i64(acc: &mut [i64], a: &[i64], k: usize) {
         } else {
             (i + k - n, true)
         };
-        let x = if neg ^ wrap { x.saturating_neg() } else { x };
-        acc[pos] = acc[pos].saturating_add(x);
+        let x = if neg ^ wrap { x.sat_neg() } else { x };
+        acc[pos] = acc[pos].sat_add(x);
     }
 }
 
@@ -708,10 +717,10 @@ impl ProverState {
                 .enumerate()
             {
                 let k = ch.exponent(i, j);
-                add_monomial_i128(&mut mu_z, l, k);
-                add_monomial_i64(&mut t[0], &r.u, k);
-                add_monomial_i64(&mut t[1], &r.e0, k);
-                add_monomial_i64(&mut t[2], &r.e1, k);
+                add_monomial(&mut mu_z, l, k);
+                add_monomial(&mut t[0], &r.u, k);
+                add_monomial(&mut t[1], &r.e0, k);
+                add_monomial(&mut t[2], &r.e1, k);
             }
             out.push(Response { mu_z, t });
         }
@@ -1124,10 +1133,10 @@ mod tests {
         ];
         for (k, w) in want.iter().enumerate() {
             let mut acc = [0i128; 4];
-            add_monomial_i128(&mut acc, &a, k);
+            add_monomial(&mut acc, &a, k);
             assert_eq!(&acc, w, "k = {k}");
             let mut acc64 = [0i64; 4];
-            add_monomial_i64(&mut acc64, &[1, 2, 3, 4], k);
+            add_monomial(&mut acc64, &[1, 2, 3, 4], k);
             assert_eq!(acc64.map(i128::from), *w);
         }
     }

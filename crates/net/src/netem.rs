@@ -69,6 +69,22 @@ impl LinkParams {
     }
 }
 
+/// Sleeps until `t` with one plain sleep: the relay wait for many links on few cores (the
+/// in-process benchmarks' [`crate::local::tls_group_with`]), at the cost of the timer's slack.
+///
+/// ```
+/// use std::time::{Duration, Instant};
+/// let t = Instant::now() + Duration::from_millis(2);
+/// coterie_net::netem::plain_sleep_until(t);
+/// assert!(Instant::now() >= t);
+/// ```
+pub fn plain_sleep_until(t: Instant) {
+    let now = Instant::now();
+    if t > now {
+        std::thread::sleep(t - now);
+    }
+}
+
 /// Sleeps until `t`: a coarse sleep, then yielding spins for the last 300 µs.
 pub fn precise_sleep_until(t: Instant) {
     loop {
