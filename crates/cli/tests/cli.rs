@@ -79,14 +79,20 @@ fn certs_then_parties_with_one_killed() {
                 .unwrap()
         })
         .collect();
+    // Party 1 crashes. Each survivor fails on the first disconnect it notices: that is party 1
+    // for whichever survivor exits first, but the other may see that survivor's exit before party
+    // 1's, so only "at least one survivor names party 1" is deterministic.
+    let mut named_party_1 = 0;
     for (i, k) in kids.into_iter().enumerate() {
         let out = k.wait_with_output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "party {i} should fail");
         if i != 1 {
-            assert!(err.contains("party 1 disconnected"), "party {i}: {err}");
+            assert!(err.contains("disconnected"), "party {i}: {err}");
+            named_party_1 += usize::from(err.contains("party 1 disconnected"));
         }
     }
+    assert!(named_party_1 >= 1, "no survivor named the crashed party");
     assert!(t0.elapsed() < Duration::from_secs(10), "{:?}", t0.elapsed());
     let _ = std::fs::remove_dir_all(&dir);
 }
