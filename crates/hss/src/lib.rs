@@ -79,6 +79,7 @@
 
 #![warn(missing_docs)]
 
+pub mod apps;
 pub mod convert;
 pub mod esdh;
 pub mod group;
