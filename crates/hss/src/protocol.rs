@@ -211,10 +211,12 @@ fn dec_int(b: &[u8]) -> Result<BigInt> {
     Ok(if s == 1 { -m } else { m })
 }
 
+/// The two servers are parties 0 and 1 of the mesh; other parties of a larger mesh (the clients
+/// of the applications) take no part in these protocols.
 fn check_two(mesh: &impl Mesh) -> Result<usize> {
-    if mesh.n() != 2 || mesh.id() > 1 {
+    if mesh.n() < 2 || mesh.id() > 1 {
         return Err(Error::Protocol(
-            "HSS protocols run between exactly two parties".into(),
+            "HSS protocols run between parties 0 and 1 of the mesh".into(),
         ));
     }
     Ok(mesh.id())
