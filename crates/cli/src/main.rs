@@ -47,6 +47,11 @@ enum Cmd {
         #[command(subcommand)]
         cmd: cmd::spdz::SpdzCmd,
     },
+    /// Local steps of the HSS applications (seed 004), e.g. an input client's upload.
+    Hss {
+        #[command(subcommand)]
+        cmd: cmd::hss::HssCmd,
+    },
     /// Client of the threshold decryption service: sends ciphertext files (CTLW format) to node 0
     /// over mutual TLS and prints one decrypted message per file.
     Decrypt(cmd::decrypt::DecryptArgs),
@@ -100,6 +105,7 @@ fn run(cli: Cli) -> Result<(), String> {
         Cmd::Demo { which } => cmd::demo::run(which),
         Cmd::Netem { cmd } => cmd::netem::run(cmd),
         Cmd::Spdz { cmd } => cmd::spdz::run(cmd),
+        Cmd::Hss { cmd } => cmd::hss::run(cmd),
         Cmd::Decrypt(args) => cmd::decrypt::decrypt(args),
         Cmd::CertsClient { dir, name } => cmd::certs::certs_client(&dir, &name),
         Cmd::ThresholdEncrypt {

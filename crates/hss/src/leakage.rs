@@ -33,7 +33,7 @@
 use coterie_math::bigint::{self, BigInt};
 use rand::Rng;
 
-use crate::group::Group;
+use crate::group::{Elem, Group};
 use crate::scheme::{
     Ciphertext, Encryptor, EvalKey, Evaluator, KeyLayout, L2Share, Params, PreparedCt,
     PreparedInput, PublicKey, SecretKey, ct_div, sample_key_shares, share_l2_secret_key,
@@ -164,22 +164,36 @@ pub fn mmult(
     pad: &Pad,
     y_xor_b: &L2Share,
 ) -> Result<L2Share> {
+    mmult_with(ev, x.digits.len(), pad, |ev, i| match i {
+        None => mpair(ev, &x.x, &pad.b, y_xor_b),
+        Some(i) => mpair(ev, &x.digits[i], &pad.b, y_xor_b),
+    })
+}
+
+/// `MMult` given its `MPair`s: `mp(ev, None)` is `<b ⊕ x·y>`, `mp(ev, Some(i))` is
+/// `<b ⊕ c_i·x·y>`.
+fn mmult_with(
+    ev: &mut Evaluator<'_>,
+    digits: usize,
+    pad: &Pad,
+    mut mp: impl FnMut(&mut Evaluator<'_>, Option<usize>) -> Result<BigInt>,
+) -> Result<L2Share> {
     let ek = ev.eval_key().clone();
-    if pad.b_xor_c.len() != x.digits.len() || ek.digit_shares.len() != x.digits.len() {
+    if pad.b_xor_c.len() != digits || ek.digit_shares.len() != digits {
         return Err(Error::InvalidParameter(
             "pad not precomputed for this key".into(),
         ));
     }
-    let bxy = mpair(ev, &x.x, &pad.b, y_xor_b)?;
+    let bxy = mp(ev, None)?;
     let mut twice = BigInt::new();
-    for (i, xd) in x.digits.iter().enumerate() {
-        let bcxy = mpair(ev, xd, &pad.b, y_xor_b)?;
+    for i in 0..digits {
+        let bcxy = mp(ev, Some(i))?;
         // 2<c_i (b ⊕ xy)> = 2<b ⊕ c_i x y> + <c_i> − (<b> + <b ⊕ c_i>)
         let two_ci = BigInt::from(2 * &bcxy) + &ek.digit_shares[i] - &pad.b.y - &pad.b_xor_c[i];
         twice += two_ci << i as u32;
     }
     let cap = BigInt::from(1) << (ev.params().conv_bits() - 1);
-    let s = x.digits.len() as u32;
+    let s = digits as u32;
     let bound_c = (BigInt::from(1) << (s + 1)) * (BigInt::from(&cap * 3u32) + &pad.b.y_bound)
         + (BigInt::from(1) << (s + ev.params().log_base + ev.params().stat_bits + 2));
     Ok(L2Share {
@@ -187,6 +201,69 @@ pub fn mmult(
         yc: BigInt::from(&twice >> 1u32),
         y_bound: cap,
         yc_bound: bound_c,
+    })
+}
+
+/// `g^(<b>_σ)` for this server's share of the pad bit: the one value [`mpair_one_table`] needs
+/// besides `E(u)`'s tables (once per pad).
+pub fn pad_base(ev: &Evaluator<'_>, pad: &Pad) -> Elem {
+    ev.group().g_pow(&pad.b.y)
+}
+
+/// `MPair` with one pairing on `E(u)`'s tables only (no tables for `E(1 − u)`): the pairing is
+/// multiplicative in the ciphertext and linear in the level-2 share, and `E(1 − u) = (1, g)/E(u)`
+/// with `Pair((1, g), L2(b)) = g^(<b>)`, so
+/// `Pair(E(u), L2(y ⊕ b))·Pair(E(1 − u), L2(b)) = g^(<b>)·Pair(E(u), L2(y ⊕ b) − L2(b))`.
+/// Half the pairings and half the tables of [`mpair`], the same shares' difference
+/// (`<u·y ⊕ b>`); `gb` is [`pad_base`].
+pub fn mpair_one_table(
+    ev: &mut Evaluator<'_>,
+    u: &PreparedCt,
+    gb: &Elem,
+    b: &L2Share,
+    y_xor_b: &L2Share,
+) -> Result<BigInt> {
+    let h = ev.pair(u, &y_xor_b.sub(b))?;
+    let h = ev.group().mul(&h, gb);
+    Ok(BigInt::from(ev.convert_level3(&h, 1)?))
+}
+
+/// [`precompute_pad`] with [`mpair_one_table`] (`key_digits`: the public key's `E(c_i)`
+/// prepared once, [`prepare_key_digit_tables`]).
+pub fn precompute_pad_one_table(
+    ev: &mut Evaluator<'_>,
+    key_digits: &[PreparedCt],
+    gb: &Elem,
+    pad: &mut Pad,
+) -> Result<()> {
+    let one_xor_b = ev.one().sub(&pad.b);
+    pad.b_xor_c = key_digits
+        .iter()
+        .map(|kd| mpair_one_table(ev, kd, gb, &pad.b, &one_xor_b))
+        .collect::<Result<_>>()?;
+    Ok(())
+}
+
+/// The key digits `E(c_i)` of `pk` prepared for [`mpair_one_table`].
+pub fn prepare_key_digit_tables(pk: &PublicKey) -> Result<Vec<PreparedCt>> {
+    let group = Group::new(pk.params.group);
+    pk.key_digits
+        .iter()
+        .map(|c| PreparedCt::new(&group, pk, c))
+        .collect()
+}
+
+/// [`mmult`] with [`mpair_one_table`]: `x` needs no complemented tables.
+pub fn mmult_one_table(
+    ev: &mut Evaluator<'_>,
+    x: &PreparedInput,
+    pad: &Pad,
+    gb: &Elem,
+    y_xor_b: &L2Share,
+) -> Result<L2Share> {
+    mmult_with(ev, x.digits.len(), pad, |ev, i| match i {
+        None => mpair_one_table(ev, &x.x, gb, &pad.b, y_xor_b),
+        Some(i) => mpair_one_table(ev, &x.digits[i], gb, &pad.b, y_xor_b),
     })
 }
 
@@ -296,6 +373,7 @@ mod tests {
         let (pk, ek0, ek1, sk) = insecure_keygen_trusted_dealer(&params, &mut rng).unwrap();
         let enc = pk.encryptor().unwrap();
         let kd = prepare_key_digits(&pk).unwrap();
+        let kt = prepare_key_digit_tables(&pk).unwrap();
         for x in 0..2i64 {
             let l1 = enc.encrypt(&pk, &BigInt::from(x), &mut rng);
             let mx = MaskedInput::new(&pk, &l1).unwrap();
@@ -313,6 +391,16 @@ mod tests {
                     let m1 = mpair(&mut e1, &mx.x, &p1.b, &yb1).unwrap();
                     let r0 = mmult(&mut e0, &mx, &p0, &yb0).unwrap();
                     let r1 = mmult(&mut e1, &mx, &p1, &yb1).unwrap();
+                    // The one-table variants on plain tables.
+                    let px = PreparedInput::new(&pk, &l1, false).unwrap();
+                    let (g0, g1) = (pad_base(&e0, &p0), pad_base(&e1, &p1));
+                    let (mut q0, mut q1) = (p0.clone(), p1.clone());
+                    precompute_pad_one_table(&mut e0, &kt, &g0, &mut q0).unwrap();
+                    precompute_pad_one_table(&mut e1, &kt, &g1, &mut q1).unwrap();
+                    let f0 = mpair_one_table(&mut e0, &px.x, &g0, &q0.b, &yb0).unwrap();
+                    let f1 = mpair_one_table(&mut e1, &px.x, &g1, &q1.b, &yb1).unwrap();
+                    let s0 = mmult_one_table(&mut e0, &px, &q0, &g0, &yb0).unwrap();
+                    let s1 = mmult_one_table(&mut e1, &px, &q1, &g1, &yb1).unwrap();
                     if e0.flagged() && e1.flagged() {
                         continue;
                     }
@@ -320,6 +408,9 @@ mod tests {
                     assert_eq!(BigInt::from(&m0 - &m1), want, "MPair x={x} y={y} b={b}");
                     assert_eq!(BigInt::from(&r0.y - &r1.y), want);
                     assert_eq!(BigInt::from(&r0.yc - &r1.yc), BigInt::from(&sk.c * want));
+                    assert_eq!(BigInt::from(&f0 - &f1), want, "one-table MPair");
+                    assert_eq!(BigInt::from(&s0.y - &s1.y), want, "one-table MMult");
+                    assert_eq!(BigInt::from(&s0.yc - &s1.yc), BigInt::from(&sk.c * want));
                     // unmasked output mod 2
                     let o0 = output_unmasked(&mut e0, &r0, &p0).unwrap();
                     let o1 = output_unmasked(&mut e1, &r1, &p1).unwrap();

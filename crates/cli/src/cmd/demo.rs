@@ -94,6 +94,37 @@ pub enum Demo {
         #[arg(long, default_value_t = 4)]
         d: usize,
     },
+    /// HSS vote (seed 004 §6.1): two servers run the distributed setup (key and 100 pads), N
+    /// voters upload encrypted random votes to the public repository (one process each), the
+    /// servers evaluate the majority each alone, the output client combines and checks it.
+    HssVote {
+        /// Number of voters.
+        #[arg(long, default_value_t = 15)]
+        clients: u32,
+        /// Evaluation mode.
+        #[arg(long, value_enum, default_value = "padded")]
+        mode: super::hss::ModeArg,
+        /// Make both servers report their first evaluation as failed (INSECURE test knob), to
+        /// show the re-run.
+        #[arg(long)]
+        inject_failure: bool,
+        /// INSECURE toy group (no security) for a fast run.
+        #[arg(long)]
+        insecure_toy: bool,
+    },
+    /// HSS private RSS feed (seed 004 §6.3): setup, a subscriber's encrypted interest tags, the
+    /// servers' digests of public records, parsed and checked against the plaintext filter.
+    HssFeed {
+        /// Number of tags.
+        #[arg(long, default_value_t = 16)]
+        tags: usize,
+        /// Number of records in the digest.
+        #[arg(long, default_value_t = 32)]
+        records: usize,
+        /// INSECURE toy group (no security) for a fast run.
+        #[arg(long)]
+        insecure_toy: bool,
+    },
     /// `sum` with N party processes over TLS on loopback.
     Sum {
         /// Number of parties.
@@ -118,6 +149,17 @@ pub fn run(which: Demo) -> Result<(), String> {
             insecure_toy,
         } => super::reenc::demo(users, proxies, insecure_toy),
         Demo::Threshold { parties, count } => demo_threshold(parties, count),
+        Demo::HssVote {
+            clients,
+            mode,
+            inject_failure,
+            insecure_toy,
+        } => super::hss::demo_vote(clients, mode, inject_failure, insecure_toy),
+        Demo::HssFeed {
+            tags,
+            records,
+            insecure_toy,
+        } => super::hss::demo_feed(tags, records, insecure_toy),
         Demo::Matrigear {
             parties,
             set,

@@ -4,6 +4,7 @@
 pub mod certs;
 pub mod decrypt;
 pub mod demo;
+pub mod hss;
 pub mod math;
 pub mod matrigear;
 pub mod mktfhe;

@@ -149,6 +149,16 @@ pub enum Protocol {
     /// multiplied by one matrix triple from the store, opened, MAC-checked and compared with the
     /// plaintext product.
     MatrigearProduct(super::matrigear::ProductCmd),
+    /// HSS applications (seed 004): the one-time setup between servers 0 and 1 (distributed key
+    /// generation and leakage-absorbing pads; party 2, the client, idles), state in
+    /// DIR/party-<id>/hss.state, public key published in the repository.
+    HssSetup(super::hss::SetupCmd),
+    /// HSS vote: servers 0 and 1 evaluate the majority (or threshold) of the uploads in the
+    /// repository, each alone; party 2 combines their answers and re-runs after a failure.
+    HssVote(super::hss::VoteCmd),
+    /// HSS private RSS feed: party 2 registers encrypted interests, servers 0 and 1 filter the
+    /// public records and send digests, party 2 parses them.
+    HssFeed(super::hss::FeedCmd),
     /// Every party inputs a value; the product is computed with Beaver triples from the store
     /// DIR/party-<id>, opened and MAC-checked.
     SpdzDemo {
@@ -248,6 +258,15 @@ async fn run_party(
         Protocol::MatrigearProduct(args) => super::matrigear::product(&mut mesh, &args)
             .await
             .map_err(|e| Error::Protocol(format!("MatriGear product: {e}")))?,
+        Protocol::HssSetup(args) => super::hss::setup(&mut mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("HSS setup: {e}")))?,
+        Protocol::HssVote(args) => super::hss::vote(&mut mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("HSS vote: {e}")))?,
+        Protocol::HssFeed(args) => super::hss::feed(&mut mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("HSS feed: {e}")))?,
         Protocol::Echo => {
             let peers = coterie_net::demo::echo(&mut mesh).await?;
             format!("echo ok with {peers} peers")

@@ -241,7 +241,7 @@ fn serve_vote_request(
                 st.next_pad = k;
                 st.save(state)?;
             }
-            let kd = leakage::prepare_key_digits(&pk)?;
+            let kd = leakage::prepare_key_digit_tables(&pk)?;
             let r = vote::eval_padded(&mut ev, &bp, &inputs, &kd, &mut p)?;
             if r.1 {
                 st.next_pad = k + 1;

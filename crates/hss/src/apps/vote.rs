@@ -42,9 +42,11 @@ use coterie_math::bigint::BigInt;
 use serde::{Deserialize, Serialize};
 
 use crate::group::GroupId;
-use crate::leakage::{self, MaskedCt, MaskedInput, Pad};
+use crate::leakage::{self, Pad};
 use crate::program::{BpNode, BranchingProgram};
-use crate::scheme::{Evaluator, L1Input, L2Share, Params, PreparedInput, PublicKey, reconstruct};
+use crate::scheme::{
+    Evaluator, L1Input, L2Share, Params, PreparedCt, PreparedInput, PublicKey, reconstruct,
+};
 use crate::{Error, Result};
 
 /// Output modulus of [`Mode::Plain`] (room for the range check).
@@ -366,14 +368,15 @@ pub fn eval_plain(
 }
 
 /// One server's evaluation of `bp` under the leakage-absorbing pad `pad` (module docs):
-/// `MMult` per non-terminal node, `MPair` per terminal node; returns its output share mod 2 and
-/// its flag. `key_digits` are the public key's `E(c_i)` prepared once
-/// ([`leakage::prepare_key_digits`]); the pad is precomputed here on first use.
+/// `MMult` per non-terminal node, `MPair` per terminal node, both in their one-table form
+/// ([`leakage::mpair_one_table`]: one pairing per `MPair`, no tables for `E(1 − x)`); returns
+/// its output share mod 2 and its flag. `key_digits` are the public key's `E(c_i)` prepared
+/// once ([`leakage::prepare_key_digit_tables`]); the pad is precomputed here on first use.
 pub fn eval_padded(
     ev: &mut Evaluator<'_>,
     bp: &BranchingProgram,
     inputs: &[L1Input],
-    key_digits: &[MaskedCt],
+    key_digits: &[PreparedCt],
     pad: &mut Pad,
 ) -> Result<(BigInt, bool, u32)> {
     let accept = check_bp(bp)?;
@@ -383,8 +386,9 @@ pub fn eval_padded(
     }
     let mut lazy = Lazy::new(bp, inputs)?;
     ev.clear_flag();
+    let gb = leakage::pad_base(ev, pad);
     if pad.b_xor_c.is_empty() {
-        leakage::precompute_pad(ev, key_digits, pad)?;
+        leakage::precompute_pad_one_table(ev, key_digits, &gb, pad)?;
     }
     let b = pad.b.clone();
     let sinks = |i: u32| !matches!(bp.nodes[i as usize], BpNode::Test { .. });
@@ -402,10 +406,10 @@ pub fn eval_padded(
             lazy.done(i);
             continue;
         };
-        let x = lazy.get(var as usize, |l1| MaskedInput::new(&pk, l1))?;
+        let x = lazy.get(var as usize, |l1| PreparedInput::new(&pk, l1, false))?;
         mults += 1;
         if sinks(on0) && sinks(on1) {
-            let t = leakage::mpair(ev, &x.x, &b, &nv)?; // <b ⊕ x·N>
+            let t = leakage::mpair_one_table(ev, &x.x, &gb, &b, &nv)?; // <b ⊕ x·N>
             let f = BigInt::from(&b.y + &nv.y) - &t; // <b ⊕ (N − x·N)>
             for (to, v) in [(on1, t), (on0, f)] {
                 if to as usize == accept {
@@ -414,7 +418,7 @@ pub fn eval_padded(
                 }
             }
         } else {
-            let t = leakage::mmult(ev, x, pad, &nv)?;
+            let t = leakage::mmult_one_table(ev, x, pad, &gb, &nv)?;
             let f = b.add(&nv).sub(&t);
             for (to, v) in [(on1, t), (on0, f)] {
                 if to as usize == accept {
@@ -446,7 +450,7 @@ pub fn check_inputs(pk: &PublicKey, inputs: &[L1Input]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::leakage::{insecure_pad_trusted_dealer, prepare_key_digits};
+    use crate::leakage::{insecure_pad_trusted_dealer, prepare_key_digit_tables};
     use crate::scheme::insecure_keygen_trusted_dealer;
     use rand::SeedableRng;
 
@@ -515,7 +519,7 @@ mod tests {
         let params = Params::insecure_toy(1, 12, 12);
         let (pk, ek0, ek1, sk) = insecure_keygen_trusted_dealer(&params, &mut rng).unwrap();
         let enc = pk.encryptor().unwrap();
-        let kd = prepare_key_digits(&pk).unwrap();
+        let kd = prepare_key_digit_tables(&pk).unwrap();
         let vote = Vote::majority(3).unwrap();
         let bp = vote.program().unwrap();
         let mut decided = 0;
