@@ -125,6 +125,16 @@ pub enum Demo {
         #[arg(long)]
         insecure_toy: bool,
     },
+    /// HSS two-server PIR with boolean queries (seed 004 §6.4): setup, a client's encrypted
+    /// query over a public database, both servers' syndrome answers decoded and checked.
+    HssPir {
+        /// Records in the public database.
+        #[arg(long, default_value_t = 200)]
+        records: usize,
+        /// INSECURE toy group (no security) for a fast run.
+        #[arg(long)]
+        insecure_toy: bool,
+    },
     /// `sum` with N party processes over TLS on loopback.
     Sum {
         /// Number of parties.
@@ -160,6 +170,10 @@ pub fn run(which: Demo) -> Result<(), String> {
             records,
             insecure_toy,
         } => super::hss::demo_feed(tags, records, insecure_toy),
+        Demo::HssPir {
+            records,
+            insecure_toy,
+        } => super::hss::demo_pir(records, insecure_toy),
         Demo::Matrigear {
             parties,
             set,

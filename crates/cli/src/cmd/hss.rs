@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use coterie_hss::apps::pir::{Database, Record};
 use coterie_hss::apps::repo::Repository;
 use coterie_hss::apps::service::{self, CLIENT, ServerState, VoteServerOptions};
 use coterie_hss::apps::vote::{Mode, Vote};
@@ -117,6 +118,31 @@ pub struct FeedCmd {
     seed: u64,
     /// Failure probability 2^-F per record (7: below 1%).
     #[arg(long, default_value_t = 7)]
+    failure_log2: u32,
+}
+
+/// Arguments of `coterie party … hss-pir`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct PirCmd {
+    #[command(flatten)]
+    dirs: HssDirs,
+    /// Number of records of the public demo database (generated from --seed).
+    #[arg(long, default_value_t = 200)]
+    records: usize,
+    /// Attributes per record (each present with probability 1/4).
+    #[arg(long, default_value_t = 8)]
+    attrs: usize,
+    /// Seed of the public demo database.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Client: the attributes a record must have (indices, e.g. 0,3).
+    #[arg(long, value_delimiter = ',', default_value = "0,3")]
+    wanted: Vec<usize>,
+    /// Client: largest number of matches plus failed records to recover.
+    #[arg(long, default_value_t = 32)]
+    t: u32,
+    /// Failure probability 2^-F per record.
+    #[arg(long, default_value_t = 10)]
     failure_log2: u32,
 }
 
@@ -363,6 +389,96 @@ pub async fn feed(mesh: &mut TlsMesh, a: &FeedCmd) -> Result<String, String> {
     Ok("HSS feed: digest parsed".into())
 }
 
+/// The public demo database: `count` records of `attrs` attribute bits (each present with
+/// probability 1/4) and a 40-bit payload, from `seed`.
+pub fn demo_database(seed: u64, count: usize, attrs: usize) -> Database {
+    let mut xof = blake3::Hasher::new();
+    xof.update(b"coterie/demo/hss-pir-database/v1");
+    xof.update(&seed.to_le_bytes());
+    let mut r = xof.finalize_xof();
+    let mut byte = || {
+        let mut b = [0u8; 8];
+        r.fill(&mut b);
+        u64::from_le_bytes(b)
+    };
+    Database {
+        records: (0..count)
+            .map(|_| Record {
+                attrs: (0..attrs).map(|_| byte() & 3 == 0).collect(),
+                payload: byte() & ((1 << 40) - 1),
+            })
+            .collect(),
+    }
+}
+
+/// `coterie party … hss-pir`.
+pub async fn pir(mesh: &mut TlsMesh, a: &PirCmd) -> Result<String, String> {
+    let id = mesh.id();
+    let db = demo_database(a.seed, a.records, a.attrs);
+    if a.wanted.iter().any(|&w| w >= a.attrs) {
+        return Err(format!("--wanted: attribute indices below {}", a.attrs));
+    }
+    let wanted: Vec<bool> = (0..a.attrs).map(|i| a.wanted.contains(&i)).collect();
+    let repo = Repository::open(&a.dirs.repo).map_err(|e| e.to_string())?;
+    let st = if id < 2 {
+        Some(ServerState::load(&a.dirs.state(id)?).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
+    let t0 = std::time::Instant::now();
+    let r = service::pir_run(
+        mesh,
+        &repo,
+        st.as_ref().map(|s| (s, &db)),
+        &wanted,
+        db.records.len(),
+        a.t,
+        a.failure_log2,
+        &mut Csprng::new(),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let Some(out) = r else {
+        return Ok(format!(
+            "HSS PIR server: answered over {} records in {:.2} s",
+            db.records.len(),
+            t0.elapsed().as_secs_f64()
+        ));
+    };
+    let plain = db.plain_matches(&wanted);
+    let expected: Vec<(usize, u64)> = plain
+        .iter()
+        .filter(|(i, _)| !out.result.failed.contains(i))
+        .copied()
+        .collect();
+    if out.result.matches != expected {
+        return Err(format!(
+            "decoded matches {:?} differ from the plaintext {:?}",
+            out.result.matches, plain
+        ));
+    }
+    let idx: Vec<usize> = out.result.matches.iter().map(|m| m.0).collect();
+    println!(
+        "party {id}: {} of {} records have attributes {:?}: {:?} (payloads decoded); {} failed \
+         record(s) to query again{}; answers of {} and {} bytes; equal to the plaintext search \
+         ({:.2} s)",
+        idx.len(),
+        db.records.len(),
+        a.wanted,
+        idx,
+        out.result.failed.len(),
+        if out.result.failed.is_empty() {
+            String::new()
+        } else {
+            format!(" {:?}", out.result.failed)
+        },
+        out.answer_bytes[0],
+        out.answer_bytes[1],
+        t0.elapsed().as_secs_f64()
+    );
+    Ok("HSS PIR: query answered".into())
+}
+
 fn config_for_three(dir: &Path) -> Result<PathBuf, String> {
     super::demo::write_config(dir, &[Role::Server, Role::Server, Role::Client])
 }
@@ -521,6 +637,42 @@ pub fn demo_feed(tags: usize, records: usize, insecure_toy: bool) -> Result<(), 
                 "--records",
                 &n,
             ],
+            600,
+        )
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    res
+}
+
+/// `coterie demo hss-pir`: setup (plain key), then a client's boolean query over the public demo
+/// database, answered by both servers, decoded and checked against the plaintext search.
+pub fn demo_pir(records: usize, insecure_toy: bool) -> Result<(), String> {
+    let dir = coterie_base::fsio::unique_temp_dir("coterie-demo-hss-pir");
+    let res = (|| {
+        let config = config_for_three(&dir.join("net"))?;
+        let (state, repo) = (
+            dir.join("state").to_string_lossy().to_string(),
+            dir.join("repo").to_string_lossy().to_string(),
+        );
+        let mut setup = vec![
+            "hss-setup",
+            "--dir",
+            &state,
+            "--repo",
+            &repo,
+            "--mode",
+            "plain",
+        ];
+        if insecure_toy {
+            println!("INSECURE toy group (no security): a fast protocol run only");
+            setup.push("--insecure-toy");
+        }
+        super::demo::run_processes(&config, 3, &setup, 300)?;
+        let n = records.to_string();
+        super::demo::run_processes(
+            &config,
+            3,
+            &["hss-pir", "--dir", &state, "--repo", &repo, "--records", &n],
             600,
         )
     })();

@@ -159,6 +159,9 @@ pub enum Protocol {
     /// HSS private RSS feed: party 2 registers encrypted interests, servers 0 and 1 filter the
     /// public records and send digests, party 2 parses them.
     HssFeed(super::hss::FeedCmd),
+    /// HSS two-server PIR with boolean queries: party 2 sends its encrypted wanted attributes,
+    /// servers 0 and 1 answer with syndromes over the public database, party 2 decodes.
+    HssPir(super::hss::PirCmd),
     /// Every party inputs a value; the product is computed with Beaver triples from the store
     /// DIR/party-<id>, opened and MAC-checked.
     SpdzDemo {
@@ -267,6 +270,9 @@ async fn run_party(
         Protocol::HssFeed(args) => super::hss::feed(&mut mesh, &args)
             .await
             .map_err(|e| Error::Protocol(format!("HSS feed: {e}")))?,
+        Protocol::HssPir(args) => super::hss::pir(&mut mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("HSS PIR: {e}")))?,
         Protocol::Echo => {
             let peers = coterie_net::demo::echo(&mut mesh).await?;
             format!("echo ok with {peers} peers")

@@ -540,3 +540,76 @@ pub async fn feed_run<M: Mesh, R: Rng + Send>(
     mesh.send_tagged(CLIENT, TAG_FEED_DIGEST, &digest).await?;
     Ok(None)
 }
+
+const TAG_PIR_QUERY: u32 = 0x4853_0321;
+const TAG_PIR_ANSWER: u32 = 0x4853_0322;
+
+/// A PIR query: the client's encrypted wanted attributes, the bound `t` on matches plus
+/// failures, the evaluation nonce and the failure target per record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PirQuery {
+    /// `L1(w_j)` per attribute.
+    pub wanted: Vec<L1Input>,
+    /// Largest number of nonzero entries to recover.
+    pub t: u32,
+    /// Evaluation nonce (the same at both servers, fresh per query).
+    pub nonce: u64,
+    /// Failure target per record `2^−failure_log2` (chooses `d`).
+    pub failure_log2: u32,
+}
+
+/// What the PIR client gets back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PirOutcome {
+    /// The decoded matches and failed records.
+    pub result: super::pir::PirResult,
+    /// Bytes of each server's answer as sent.
+    pub answer_bytes: [u64; 2],
+}
+
+/// Two-server PIR with boolean queries ([`super::pir`]): the client (party 2) sends its
+/// encrypted wanted attributes to both servers, each server answers on its copy of the public
+/// database alone, the client decodes. Servers pass `db` and their state and return `None`.
+#[allow(clippy::too_many_arguments)]
+pub async fn pir_run<M: Mesh, R: Rng + Send>(
+    mesh: &mut M,
+    repo: &Repository,
+    server: Option<(&ServerState, &super::pir::Database)>,
+    wanted: &[bool],
+    n_records: usize,
+    t: u32,
+    failure_log2: u32,
+    rng: &mut R,
+) -> Result<Option<PirOutcome>> {
+    if mesh.id() == CLIENT {
+        let pk = repo.public_key()?;
+        let q = PirQuery {
+            wanted: super::pir::make_query(&pk, wanted, rng)?,
+            t,
+            nonce: rng.next_u64(),
+            failure_log2,
+        };
+        for s in 0..2 {
+            mesh.send_tagged(s, TAG_PIR_QUERY, &q).await?;
+        }
+        let a0: super::pir::Answer = mesh.recv_tagged(0, TAG_PIR_ANSWER).await?;
+        let a1: super::pir::Answer = mesh.recv_tagged(1, TAG_PIR_ANSWER).await?;
+        let bytes = |a: &super::pir::Answer| scheme::to_bytes(a).map(|b| b.len() as u64);
+        let answer_bytes = [bytes(&a0)?, bytes(&a1)?];
+        let result = super::pir::decode(&a0, &a1, n_records, t as usize)?;
+        return Ok(Some(PirOutcome {
+            result,
+            answer_bytes,
+        }));
+    }
+    let (st, db) =
+        server.ok_or_else(|| Error::InvalidParameter("a server needs its state".into()))?;
+    let q: PirQuery = mesh.recv_tagged(CLIENT, TAG_PIR_QUERY).await?;
+    let l = db.validate()?;
+    let mut pk = st.pk.clone();
+    pk.params.d = vote::choose_d(&pk.params, l, q.failure_log2, Mode::Plain)?;
+    let mut ev = Evaluator::new(&pk, &st.ek, q.nonce)?;
+    let answer = super::pir::server_answer(&mut ev, &pk, db, &q.wanted, q.t as usize, rng)?;
+    mesh.send_tagged(CLIENT, TAG_PIR_ANSWER, &answer).await?;
+    Ok(None)
+}
