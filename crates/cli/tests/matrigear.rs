@@ -109,20 +109,30 @@ fn prep_resumes_from_state_and_products_consume_triples() {
             assert!(text(&o).contains("equals the plaintext product"));
         }
     }
-    // Both matrix triples are used: a third product is refused, none reused.
-    for o in run_all(&config, &state, 2, &["matrigear-product"]) {
+    // Both matrix triples are used: a third product is refused, none reused. Every party fails;
+    // a party that notices its peer's refusal first reports the peer's exit instead, so only
+    // "at least one names the exhausted store" is deterministic.
+    let third = run_all(&config, &state, 2, &["matrigear-product"]);
+    for o in &third {
         assert!(!o.status.success());
-        assert!(text(&o).contains("exhausted"), "{}", text(&o));
+        let t = text(o);
+        assert!(t.contains("exhausted") || t.contains("disconnected"), "{t}");
     }
+    assert!(third.iter().any(|o| text(o).contains("exhausted")));
     // A party that lost its state: every party refuses, saying what happened.
     std::fs::remove_file(state.join("party-1").join("matrigear.state")).unwrap();
-    for o in run_all(&config, &state, 2, &prep) {
+    let lost = run_all(&config, &state, 2, &prep);
+    for o in &lost {
         assert!(!o.status.success());
+        let t = text(o);
         assert!(
-            text(&o).contains("key generation was interrupted"),
-            "{}",
-            text(&o)
+            t.contains("key generation was interrupted") || t.contains("disconnected"),
+            "{t}"
         );
     }
+    assert!(
+        lost.iter()
+            .any(|o| text(o).contains("key generation was interrupted"))
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -54,13 +54,19 @@
 //!   of any sparse vector; the checks are against accidents (bit flips, wrong `t` or `N`,
 //!   mixed-up answers).
 //!
-//! # Evaluation nonces
+//! # Evaluation nonces and cost
 //!
-//! Each record's evaluation draws its output mask from the evaluator's PRF, which advances a
-//! counter (one output per record here). The two servers stay in step because they evaluate
-//! the same programs on the records **in database order** with evaluators created under the
-//! same nonce. Use a fresh nonce per query, agreed by both servers (e.g. a query counter), so
-//! failures of different queries are independent.
+//! A record's match bit depends only on its attribute vector, so a server evaluates the
+//! conjunction program once per **distinct** attribute vector (at most `2^L`, in order of first
+//! occurrence) and gives each record its class's share bit XOR a fresh mask from the
+//! evaluator's PRF; both servers draw the same masks, which cancel in the XOR, and each server's
+//! share vector stays uniform record by record. A flagged class makes every record of the class
+//! a random entry (usually more than `t` of them: a decoding error, and the client re-queries
+//! under a new nonce). The two servers stay in step because they walk the records **in
+//! database order** with evaluators created under the same nonce. Use a fresh nonce per query,
+//! agreed by both servers (e.g. a query counter), so failures of different queries are
+//! independent. Server cost: one program evaluation per distinct vector plus, per record, one
+//! PRF mask and `4t` field multiply-adds for the syndromes.
 //!
 //! # Privacy notes
 //!
@@ -115,6 +121,9 @@ pub mod gf40;
 pub use code::{MAX_LEN, MAX_T};
 pub use gf40::{ConstMul, Gf40};
 
+use std::collections::HashMap;
+
+use coterie_math::bigint::BigInt;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -278,21 +287,37 @@ pub fn match_shares<R: Rng + ?Sized>(
             prepared.len()
         )));
     }
+    // The match bit depends on the attribute vector only: evaluate each distinct vector once
+    // (in order of first occurrence, the same at both servers) and give every record its class
+    // bit under a fresh common mask from the evaluator's PRF (`output_value(0, 2)`), so each
+    // server's share vector is still uniform record by record and the masks cancel in the XOR.
+    let mut classes: HashMap<&[bool], (bool, bool)> = HashMap::new();
     let mut shares = Vec::with_capacity(db.records.len());
     let mut flagged = vec![];
+    let zero = BigInt::new();
+    let two = BigInt::from(2);
     for (i, rec) in db.records.iter().enumerate() {
-        let prog = conjunction_program(&rec.attrs)?;
-        let out = eval(ev, &prog, prepared, None, EvalOptions::default())?;
-        let [bit] = out.outputs.as_slice() else {
-            return Err(Error::Program(
-                "the conjunction program has one output".into(),
-            ));
+        let (bit, flag) = match classes.get(rec.attrs.as_slice()) {
+            Some(&c) => c,
+            None => {
+                let prog = conjunction_program(&rec.attrs)?;
+                let out = eval(ev, &prog, prepared, None, EvalOptions::default())?;
+                let [bit] = out.outputs.as_slice() else {
+                    return Err(Error::Program(
+                        "the conjunction program has one output".into(),
+                    ));
+                };
+                let c = (*bit == 1, out.flagged);
+                classes.insert(&rec.attrs, c);
+                c
+            }
         };
-        if out.flagged {
+        let mask = ev.output_value(&zero, &two)? == 1;
+        if flag {
             flagged.push(i);
             shares.push(Gf40::random(rng));
         } else {
-            shares.push(if *bit == 1 { Gf40::ONE } else { Gf40::ZERO });
+            shares.push(if bit ^ mask { Gf40::ONE } else { Gf40::ZERO });
         }
     }
     Ok(MatchShares { shares, flagged })
