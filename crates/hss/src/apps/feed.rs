@@ -17,8 +17,8 @@
 //! inputs: 50 + 1, spec §9 case 12); a record with every tag costs nothing (the output is 1).
 
 use crate::group::Group;
-use crate::program::{Program, ProgramBuilder};
-use crate::scheme::{Ciphertext, L1Input, PublicKey, ct_div};
+use crate::program::{EvalOptions, Program, ProgramBuilder, eval};
+use crate::scheme::{Ciphertext, Evaluator, L1Input, L2Share, PreparedInput, PublicKey, ct_div};
 use crate::{Error, Result};
 
 /// Largest number of interest tags.
@@ -97,4 +97,73 @@ pub fn conjunction_program(record: &[bool]) -> Result<Program> {
         }
     }
     Ok(b.build())
+}
+
+/// A registration's inputs prepared once for every record: `L1(1 − w_i)` with its complemented
+/// family (for `RandMult`, spec §4.5) and `L2(1 − w_i)` loaded once (one `Mult` each), so each
+/// record's multiplications are randomized conversions (8x lower failure for the same `d`,
+/// [`super::vote::MultKind::RandMult`]).
+#[derive(Debug, Clone)]
+pub struct PreparedTags {
+    /// Pairing tables of `L1(1 − w_i)`, complemented family included.
+    pub inputs: Vec<PreparedInput>,
+    /// `L2(1 − w_i)`.
+    pub loads: Vec<L2Share>,
+    /// A load raised this server's flag: every record's output is then flagged too (a failed
+    /// load would make every record wrong, and Las Vegas soundness asks that a wrong output is
+    /// flagged by both servers).
+    pub flagged: bool,
+}
+
+/// Prepares a registration's `L1(w_i)` on this server's evaluator (see [`PreparedTags`]).
+pub fn prepare_tags(ev: &mut Evaluator<'_>, tags: &[L1Input]) -> Result<PreparedTags> {
+    if tags.is_empty() || tags.len() > MAX_TAGS {
+        return Err(Error::InvalidParameter(format!(
+            "a registration has 1 to {MAX_TAGS} tags"
+        )));
+    }
+    let pk = ev.public_key().clone();
+    ev.clear_flag();
+    let inputs = tags
+        .iter()
+        .map(|t| PreparedInput::new(&pk, &complement_input(&pk, t)?, true))
+        .collect::<Result<Vec<_>>>()?;
+    let loads = inputs
+        .iter()
+        .map(|x| ev.load(x))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(PreparedTags {
+        inputs,
+        loads,
+        flagged: ev.flagged(),
+    })
+}
+
+/// One record's evaluation of the conjunction program with randomized multiplications: this
+/// server's output share bit and flag. Both servers must use evaluators under the same nonce.
+pub fn eval_record(
+    ev: &mut Evaluator<'_>,
+    tags: &PreparedTags,
+    record: &[bool],
+) -> Result<(bool, bool)> {
+    if record.len() != tags.inputs.len() {
+        return Err(Error::InvalidParameter(format!(
+            "the record has {} tag bits, the registration {}",
+            record.len(),
+            tags.inputs.len()
+        )));
+    }
+    let prog = conjunction_program(record)?;
+    let out = eval(
+        ev,
+        &prog,
+        &tags.inputs,
+        Some(&tags.loads),
+        EvalOptions { randomized: true },
+    )?;
+    let bit = out
+        .outputs
+        .first()
+        .ok_or_else(|| Error::Program("no output".into()))?;
+    Ok((*bit == 1, out.flagged || tags.flagged))
 }

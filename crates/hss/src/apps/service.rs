@@ -18,10 +18,9 @@ use serde::{Deserialize, Serialize};
 
 use super::feed;
 use super::repo::Repository;
-use super::vote::{self, Answer, Mode, Outcome, Vote};
+use super::vote::{self, Answer, Mode, MultKind, Outcome, Vote};
 use crate::leakage::{self, Pad};
-use crate::program::{EvalOptions, eval};
-use crate::scheme::{self, EvalKey, Evaluator, L1Input, L2Share, Params, PreparedInput, PublicKey};
+use crate::scheme::{self, EvalKey, Evaluator, L1Input, L2Share, Params, PublicKey};
 use crate::{Error, Result};
 
 /// The client's party id.
@@ -428,10 +427,11 @@ pub fn feed_digest_id(records: &[Vec<bool>]) -> [u8; 32] {
     *h.finalize().as_bytes()
 }
 
-/// One server's evaluation of the feed: for each record, the conjunction program on the
-/// complemented interest bits (nonce `first_nonce + j`), its share bit and flag. `d` is chosen
-/// so that a record's program (at most one multiplication per tag) fails with probability at
-/// most `2^−failure_log2` ([`vote::choose_d`], plain multiplications).
+/// One server's evaluation of the feed: the registration prepared once ([`feed::prepare_tags`]),
+/// then for each record the conjunction program with randomized multiplications (nonce
+/// `first_nonce + j`), its share bit and flag. `d` is chosen so that a record's program (at most
+/// one multiplication per tag) fails with probability at most `2^−failure_log2`
+/// ([`vote::choose_d`], [`MultKind::RandMult`]).
 pub fn feed_eval(
     pk: &PublicKey,
     ek: &EvalKey,
@@ -448,30 +448,17 @@ pub fn feed_eval(
         )));
     }
     let mut pk = pk.clone();
-    pk.params.d = vote::choose_d(&pk.params, n, failure_log2, Mode::Plain)?;
+    pk.params.d = vote::choose_d(&pk.params, n, failure_log2, MultKind::RandMult)?;
     let pk = &pk;
-    let inputs = tags
-        .iter()
-        .map(|t| PreparedInput::new(pk, &feed::complement_input(pk, t)?, false))
-        .collect::<Result<Vec<_>>>()?;
+    // The loads are done once, under a nonce no record uses.
+    let prepared = feed::prepare_tags(&mut Evaluator::new(pk, ek, u64::MAX)?, tags)?;
     let mut bits = Vec::with_capacity(records.len());
     let mut flags = Vec::with_capacity(records.len());
     for (j, r) in records.iter().enumerate() {
-        if r.len() != n {
-            return Err(Error::InvalidParameter(format!(
-                "record {j} has {} tag bits, the registration {n}",
-                r.len()
-            )));
-        }
-        let prog = feed::conjunction_program(r)?;
         let mut ev = Evaluator::new(pk, ek, first_nonce + j as u64)?;
-        let out = eval(&mut ev, &prog, &inputs, None, EvalOptions::default())?;
-        let bit = out
-            .outputs
-            .first()
-            .ok_or_else(|| Error::Program("no output".into()))?;
-        bits.push(*bit == 1);
-        flags.push(out.flagged);
+        let (bit, flag) = feed::eval_record(&mut ev, &prepared, r)?;
+        bits.push(bit);
+        flags.push(flag);
     }
     Ok(FeedDigest {
         id: feed_digest_id(records),

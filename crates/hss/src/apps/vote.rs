@@ -147,24 +147,60 @@ pub fn params_for(
     Ok(p)
 }
 
-/// The smallest `d` for which `mults` multiplications of bits under `p`'s base and key length
-/// fail with probability at most `2^−failure_log2` together: [`Mode::Plain`] by Lemma 4.7
-/// (`(1 + s(B−1)/2)/2^(d+1) + ((s+1)/2^(d+1))²` each), [`Mode::Padded`] by `(s + 1)/2^(d+2)` per
-/// `MMult` (`s + 1` conversions whose payload is a uniform bit).
-pub fn choose_d(p: &Params, mults: usize, failure_log2: u32, mode: Mode) -> Result<u32> {
+/// How a multiplication of bits is done, for [`choose_d`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MultKind {
+    /// `Mult` (Lemma 4.7 with `y = 1`): `(1 + s(B−1)/2)/2^(d+1) + ((s+1)/2^(d+1))²`.
+    Mult,
+    /// `RandMult` on bits (Corollary 4.8): `(1 + s(B−1)/2)/2^(d+3) + ((s+1)/2^(d+1))²`.
+    RandMult,
+    /// `MMult` under a pad: `s + 1` conversions whose payload is a uniform bit,
+    /// `(s + 1)/2^(d+2)`.
+    MMult,
+}
+
+impl From<Mode> for MultKind {
+    fn from(m: Mode) -> Self {
+        match m {
+            Mode::Plain => MultKind::Mult,
+            Mode::Padded => MultKind::MMult,
+        }
+    }
+}
+
+/// The smallest `d` for which `mults` multiplications of bits of `kind` under `p`'s base and
+/// key length fail with probability at most `2^−failure_log2` together (union bound).
+///
+/// ```
+/// use coterie_hss::apps::vote::{MultKind, choose_d};
+/// use coterie_hss::scheme::Params;
+/// // Table 3's row ε = 2^−10, B = 16: d = 16 for one randomized multiplication.
+/// let p = Params::table3(10, 4, 8).unwrap();
+/// assert_eq!(choose_d(&p, 1, 10, MultKind::RandMult).unwrap(), 16);
+/// // Without randomization the same target costs two more bits of d.
+/// assert_eq!(choose_d(&p, 1, 10, MultKind::Mult).unwrap(), 18);
+/// ```
+pub fn choose_d(
+    p: &Params,
+    mults: usize,
+    failure_log2: u32,
+    kind: impl Into<MultKind>,
+) -> Result<u32> {
     if !(1..=40).contains(&failure_log2) {
         return Err(Error::InvalidParameter(
             "failure exponent must be 1..40".into(),
         ));
     }
+    let kind = kind.into();
     let per = 2f64.powi(-(failure_log2 as i32)) / mults.max(1) as f64;
     let s = p.s() as f64;
     let b = p.base() as f64;
     let fail = |d: u32| -> f64 {
         let z = 2f64.powi(d as i32 + 1);
-        match mode {
-            Mode::Plain => (1.0 + s * (b - 1.0) / 2.0) / z + ((s + 1.0) / z).powi(2),
-            Mode::Padded => (s + 1.0) / (2.0 * z),
+        match kind {
+            MultKind::Mult => (1.0 + s * (b - 1.0) / 2.0) / z + ((s + 1.0) / z).powi(2),
+            MultKind::RandMult => (1.0 + s * (b - 1.0) / 2.0) / (4.0 * z) + ((s + 1.0) / z).powi(2),
+            MultKind::MMult => (s + 1.0) / (2.0 * z),
         }
     };
     let mut d = 1;
@@ -556,6 +592,49 @@ mod tests {
             }
         }
         assert!(decided >= 20, "too many failures: {decided}/24 decided");
+    }
+
+    /// With a tiny `d`, failures are frequent; a re-run under a new nonce must convert from
+    /// fresh points (the evaluator's common start offsets), so double flags come and go with
+    /// the nonce instead of repeating on the same ciphertexts.
+    #[test]
+    fn reruns_fail_independently() {
+        let mut rng = rand_chacha::ChaCha20Rng::seed_from_u64(73); // insecure fixed seed
+        let params = Params::insecure_toy(4, 16, 7);
+        let (pk, ek0, ek1, _) = insecure_keygen_trusted_dealer(&params, &mut rng).unwrap();
+        let enc = pk.encryptor().unwrap();
+        let vote = Vote::majority(5).unwrap();
+        let votes = [true, true, false, true, false];
+        let inputs: Vec<_> = votes
+            .iter()
+            .map(|&v| enc.encrypt(&pk, &BigInt::from(v as u8), &mut rng))
+            .collect();
+        let bp = vote.program().unwrap();
+        let (mut failed, mut right) = (0, 0);
+        for nonce in 0..40u64 {
+            let mut answers = vec![];
+            for ek in [&ek0, &ek1] {
+                let mut ev = Evaluator::new(&pk, ek, nonce).unwrap();
+                let (share, flagged, mults) = eval_plain(&mut ev, &bp, &inputs).unwrap();
+                answers.push(Answer {
+                    nonce,
+                    pad: None,
+                    share,
+                    flagged,
+                    clients: vec![],
+                    mults,
+                });
+            }
+            match combine(Mode::Plain, &answers[0], &answers[1]) {
+                Ok(Outcome::Failed) => failed += 1,
+                Ok(Outcome::Decided(r)) => {
+                    assert_eq!(r, vote.plain(&votes).unwrap());
+                    right += 1;
+                }
+                Err(_) => unreachable!("a wrong output without a double flag"),
+            }
+        }
+        assert!(failed > 0 && right > 0, "failed {failed}, decided {right}");
     }
 
     #[test]

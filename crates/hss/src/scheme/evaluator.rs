@@ -240,6 +240,22 @@ impl<'a> Evaluator<'a> {
         Ok(r.share)
     }
 
+    /// `y` with both servers' shares `<y>_b` moved by the same pseudorandom offset `ρ < 2^(d+7)`
+    /// from the common PRF (this nonce, this call): `<y>` and the ratio `h_0/h_1` of the pairings
+    /// are unchanged, but the conversions start from fresh points. Without it the conversions
+    /// are a deterministic function of the ciphertexts and the shares, so an evaluation that
+    /// failed would fail again when re-run under a new nonce.
+    fn shifted(&mut self, y: &L2Share) -> L2Share {
+        let bits = (self.params.conv_bits() - 1).min(63);
+        let rho = BigInt::from(self.prf(b"conversion-start") & ((1u64 << bits) - 1));
+        L2Share {
+            y: BigInt::from(&y.y + &rho),
+            yc: y.yc.clone(),
+            y_bound: BigInt::from(&y.y_bound + (BigInt::from(1) << bits)),
+            yc_bound: y.yc_bound.clone(),
+        }
+    }
+
     fn mult_family(
         &mut self,
         x: &PreparedCt,
@@ -247,6 +263,7 @@ impl<'a> Evaluator<'a> {
         y: &L2Share,
         m_rms: u64,
     ) -> Result<L2Share> {
+        let y = &self.shifted(y);
         let xy = self.pair_conv(x, y, m_rms)?;
         let mdig = (self.params.base() - 1) * m_rms;
         let mut yc = BigInt::new();
@@ -350,6 +367,7 @@ impl<'a> Evaluator<'a> {
     /// mod `beta` with the mod-β flag cancellation. Returns this server's share (difference
     /// convention, not yet masked).
     pub fn terminal_mult(&mut self, x: &PreparedInput, y: &L2Share, beta: u64) -> Result<i64> {
+        let y = &self.shifted(y);
         let h = self.pair(&x.x, y)?;
         self.convert(&h, 1, Some(beta))
     }
