@@ -18,13 +18,12 @@
 use std::time::Instant;
 
 use coterie_hss::apps::correlated::{self, FlagPolicy, HssPrep};
-use coterie_hss::apps::feed::{complement_input, conjunction_program};
+use coterie_hss::apps::feed;
 use coterie_hss::apps::pir::{self, Database, Record};
 use coterie_hss::apps::vote::{self, Mode, Vote};
 use coterie_hss::group::GroupId;
 use coterie_hss::leakage::{insecure_pad_trusted_dealer, prepare_key_digit_tables};
-use coterie_hss::program::{EvalOptions, eval};
-use coterie_hss::scheme::{self, Evaluator, Params, PreparedInput, insecure_keygen_trusted_dealer};
+use coterie_hss::scheme::{self, Evaluator, Params, insecure_keygen_trusted_dealer};
 use coterie_math::bigint::BigInt;
 use coterie_net::local::run_parties;
 use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
@@ -75,7 +74,7 @@ fn vote_bench(n: u32, mode: Mode) {
 
 fn feed_bench(tags: usize, records: usize) {
     let mut params = Params::with_failure(GroupId::P1536, 160, 10, 4, 4).unwrap();
-    params.d = vote::choose_d(&params, tags, 7, Mode::Plain).unwrap();
+    params.d = vote::choose_d(&params, tags, 7, vote::MultKind::RandMult).unwrap();
     let mut r = rng(2);
     let (pk, ek0, _, _) = insecure_keygen_trusted_dealer(&params, &mut r).unwrap();
     let enc = pk.encryptor().unwrap();
@@ -83,22 +82,16 @@ fn feed_bench(tags: usize, records: usize) {
         .map(|i| enc.encrypt(&pk, &BigInt::from(u8::from(i % 5 == 0)), &mut r))
         .collect();
     let t0 = Instant::now();
-    let prepared: Vec<_> = tags_ct
-        .iter()
-        .map(|t| PreparedInput::new(&pk, &complement_input(&pk, t).unwrap(), false).unwrap())
-        .collect();
+    let prepared =
+        feed::prepare_tags(&mut Evaluator::new(&pk, &ek0, u64::MAX).unwrap(), &tags_ct).unwrap();
     let prep_secs = t0.elapsed().as_secs_f64();
     // The paper's case: a record with none of the tags (every tag costs a multiplication).
-    let prog = conjunction_program(&vec![false; tags]).unwrap();
+    let record = vec![false; tags];
     let t1 = Instant::now();
     let mut flags = 0;
     for j in 0..records {
         let mut ev = Evaluator::new(&pk, &ek0, j as u64).unwrap();
-        flags += usize::from(
-            eval(&mut ev, &prog, &prepared, None, EvalOptions::default())
-                .unwrap()
-                .flagged,
-        );
+        flags += usize::from(feed::eval_record(&mut ev, &prepared, &record).unwrap().1);
     }
     let per = t1.elapsed().as_secs_f64() / records as f64;
     let ct_bytes = scheme::to_bytes(&tags_ct[0]).unwrap().len();
@@ -200,7 +193,7 @@ async fn prep_bench(count: usize) {
 
 fn pir_bench(n: usize, attrs: usize) {
     let mut params = Params::with_failure(GroupId::P1536, 160, 10, 4, 4).unwrap();
-    params.d = vote::choose_d(&params, attrs, 10, Mode::Plain).unwrap();
+    params.d = vote::choose_d(&params, attrs, 10, vote::MultKind::RandMult).unwrap();
     let mut r = rng(4);
     let (pk, ek0, ek1, _) = insecure_keygen_trusted_dealer(&params, &mut r).unwrap();
     let mut x = rng(5);
@@ -208,32 +201,37 @@ fn pir_bench(n: usize, attrs: usize) {
         records: (0..n)
             .map(|_| Record {
                 attrs: (0..attrs)
-                    .map(|_| rand::Rng::next_u32(&mut x) % 4 == 0)
+                    .map(|_| rand::Rng::next_u32(&mut x).is_multiple_of(4))
                     .collect(),
                 payload: rand::Rng::next_u64(&mut x) & ((1 << 40) - 1),
             })
             .collect(),
     };
-    let wanted: Vec<bool> = (0..attrs).map(|i| i < 3).collect();
+    let wanted: Vec<bool> = (0..attrs).map(|i| i < attrs.saturating_sub(2)).collect();
     let query = pir::make_query(&pk, &wanted, &mut r).unwrap();
     let t = 32;
     let t0 = Instant::now();
     let mut e0 = Evaluator::new(&pk, &ek0, 9).unwrap();
-    let a0 = pir::server_answer(&mut e0, &pk, &db, &query, t, &mut r).unwrap();
+    let a0 = pir::server_answer(&mut e0, &pk, &db, &query, t).unwrap();
     let server = t0.elapsed().as_secs_f64();
     let mut e1 = Evaluator::new(&pk, &ek1, 9).unwrap();
-    let a1 = pir::server_answer(&mut e1, &pk, &db, &query, t, &mut r).unwrap();
+    let a1 = pir::server_answer(&mut e1, &pk, &db, &query, t).unwrap();
     let t1 = Instant::now();
     let res = pir::decode(&a0, &a1, n, t);
     let client = t1.elapsed().as_secs_f64();
-    let ok = res
-        .as_ref()
-        .map(|r| r.matches.len() + r.failed.len() <= t)
-        .unwrap_or(false);
+    let want = db.plain_matches(&wanted);
+    let ok = match &res {
+        Ok(r) => r.matches == want && r.failed.is_empty(),
+        Err(e) => {
+            eprintln!("decode: {e}");
+            false
+        }
+    };
     println!(
         "{{\"bench\": \"pir\", \"records\": {n}, \"attrs\": {attrs}, \"t\": {t}, \
-         \"server_secs\": {server:.4}, \"client_secs\": {client:.4}, \"decoded\": {ok}, \
+         \"server_secs\": {server:.4}, \"client_secs\": {client:.4}, \"decoded\": {ok}, \"matches\": {}, \
          \"answer_bytes\": {}}}",
+        want.len(),
         scheme::to_bytes(&a0).unwrap().len()
     );
 }

@@ -594,9 +594,9 @@ pub async fn pir_run<M: Mesh, R: Rng + Send>(
     let q: PirQuery = mesh.recv_tagged(CLIENT, TAG_PIR_QUERY).await?;
     let l = db.validate()?;
     let mut pk = st.pk.clone();
-    pk.params.d = vote::choose_d(&pk.params, l, q.failure_log2, Mode::Plain)?;
+    pk.params.d = vote::choose_d(&pk.params, l, q.failure_log2, MultKind::RandMult)?;
     let mut ev = Evaluator::new(&pk, &st.ek, q.nonce)?;
-    let answer = super::pir::server_answer(&mut ev, &pk, db, &q.wanted, q.t as usize, rng)?;
+    let answer = super::pir::server_answer(&mut ev, &pk, db, &q.wanted, q.t as usize)?;
     mesh.send_tagged(CLIENT, TAG_PIR_ANSWER, &answer).await?;
     Ok(None)
 }

@@ -251,7 +251,7 @@ impl<'a> Evaluator<'a> {
         L2Share {
             y: BigInt::from(&y.y + &rho),
             yc: y.yc.clone(),
-            y_bound: BigInt::from(&y.y_bound + (BigInt::from(1) << bits)),
+            y_bound: &y.y_bound + (BigInt::from(1) << bits),
             yc_bound: y.yc_bound.clone(),
         }
     }

@@ -7,24 +7,35 @@
 //! 1. **Query** ([`make_query`]): the client encrypts its wanted attributes `w ∈ {0,1}^L` under
 //!    the HSS public key, `L1(w_j)` per attribute (public-key HSS as in [`super::feed`]), and
 //!    sends the same query to both servers.
-//! 2. **Answer** ([`server_answer`]): server `b` builds `L1(1 − w_j)` once per attribute
-//!    ([`super::feed::complement_input`], prepared once and reused for every record:
-//!    [`prepare_query`]), evaluates the feed's conjunction program `P[a_i]` for every record
-//!    (`1` iff the record has every wanted attribute, [`super::feed::conjunction_program`]) and
-//!    gets a share bit `m^b_i` with `m^0_i ⊕ m^1_i = m_i` ([`match_shares`]). A record on which
-//!    the server's evaluation flagged (`γ_b = ⊥`) gets a **uniformly random** share in
-//!    `F_(2^40)` instead, so a possibly wrong entry becomes a nonzero non-one value with
-//!    probability `1 − 2^−39`. The shares are bits embedded in `F_(2^40)`, whose addition is XOR,
-//!    so they are additive shares of `m ∈ F^N`, and `m^b_i · D_i` are additive shares of
-//!    `m_i · D_i` (a share times a public constant). The server sends the `2t` syndromes of each
-//!    of the two vectors ([`Answer`], [`answer_from_shares`]): `4t` field elements, whatever `N`.
+//! 2. **Answer** ([`server_answer`]): server `b` builds `L1(1 − w_j)` once per attribute and
+//!    loads `L2(1 − w_j)` once ([`prepare_query`], [`super::feed::prepare_tags`]), evaluates the
+//!    feed's conjunction program `P[a_i]` (`1` iff the record has every wanted attribute,
+//!    [`super::feed::conjunction_program`]) with randomized multiplications, and gets a share bit
+//!    `m^b_i` with `m^0_i ⊕ m^1_i = m_i` ([`match_shares`]). The shares are bits embedded in
+//!    `F_(2^40)`, whose addition is XOR, so they are additive shares of `m ∈ F^N`, and
+//!    `m^b_i · D_i` are additive shares of `m_i · D_i` (a share times a public constant). The
+//!    server sends the `2t` syndromes of each of the two vectors and the list of records on which
+//!    its evaluation raised a flag ([`Answer`], [`answer_from_shares`]): `4t` field elements plus
+//!    the flags, whatever `N`.
 //! 3. **Decoding** ([`decode`]): the client adds the two answers, getting the syndromes of `m`
 //!    and of `(m_i·D_i)`; if at most `t` entries of `m` are nonzero it recovers them (positions
 //!    and values) and the values `m_i·D_i` on the same positions. Entries with `m_i = 1` are the
-//!    matches (payload `m_i·D_i`); entries with another nonzero value are records on which a
-//!    server flagged ([`PirResult::failed`]: the client re-queries those, e.g. with a new query
-//!    under a fresh nonce); more than `t` nonzero entries give an error (re-run with a larger
-//!    `t`).
+//!    matches (payload `m_i·D_i`); records **both** servers flagged are the only ones whose bit may
+//!    be wrong (Las Vegas correctness) and are reported as failed ([`PirResult::failed`]: the
+//!    client re-queries them under a new nonce); more than `t` nonzero entries give an error
+//!    (re-run with a larger `t`).
+//!
+//! **Flags are sent, not randomized (a deliberate change from the paper's §5.2.3).** The paper
+//! has each server replace a flagged share by a random field element, so a possibly wrong entry
+//! shows up as a nonzero non-bit. But a single server's flag is far more frequent than a failure
+//! (a digit conversion's danger zone is `B − 1` points, so one flag per about `2^(d+1)/(s(B−1))`
+//! multiplications, while a failure needs both), and every randomized record takes a slot of
+//! the `t`-sparse answer: at `10^4` records and `d` for `2^−10` per record the random entries
+//! alone exceeded `t = 32` in our runs. Sending each server's flag list instead — as the feed's
+//! digest does with `γ^b_j`, and as Definition 2.1's `Eval` output includes `γ_b` — keeps every
+//! share a bit, leaves the syndromes at `t` matches, and tells the client exactly which records
+//! are uncertain. What the client learns in addition is where the servers' walks hit danger
+//! zones, which depends on the servers' shares and the client's own query.
 //!
 //! # The code and its decoder (spec §11 item 12)
 //!
@@ -38,21 +49,19 @@
 //! so each server computes them on its own share vector with no interaction (`O(t·N)` field
 //! operations, about four table products per record and syndrome pair). The client's decoder
 //! costs `O(t^2 + t·N)`. The field size `2^40` leaves room for `N < 2^40 − 1` distinct
-//! locators and makes a randomized (flagged) entry nonzero with probability `1 − 2^−40`, so
-//! failures are counted by the decoder and reported instead of silently dropped.
+//! locators, and a corrupted share or syndrome shows up as a non-bit value or an undecodable
+//! vector with overwhelming probability.
 //!
 //! **Failure and detection** (see [`code`] for the derivations):
-//! * at most `t` nonzero entries (matches plus flagged records): always decoded correctly;
-//! * a flagged record is reported in `failed` except with probability `2^−40` (its random
-//!   share made `m_i = 0`: it is missed, silently; or `m_i = 1`: reported as a match, with the
-//!   correct payload);
-//! * more than `t` nonzero entries or a corrupted answer: an `Err`, except when the corrupted
-//!   syndromes happen to be those of another vector of weight `≤ t` that also explains the
-//!   payload syndromes — heuristically with probability about `C(N, t)·2^(−40t)`. A corrupted
-//!   payload syndrome alone (correct match syndromes) is always detected. The model is
-//!   semi-honest: a malicious server can shift the result undetectably by adding the syndromes
-//!   of any sparse vector; the checks are against accidents (bit flips, wrong `t` or `N`,
-//!   mixed-up answers).
+//! * at most `t` nonzero entries (matches, plus wrong bits of records both servers flagged):
+//!   always decoded correctly; the doubly flagged records are listed as failed;
+//! * more than `t` nonzero entries or a corrupted answer: an `Err` (naming the doubly flagged
+//!   records when there are any), or a decoded value that is not a bit (an `Err` naming the
+//!   record), except when the corrupted syndromes happen to be those of another vector of
+//!   weight `≤ t` with bit values — heuristically with probability about `C(N, t)·2^(−40t)`. The
+//!   model is semi-honest: a malicious server can shift the result undetectably by adding the
+//!   syndromes of any sparse 0/1 vector; the checks are against accidents (bit flips, wrong `t`
+//!   or `N`, mixed-up answers).
 //!
 //! # Evaluation nonces and cost
 //!
@@ -60,9 +69,8 @@
 //! conjunction program once per **distinct** attribute vector (at most `2^L`, in order of first
 //! occurrence) and gives each record its class's share bit XOR a fresh mask from the
 //! evaluator's PRF; both servers draw the same masks, which cancel in the XOR, and each server's
-//! share vector stays uniform record by record. A flagged class makes every record of the class
-//! a random entry (usually more than `t` of them: a decoding error, and the client re-queries
-//! under a new nonce). The two servers stay in step because they walk the records **in
+//! share vector stays uniform record by record. A flagged class puts every record of the class
+//! on the server's flag list. The two servers stay in step because they walk the records **in
 //! database order** with evaluators created under the same nonce. Use a fresh nonce per query,
 //! agreed by both servers (e.g. a query counter), so failures of different queries are
 //! independent. Server cost: one program evaluation per distinct vector plus, per record, one
@@ -104,11 +112,11 @@
 //! let t = 2;
 //! let nonce = 1; // fresh per query, the same at both servers
 //! let mut ev0 = Evaluator::new(&pk, &ek0, nonce).unwrap();
-//! let a0 = server_answer(&mut ev0, &pk, &db, &query, t, &mut rng).unwrap();
+//! let a0 = server_answer(&mut ev0, &pk, &db, &query, t).unwrap();
 //! let mut ev1 = Evaluator::new(&pk, &ek1, nonce).unwrap();
-//! let a1 = server_answer(&mut ev1, &pk, &db, &query, t, &mut rng).unwrap();
+//! let a1 = server_answer(&mut ev1, &pk, &db, &query, t).unwrap();
 //! let res = decode(&a0, &a1, db.records.len(), t).unwrap();
-//! // Records 1 and 3 match; a record on which a server flagged would be in `res.failed`.
+//! // Records 1 and 3 match; a record both servers flagged would be in `res.failed`.
 //! for (i, payload) in [(1, 200), (3, 400)] {
 //!     assert!(res.matches.contains(&(i, payload)) || res.failed.contains(&i));
 //! }
@@ -127,9 +135,8 @@ use coterie_math::bigint::BigInt;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::feed::{MAX_TAGS, complement_input, conjunction_program};
-use crate::program::{EvalOptions, eval};
-use crate::scheme::{Evaluator, L1Input, PreparedInput, PublicKey};
+use super::feed::{MAX_TAGS, PreparedTags, eval_record, prepare_tags};
+use crate::scheme::{Evaluator, L1Input, PublicKey};
 use crate::{Error, Result};
 
 /// One database record: its attribute bits and its payload, one element of `F_(2^40)` given by
@@ -245,23 +252,26 @@ pub fn make_query<R: Rng + ?Sized>(
         .collect())
 }
 
-/// A server's preparation of a query: `L1(1 − w_j)` per attribute with its pairing tables,
-/// built once and used for every record. Checks each input against `pk`.
-pub fn prepare_query(pk: &PublicKey, query: &[L1Input]) -> Result<Vec<PreparedInput>> {
+/// A server's preparation of a query on its evaluator: `L1(1 − w_j)` per attribute with its
+/// pairing tables (complemented family included) and `L2(1 − w_j)` loaded once
+/// ([`super::feed::prepare_tags`]), used for every record's randomized multiplications. Checks
+/// each input against the evaluator's public key.
+pub fn prepare_query(ev: &mut Evaluator<'_>, query: &[L1Input]) -> Result<PreparedTags> {
     if query.is_empty() || query.len() > MAX_TAGS {
         return Err(Error::Malformed(format!(
             "a query has 1 to {MAX_TAGS} inputs, not {}",
             query.len()
         )));
     }
-    query
-        .iter()
-        .map(|q| PreparedInput::new(pk, &complement_input(pk, q)?, false))
-        .collect()
+    let pk = ev.public_key().clone();
+    for q in query {
+        q.validate(&pk)?;
+    }
+    prepare_tags(ev, query)
 }
 
-/// One server's match shares: `m^b_i` per record (a bit, or a uniformly random element where
-/// the evaluation flagged), and the records it flagged (known to this server only; not sent).
+/// One server's match shares: `m^b_i` per record (a bit), and the records on which its
+/// evaluation flagged (sent with the answer, module docs).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MatchShares {
     /// `m^b_i`, one per record.
@@ -270,21 +280,21 @@ pub struct MatchShares {
     pub flagged: Vec<usize>,
 }
 
-/// Evaluates the conjunction program of every record, in database order, on the prepared
-/// query (see [`prepare_query`]) with this server's evaluator, replacing the share of every
-/// flagged record by a uniformly random field element (module docs). Both servers' evaluators
-/// must have been created with the same nonce and used identically before.
-pub fn match_shares<R: Rng + ?Sized>(
+/// Evaluates the conjunction program once per distinct attribute vector, in order of first
+/// occurrence in the database, on the prepared query (see [`prepare_query`]) with this server's
+/// evaluator, and gives each record its class bit under a fresh common mask (module docs).
+/// Both servers' evaluators must have been created with the same nonce and used identically
+/// before.
+pub fn match_shares(
     ev: &mut Evaluator<'_>,
     db: &Database,
-    prepared: &[PreparedInput],
-    rng: &mut R,
+    prepared: &PreparedTags,
 ) -> Result<MatchShares> {
     let l = db.validate()?;
-    if !db.records.is_empty() && prepared.len() != l {
+    if !db.records.is_empty() && prepared.inputs.len() != l {
         return Err(Error::Malformed(format!(
             "the query has {} attribute bits, the database {l}",
-            prepared.len()
+            prepared.inputs.len()
         )));
     }
     // The match bit depends on the attribute vector only: evaluate each distinct vector once
@@ -300,14 +310,7 @@ pub fn match_shares<R: Rng + ?Sized>(
         let (bit, flag) = match classes.get(rec.attrs.as_slice()) {
             Some(&c) => c,
             None => {
-                let prog = conjunction_program(&rec.attrs)?;
-                let out = eval(ev, &prog, prepared, None, EvalOptions::default())?;
-                let [bit] = out.outputs.as_slice() else {
-                    return Err(Error::Program(
-                        "the conjunction program has one output".into(),
-                    ));
-                };
-                let c = (*bit == 1, out.flagged);
+                let c = eval_record(ev, prepared, &rec.attrs)?;
                 classes.insert(&rec.attrs, c);
                 c
             }
@@ -315,10 +318,8 @@ pub fn match_shares<R: Rng + ?Sized>(
         let mask = ev.output_value(&zero, &two)? == 1;
         if flag {
             flagged.push(i);
-            shares.push(Gf40::random(rng));
-        } else {
-            shares.push(if bit ^ mask { Gf40::ONE } else { Gf40::ZERO });
         }
+        shares.push(if bit ^ mask { Gf40::ONE } else { Gf40::ZERO });
     }
     Ok(MatchShares { shares, flagged })
 }
@@ -333,11 +334,14 @@ pub struct Answer {
     pub match_syndromes: Vec<Gf40>,
     /// `T_j = Σ_i m^b_i D_i α^(i·j)`, `j = 1..2t`.
     pub payload_syndromes: Vec<Gf40>,
+    /// The records on which this server's evaluation raised a flag (`γ_b = ⊥`), ascending: the
+    /// client treats the records both servers flagged as failed (module docs).
+    pub flagged: Vec<u64>,
 }
 
 // Stored and sent in the coterie envelope as `HSpa` (a PIR answer).
 coterie_base::versioned! {
-    Answer => b"HSpa" v 1,
+    Answer => b"HSpa" v 2,
 }
 
 impl Answer {
@@ -362,12 +366,19 @@ impl Answer {
                 "a PIR answer covers at most {MAX_LEN} records"
             )));
         }
+        if self.flagged.windows(2).any(|w| w[0] >= w[1])
+            || self.flagged.last().is_some_and(|&l| l >= self.n_records)
+        {
+            return Err(Error::Malformed(
+                "a PIR answer's flagged records must be ascending indices below N".into(),
+            ));
+        }
         Ok(())
     }
 }
 
-/// The answer of a server from its match shares (one per record): the syndromes of the shares
-/// and of the shares times the payloads. This is the part of [`server_answer`] after the HSS
+/// The answer of a server from its match shares (one per record) and its flagged records
+/// (ascending): the syndromes of the shares and of the shares times the payloads, and the flags. This is the part of [`server_answer`] after the HSS
 /// evaluations (`O(t·N)` field operations), separate so it can be timed on its own.
 ///
 /// # Example
@@ -382,14 +393,26 @@ impl Answer {
 /// let mut s0 = r.clone();
 /// s0[3] = s0[3] + Gf40::ONE;
 /// s0[7] = s0[7] + Gf40::ONE;
-/// let a0 = answer_from_shares(&db, &s0, 3).unwrap();
-/// let a1 = answer_from_shares(&db, &r, 3).unwrap();
+/// let a0 = answer_from_shares(&db, &s0, &[], 3).unwrap();
+/// let a1 = answer_from_shares(&db, &r, &[], 3).unwrap();
 /// let res = decode(&a0, &a1, 10, 3).unwrap();
 /// assert_eq!(res.matches, vec![(3, 1003), (7, 1007)]);
 /// assert!(res.failed.is_empty());
 /// ```
-pub fn answer_from_shares(db: &Database, shares: &[Gf40], t: usize) -> Result<Answer> {
+pub fn answer_from_shares(
+    db: &Database,
+    shares: &[Gf40],
+    flagged: &[usize],
+    t: usize,
+) -> Result<Answer> {
     db.validate()?;
+    if flagged.windows(2).any(|w| w[0] >= w[1])
+        || flagged.last().is_some_and(|&l| l >= shares.len())
+    {
+        return Err(Error::InvalidParameter(
+            "flagged records must be ascending record indices".into(),
+        ));
+    }
     if shares.len() != db.records.len() {
         return Err(Error::InvalidParameter(format!(
             "{} shares for {} records",
@@ -402,14 +425,13 @@ pub fn answer_from_shares(db: &Database, shares: &[Gf40], t: usize) -> Result<An
         n_records: db.records.len() as u64,
         match_syndromes,
         payload_syndromes,
+        flagged: flagged.iter().map(|&i| i as u64).collect(),
     })
 }
 
 /// Server `b`'s whole answer to a query: [`prepare_query`], [`match_shares`] (one HSS
-/// evaluation per record, in database order, flagged records randomized) and
-/// [`answer_from_shares`]. `ev` is this server's evaluator under the query's nonce (the same
-/// nonce at both servers, fresh per query); `rng` (local randomness) draws the random shares
-/// of flagged records.
+/// evaluation per distinct attribute vector) and [`answer_from_shares`]. `ev` is this server's
+/// evaluator under the query's nonce (the same nonce at both servers, fresh per query).
 ///
 /// # Example
 ///
@@ -423,17 +445,16 @@ pub fn answer_from_shares(db: &Database, shares: &[Gf40], t: usize) -> Result<An
 /// let db = Database { records: vec![Record { attrs: vec![true, false], payload: 5 }] };
 /// let query = make_query(&pk, &[true, false], &mut rng).unwrap();
 /// let mut ev = Evaluator::new(&pk, &ek0, 42).unwrap();
-/// let a = server_answer(&mut ev, &pk, &db, &query, 4, &mut rng).unwrap();
+/// let a = server_answer(&mut ev, &pk, &db, &query, 4).unwrap();
 /// assert_eq!((a.t(), a.n_records), (4, 1));
-/// assert!(server_answer(&mut ev, &pk, &db, &query[..1], 4, &mut rng).is_err()); // wrong length
+/// assert!(server_answer(&mut ev, &pk, &db, &query[..1], 4).is_err()); // wrong length
 /// ```
-pub fn server_answer<R: Rng + ?Sized>(
+pub fn server_answer(
     ev: &mut Evaluator<'_>,
     pk: &PublicKey,
     db: &Database,
     query: &[L1Input],
     t: usize,
-    rng: &mut R,
 ) -> Result<Answer> {
     // Cheap checks before any evaluation.
     if t == 0 || t > MAX_T {
@@ -453,9 +474,9 @@ pub fn server_answer<R: Rng + ?Sized>(
             query.len()
         )));
     }
-    let prepared = prepare_query(pk, query)?;
-    let shares = match_shares(ev, db, &prepared, rng)?;
-    answer_from_shares(db, &shares.shares, t)
+    let prepared = prepare_query(ev, query)?;
+    let shares = match_shares(ev, db, &prepared)?;
+    answer_from_shares(db, &shares.shares, &shares.flagged, t)
 }
 
 /// What the client learns: the matching records with their payloads, and the records on which
@@ -483,6 +504,7 @@ pub struct PirResult {
 ///     n_records: 10,
 ///     match_syndromes: vec![Gf40::ZERO; 4],
 ///     payload_syndromes: vec![Gf40::ZERO; 4],
+///     flagged: vec![],
 /// };
 /// assert!(decode(&a, &a, 10, 2).unwrap().matches.is_empty()); // no match
 /// assert!(decode(&a, &a, 10, 3).is_err()); // another t
@@ -509,17 +531,42 @@ pub fn decode(a0: &Answer, a1: &Answer, n_records: usize, t: usize) -> Result<Pi
              a larger t (or an answer was corrupted): {e}"
         ))
     };
-    let support = code::locate(&s, n_records).map_err(too_many)?;
-    let m = support.values(&s).map_err(too_many)?;
-    let md = support.values(&p).map_err(too_many)?;
-    let mut res = PirResult::default();
+    // Records both servers flagged may carry a wrong bit (Las Vegas: only there).
+    let both: Vec<usize> = a0
+        .flagged
+        .iter()
+        .filter(|i| a1.flagged.binary_search(i).is_ok())
+        .map(|&i| i as usize)
+        .collect();
+    let rerun = |e: Error| {
+        if both.is_empty() {
+            too_many(e)
+        } else {
+            Error::Malformed(format!(
+                "the PIR answers do not decode and both servers flagged {} record(s): re-query \
+                 under a new nonce ({e})",
+                both.len()
+            ))
+        }
+    };
+    let support = code::locate(&s, n_records).map_err(rerun)?;
+    let m = support.values(&s).map_err(rerun)?;
+    let md = support.values(&p).map_err(rerun)?;
+    let mut res = PirResult {
+        failed: both,
+        ..PirResult::default()
+    };
     for ((&i, &mi), &mdi) in support.positions().iter().zip(&m).zip(&md) {
+        if res.failed.binary_search(&i).is_ok() {
+            continue;
+        }
         if mi == Gf40::ONE {
             res.matches.push((i, mdi.value()));
-        } else if mi.is_zero() {
-            return Err(too_many(Error::Malformed("a zero on the support".into())));
         } else {
-            res.failed.push(i);
+            // Shares of bits XOR to bits: any other value is a corrupted answer.
+            return Err(Error::Malformed(format!(
+                "corrupted PIR answer: record {i} decodes to a value that is not a bit"
+            )));
         }
     }
     Ok(res)

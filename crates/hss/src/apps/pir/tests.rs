@@ -52,30 +52,37 @@ fn wanted(bits: u32) -> Vec<bool> {
 /// Both servers' match shares for `wanted` under `nonce`.
 fn both_shares(s: &mut Setup, db: &Database, w: &[bool], nonce: u64) -> [MatchShares; 2] {
     let q = make_query(&s.pk, w, &mut s.rng).unwrap();
-    let prepared = prepare_query(&s.pk, &q).unwrap();
     [0, 1].map(|b| {
         let mut ev = Evaluator::new(&s.pk, &s.ek[b], nonce).unwrap();
-        match_shares(&mut ev, db, &prepared, &mut s.rng).unwrap()
+        let prepared = prepare_query(&mut ev, &q).unwrap();
+        match_shares(&mut ev, db, &prepared).unwrap()
     })
 }
 
 fn decode_shares(db: &Database, sh: &[Vec<Gf40>; 2], t: usize) -> Result<PirResult> {
-    let a0 = answer_from_shares(db, &sh[0], t)?;
-    let a1 = answer_from_shares(db, &sh[1], t)?;
+    decode_flagged(db, sh, [&[], &[]], t)
+}
+
+fn decode_flagged(
+    db: &Database,
+    sh: &[Vec<Gf40>; 2],
+    flagged: [&[usize]; 2],
+    t: usize,
+) -> Result<PirResult> {
+    let a0 = answer_from_shares(db, &sh[0], flagged[0], t)?;
+    let a1 = answer_from_shares(db, &sh[1], flagged[1], t)?;
     decode(&a0, &a1, db.records.len(), t)
 }
 
 /// The expected result given both servers' flags: flagged records are failures, the other
 /// plaintext matches are matches.
 fn expected(db: &Database, w: &[bool], sh: &[MatchShares; 2]) -> PirResult {
-    let mut failed: Vec<usize> = sh[0]
+    let failed: Vec<usize> = sh[0]
         .flagged
         .iter()
-        .chain(&sh[1].flagged)
+        .filter(|i| sh[1].flagged.contains(i))
         .copied()
         .collect();
-    failed.sort_unstable();
-    failed.dedup();
     PirResult {
         matches: db
             .plain_matches(w)
@@ -118,23 +125,20 @@ fn query_matches_plaintext() {
         let answers: Vec<Answer> = (0..2)
             .map(|b| {
                 let mut ev = Evaluator::new(&s.pk, &s.ek[b], nonce).unwrap();
-                // Same local seed for both paths, so a flagged record gets the same share.
-                let mut r = ChaCha20Rng::seed_from_u64(7 + b as u64);
-                server_answer(&mut ev, &s.pk, &db, &q, t, &mut r).unwrap()
+                server_answer(&mut ev, &s.pk, &db, &q, t).unwrap()
             })
             .collect();
         // The split path (shares, then syndromes) gives the same answers.
-        let prepared = prepare_query(&s.pk, &q).unwrap();
         let shares: Vec<MatchShares> = (0..2)
             .map(|b| {
                 let mut ev = Evaluator::new(&s.pk, &s.ek[b], nonce).unwrap();
-                let mut r = ChaCha20Rng::seed_from_u64(7 + b as u64);
-                match_shares(&mut ev, &db, &prepared, &mut r).unwrap()
+                let prepared = prepare_query(&mut ev, &q).unwrap();
+                match_shares(&mut ev, &db, &prepared).unwrap()
             })
             .collect();
         for b in 0..2 {
             assert_eq!(
-                answer_from_shares(&db, &shares[b].shares, t).unwrap(),
+                answer_from_shares(&db, &shares[b].shares, &shares[b].flagged, t).unwrap(),
                 answers[b]
             );
         }
@@ -166,7 +170,7 @@ fn real_flags_are_reported_as_failures() {
         let sh = both_shares(&mut s, &db, &w, nonce);
         total_flags += sh[0].flagged.len() + sh[1].flagged.len();
         let shares = [sh[0].shares.clone(), sh[1].shares.clone()];
-        let res = decode_shares(&db, &shares, N).unwrap();
+        let res = decode_flagged(&db, &shares, [&sh[0].flagged, &sh[1].flagged], N).unwrap();
         assert_eq!(res, expected(&db, &w, &sh), "nonce {nonce}");
     }
     assert!(
@@ -187,16 +191,9 @@ fn injected_failure_is_reported_not_matched() {
     let non_matching = (0..N).find(|i| plain.iter().all(|(j, _)| j != i)).unwrap();
     for victim in [matching, non_matching] {
         let mut shares = [sh[0].shares.clone(), sh[1].shares.clone()];
-        // Server 0 flagged record `victim`: its share is replaced by a random element (one
-        // that does not make m = 0 or 1, which happens with probability 2^-39).
-        let other = shares[1][victim];
-        shares[0][victim] = loop {
-            let r = Gf40::random(&mut s.rng);
-            if r != other && r != other + Gf40::ONE {
-                break r;
-            }
-        };
-        let res = decode_shares(&db, &shares, 8).unwrap();
+        // Both servers flagged record `victim` and their conversions failed: its bit is wrong.
+        shares[0][victim] += Gf40::ONE;
+        let res = decode_flagged(&db, &shares, [&[victim], &[victim]], 8).unwrap();
         assert_eq!(res.failed, vec![victim]);
         let exp: Vec<(usize, u64)> = plain
             .iter()
@@ -204,6 +201,10 @@ fn injected_failure_is_reported_not_matched() {
             .filter(|&(i, _)| i != victim)
             .collect();
         assert_eq!(res.matches, exp);
+        // A flag at one server only is not a failure: the bit is right and decoded.
+        let one = decode_flagged(&db, &sh.clone().map(|m| m.shares), [&[victim], &[]], 8).unwrap();
+        assert!(one.failed.is_empty());
+        assert_eq!(one.matches, plain);
     }
 }
 
@@ -214,8 +215,8 @@ fn corrupted_answer_is_detected() {
     let t = 6;
     for w in pick_queries(&db) {
         let sh = both_shares(&mut s, &db, &w, 9);
-        let a0 = answer_from_shares(&db, &sh[0].shares, t).unwrap();
-        let a1 = answer_from_shares(&db, &sh[1].shares, t).unwrap();
+        let a0 = answer_from_shares(&db, &sh[0].shares, &sh[0].flagged, t).unwrap();
+        let a1 = answer_from_shares(&db, &sh[1].shares, &sh[1].flagged, t).unwrap();
         assert_eq!(
             decode(&a0, &a1, N, t).unwrap().matches,
             db.plain_matches(&w)
@@ -235,7 +236,7 @@ fn corrupted_answer_is_detected() {
         }
         // Mixed-up answers (another query's) do not decode either, unless both are empty.
         let sh2 = both_shares(&mut s, &db, &wanted(0b11), 10);
-        let other = answer_from_shares(&db, &sh2[1].shares, t).unwrap();
+        let other = answer_from_shares(&db, &sh2[1].shares, &sh2[1].flagged, t).unwrap();
         if other != a1 {
             assert!(decode(&a0, &other, N, t).is_err());
         }
@@ -273,39 +274,38 @@ fn bad_inputs_are_errors() {
     let db = random_db(&mut s.rng);
     let q = make_query(&s.pk, &wanted(1), &mut s.rng).unwrap();
     let mut ev = Evaluator::new(&s.pk, &s.ek[0], 1).unwrap();
-    let mut r = ChaCha20Rng::seed_from_u64(1);
     // Wrong query length.
-    assert!(server_answer(&mut ev, &s.pk, &db, &q[..L - 1], 2, &mut r).is_err());
+    assert!(server_answer(&mut ev, &s.pk, &db, &q[..L - 1], 2).is_err());
     let mut long = q.clone();
     long.push(q[0].clone());
-    assert!(server_answer(&mut ev, &s.pk, &db, &long, 2, &mut r).is_err());
-    assert!(server_answer(&mut ev, &s.pk, &db, &[], 2, &mut r).is_err());
+    assert!(server_answer(&mut ev, &s.pk, &db, &long, 2).is_err());
+    assert!(server_answer(&mut ev, &s.pk, &db, &[], 2).is_err());
     // Wrong digit count.
     let mut short = q.clone();
     short[2].digits.pop();
-    assert!(server_answer(&mut ev, &s.pk, &db, &short, 2, &mut r).is_err());
-    assert!(prepare_query(&s.pk, &short).is_err());
+    assert!(server_answer(&mut ev, &s.pk, &db, &short, 2).is_err());
+    assert!(prepare_query(&mut ev, &short).is_err());
     // Bad t.
-    assert!(server_answer(&mut ev, &s.pk, &db, &q, 0, &mut r).is_err());
-    assert!(server_answer(&mut ev, &s.pk, &db, &q, MAX_T + 1, &mut r).is_err());
+    assert!(server_answer(&mut ev, &s.pk, &db, &q, 0).is_err());
+    assert!(server_answer(&mut ev, &s.pk, &db, &q, MAX_T + 1).is_err());
     // Bad databases.
     let mut big = db.clone();
     big.records[3].payload = 1 << 40;
     assert!(big.validate().is_err());
-    assert!(server_answer(&mut ev, &s.pk, &big, &q, 2, &mut r).is_err());
-    assert!(answer_from_shares(&big, &[Gf40::ZERO; N], 2).is_err());
+    assert!(server_answer(&mut ev, &s.pk, &big, &q, 2).is_err());
+    assert!(answer_from_shares(&big, &[Gf40::ZERO; N], &[], 2).is_err());
     let mut ragged = db.clone();
     ragged.records[5].attrs.pop();
-    assert!(server_answer(&mut ev, &s.pk, &ragged, &q, 2, &mut r).is_err());
-    assert!(answer_from_shares(&db, &[Gf40::ZERO; N - 1], 2).is_err());
+    assert!(server_answer(&mut ev, &s.pk, &ragged, &q, 2).is_err());
+    assert!(answer_from_shares(&db, &[Gf40::ZERO; N - 1], &[], 2).is_err());
     // An evaluator under another key.
     let other = setup(27, 10);
     let mut ev_other = Evaluator::new(&other.pk, &other.ek[0], 1).unwrap();
-    assert!(server_answer(&mut ev_other, &s.pk, &db, &q, 2, &mut r).is_err());
+    assert!(server_answer(&mut ev_other, &s.pk, &db, &q, 2).is_err());
     // Queries.
     assert!(make_query(&s.pk, &vec![true; MAX_TAGS + 1], &mut s.rng).is_err());
     // Oversized, odd, mismatched answers.
-    let good = answer_from_shares(&db, &[Gf40::ZERO; N], 2).unwrap();
+    let good = answer_from_shares(&db, &[Gf40::ZERO; N], &[], 2).unwrap();
     let mut huge = good.clone();
     huge.match_syndromes = vec![Gf40::ZERO; 2 * MAX_T + 2];
     huge.payload_syndromes = huge.match_syndromes.clone();
@@ -330,20 +330,28 @@ fn bad_inputs_are_errors() {
         n_records: u64,
         match_syndromes: Vec<u64>,
         payload_syndromes: Vec<u64>,
+        flagged: Vec<u64>,
     }
     let raw = RawAnswer {
         n_records: N as u64,
         match_syndromes: vec![0, 1 << 40],
         payload_syndromes: vec![0, 0],
+        flagged: vec![],
     };
-    let bytes = coterie_base::envelope::seal(*b"HSpa", 1, &raw).unwrap();
+    let bytes = coterie_base::envelope::seal(*b"HSpa", 2, &raw).unwrap();
     assert!(from_bytes::<Answer>(&bytes).is_err());
     let ok = RawAnswer {
         match_syndromes: vec![0, 1],
         ..raw
     };
-    let bytes = coterie_base::envelope::seal(*b"HSpa", 1, &ok).unwrap();
+    let bytes = coterie_base::envelope::seal(*b"HSpa", 2, &ok).unwrap();
     assert!(from_bytes::<Answer>(&bytes).is_ok());
+    // Flagged records out of order or beyond N.
+    let mut bad = good.clone();
+    bad.flagged = vec![3, 2];
+    assert!(bad.validate().is_err());
+    bad.flagged = vec![N as u64];
+    assert!(bad.validate().is_err());
     assert!(from_bytes::<Answer>(&bytes[..bytes.len() - 1]).is_err());
     assert!(from_bytes::<EvalKey>(&bytes).is_err());
 }
