@@ -198,7 +198,6 @@ fn serve_vote_request(
 ) -> Result<Answer> {
     let (topic, vote, mode, nonce, pad, failure_log2) = req;
     let mut pk = st.pk.clone();
-    let (nt, t) = vote.multiplications()?;
     let want_base = if mode == Mode::Padded {
         1
     } else {
@@ -209,7 +208,7 @@ fn serve_vote_request(
             "a padded vote needs the key of a padded setup (base B = 2)".into(),
         ));
     }
-    pk.params.d = vote::choose_d(&pk.params, nt + t, failure_log2, mode)?;
+    pk.params.d = vote::choose_d(&pk.params, vote.failure_units(mode)?, failure_log2, mode)?;
     let clients = repo.clients(topic)?;
     if clients.len() != vote.clients as usize {
         return Err(Error::InvalidParameter(format!(

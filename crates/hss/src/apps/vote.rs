@@ -6,7 +6,9 @@
 //!
 //! # Two modes
 //!
-//! * [`Mode::Plain`]: any base `B`, one `Mult` per node, the accept value output mod
+//! * [`Mode::Plain`]: any base `B`, one `RandMult` per node (spec §4.5: each voter's `L2(x)`
+//!   is loaded once when the input is first used, then every multiplication by it converts
+//!   payloads that are 0 with probability 3/4), the accept value output mod
 //!   [`PLAIN_BETA`] = 2^16. A value other than 0 or 1 cannot come from two honest servers (unless
 //!   both flagged), so the client **detects** a corrupted answer with probability
 //!   `1 − 2/2^16` over a server's ignorance of the output mask; a server that adds exactly ±1
@@ -33,8 +35,8 @@
 //! # Cost and parameters
 //!
 //! [`params_for`] chooses `d` for an overall failure `δ = 2^−f` over the program's `S`
-//! multiplications: Plain (Lemma 4.7, bits, no randomization) `(1 + s(B−1)/2)/2^(d+1) +
-//! ((s+1)/2^(d+1))² ≤ δ/S`; Padded (each `MPair` payload a uniform bit, `s + 1` per `MMult`)
+//! multiplications (plus the `n` loads in plain mode): Plain (Corollary 4.8, randomized bits)
+//! `(1 + s(B−1)/2)/2^(d+3) + ((s+1)/2^(d+1))² ≤ δ/(S + n)`; Padded (each `MPair` payload a uniform bit, `s + 1` per `MMult`)
 //! `(s + 1)/2^(d+2) ≤ δ/S`. Inputs are prepared (fixed-base tables) when first used and dropped
 //! after their last use, so memory holds one input's tables at a time for threshold programs.
 
@@ -106,6 +108,19 @@ impl Vote {
         Ok(self.program()?.mult_counts())
     }
 
+    /// Multiplications that share the failure budget in `mode`: the branching program's, plus
+    /// one load `L2(x_i)` per voter in [`Mode::Plain`] (for `RandMult`).
+    pub fn failure_units(&self, mode: Mode) -> Result<usize> {
+        let (nt, t) = self.multiplications()?;
+        Ok(nt
+            + t
+            + if mode == Mode::Plain {
+                self.clients as usize
+            } else {
+                0
+            })
+    }
+
     /// The plain result.
     pub fn plain(&self, votes: &[bool]) -> Result<bool> {
         if votes.len() != self.clients as usize {
@@ -142,8 +157,7 @@ pub fn params_for(
         Mode::Padded => 1,
     };
     let mut p = Params::with_failure(group, 160, 1, log_base, window)?;
-    let (nt, t) = vote.multiplications()?;
-    p.d = choose_d(&p, nt + t, failure_log2, mode)?;
+    p.d = choose_d(&p, vote.failure_units(mode)?, failure_log2, mode)?;
     Ok(p)
 }
 
@@ -162,7 +176,7 @@ pub enum MultKind {
 impl From<Mode> for MultKind {
     fn from(m: Mode) -> Self {
         match m {
-            Mode::Plain => MultKind::Mult,
+            Mode::Plain => MultKind::RandMult,
             Mode::Padded => MultKind::MMult,
         }
     }
@@ -351,8 +365,8 @@ fn check_bp(bp: &BranchingProgram) -> Result<usize> {
         .ok_or_else(|| Error::Program("no accepting sink".into()))
 }
 
-/// One server's plain evaluation of `bp` (one `Mult` per test node, a terminal one where both
-/// successors are sinks) on the voters' `L1` inputs: its output share of the accept value mod
+/// One server's plain evaluation of `bp` (one `RandMult` per test node on the input's `L2`
+/// loaded at its first use, a terminal multiplication where both successors are sinks) on the voters' `L1` inputs: its output share of the accept value mod
 /// [`PLAIN_BETA`] and its flag.
 pub fn eval_plain(
     ev: &mut Evaluator<'_>,
@@ -376,7 +390,11 @@ pub fn eval_plain(
             lazy.done(i);
             continue;
         };
-        let x = lazy.get(var as usize, |l1| PreparedInput::new(&pk, l1, false))?;
+        let (x, lx) = lazy.get(var as usize, |l1| {
+            let x = PreparedInput::new(&pk, l1, true)?;
+            let lx = ev.load(&x)?;
+            Ok((x, lx))
+        })?;
         mults += 1;
         if sinks(on0) && sinks(on1) {
             let t = BigInt::from(ev.terminal_mult(x, &nv, PLAIN_BETA)?);
@@ -387,7 +405,7 @@ pub fn eval_plain(
                 acc += BigInt::from(&nv.y - &t);
             }
         } else {
-            let t = ev.mult(x, &nv)?;
+            let t = ev.rand_mult(x, lx, &nv)?;
             let f = nv.sub(&t);
             for (to, v) in [(on1, t), (on0, f)] {
                 if to as usize == accept {
