@@ -74,7 +74,15 @@ fn vote_bench(n: u32, mode: Mode) {
 
 fn feed_bench(tags: usize, records: usize) {
     let mut params = Params::with_failure(GroupId::P1536, 160, 10, 4, 4).unwrap();
-    params.d = vote::choose_d(&params, tags, 7, vote::MultKind::RandMult).unwrap();
+    params.d = vote::choose_d(
+        &params,
+        &[
+            (tags, vote::MultKind::RandMult),
+            (tags, vote::MultKind::Mult),
+        ],
+        7,
+    )
+    .unwrap();
     let mut r = rng(2);
     let (pk, ek0, _, _) = insecure_keygen_trusted_dealer(&params, &mut r).unwrap();
     let enc = pk.encryptor().unwrap();
@@ -193,7 +201,15 @@ async fn prep_bench(count: usize) {
 
 fn pir_bench(n: usize, attrs: usize) {
     let mut params = Params::with_failure(GroupId::P1536, 160, 10, 4, 4).unwrap();
-    params.d = vote::choose_d(&params, attrs, 10, vote::MultKind::RandMult).unwrap();
+    params.d = vote::choose_d(
+        &params,
+        &[
+            (attrs, vote::MultKind::RandMult),
+            (attrs, vote::MultKind::Mult),
+        ],
+        10,
+    )
+    .unwrap();
     let mut r = rng(4);
     let (pk, ek0, ek1, _) = insecure_keygen_trusted_dealer(&params, &mut r).unwrap();
     let mut x = rng(5);

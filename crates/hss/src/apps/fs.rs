@@ -153,7 +153,7 @@ use coterie_math::bigint::{self, BigInt};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-use super::vote::{Mode, choose_d};
+use super::vote::{MultKind, choose_d};
 use crate::group::{Elem, Group, GroupId};
 use crate::program::{BpNode, BranchingProgram};
 use crate::scheme::{
@@ -401,7 +401,7 @@ pub fn params_for(
 ) -> Result<Params> {
     shape.validate()?;
     let mut p = Params::with_failure(group, 160, 1, 4, window)?;
-    p.d = choose_d(&p, shape.max_mults(), failure_log2, Mode::Plain)?;
+    p.d = choose_d(&p, &[(shape.max_mults(), MultKind::Mult)], failure_log2)?;
     Ok(p)
 }
 

@@ -208,7 +208,7 @@ fn serve_vote_request(
             "a padded vote needs the key of a padded setup (base B = 2)".into(),
         ));
     }
-    pk.params.d = vote::choose_d(&pk.params, vote.failure_units(mode)?, failure_log2, mode)?;
+    pk.params.d = vote::choose_d(&pk.params, &vote.failure_parts(mode)?, failure_log2)?;
     let clients = repo.clients(topic)?;
     if clients.len() != vote.clients as usize {
         return Err(Error::InvalidParameter(format!(
@@ -447,7 +447,11 @@ pub fn feed_eval(
         )));
     }
     let mut pk = pk.clone();
-    pk.params.d = vote::choose_d(&pk.params, n, failure_log2, MultKind::RandMult)?;
+    pk.params.d = vote::choose_d(
+        &pk.params,
+        &[(n, MultKind::RandMult), (n, MultKind::Mult)],
+        failure_log2,
+    )?;
     let pk = &pk;
     // The loads are done once, under a nonce no record uses.
     let prepared = feed::prepare_tags(&mut Evaluator::new(pk, ek, u64::MAX)?, tags)?;
@@ -593,7 +597,11 @@ pub async fn pir_run<M: Mesh, R: Rng + Send>(
     let q: PirQuery = mesh.recv_tagged(CLIENT, TAG_PIR_QUERY).await?;
     let l = db.validate()?;
     let mut pk = st.pk.clone();
-    pk.params.d = vote::choose_d(&pk.params, l, q.failure_log2, MultKind::RandMult)?;
+    pk.params.d = vote::choose_d(
+        &pk.params,
+        &[(l, MultKind::RandMult), (l, MultKind::Mult)],
+        q.failure_log2,
+    )?;
     let mut ev = Evaluator::new(&pk, &st.ek, q.nonce)?;
     let answer = super::pir::server_answer(&mut ev, &pk, db, &q.wanted, q.t as usize)?;
     mesh.send_tagged(CLIENT, TAG_PIR_ANSWER, &answer).await?;
