@@ -9,6 +9,8 @@
 #
 # Usage: bench/hss-apps.sh [--quick] [--core N] [--skip-plot] [--wait-idle S] [--out DIR] [--label NAME]
 #   --quick      n ≤ 15, 10^4 records, n_bits ≤ 64 (a few minutes)
+#   --only PART  run one part (vote, feed, triple, prep or pir): its lines replace that part's
+#                lines in DIR/hss-apps.txt and its records are merged into the jsonl
 #   --skip-plot  no Figure 3 plot (it needs matplotlib, installed into a venv at $VENV, default
 #                $CARGO_TARGET_DIR/venv)
 # Writes DIR/hss-apps.jsonl (records), DIR/hss-apps.txt (the example's raw JSON lines) and
@@ -19,10 +21,12 @@ set -euo pipefail
 bench_init hss-apps plot
 
 core="${HSS_BENCH_CORE:-0}"
+only=""
 while (($#)); do
   bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
   case "$1" in
     --core) bench_need_value "$@"; core="$2"; shift 2 ;;
+    --only) bench_need_value "$@"; only="$2"; shift 2 ;;
     *) die "unknown argument '$1' (see -h)" ;;
   esac
 done
@@ -35,19 +39,26 @@ command -v taskset >/dev/null && pin=(taskset -c "$core")
 bench_wait_idle
 mkdir -p "$BENCH_OUT"
 raw="$BENCH_OUT/hss-apps.txt"
+all="$raw"
+if [[ -n "$only" ]]; then
+  raw="$BENCH_WORK/hss-apps-$only.txt"
+fi
 : > "$raw"
+want() { [[ -z "$only" || "$only" == "$1" ]]; }
 run() { "$@" | tee -a "$raw" || die "hss_apps_bench $* failed"; }
 if (( BENCH_QUICK )); then
   padded=(3 7 11 15); plain=(3 5); pir=(10000); bits=(32 64)
 else
   padded=(3 7 11 15 21 31 41 51); plain=(3 5 7 9); pir=(10000 100000 1000000); bits=(32 64 128)
 fi
-for n in "${padded[@]}"; do run "${pin[@]}" "$ex" vote "$n" padded; done
-for n in "${plain[@]}"; do run "${pin[@]}" "$ex" vote "$n" plain; done
-run "${pin[@]}" "$ex" feed 51 20
-for b in "${bits[@]}"; do run "$ex" triple "$b"; done
-run "$ex" prep 16
-for n in "${pir[@]}"; do run "${pin[@]}" "$ex" pir "$n" 10; done
+if want vote; then
+  for n in "${padded[@]}"; do run "${pin[@]}" "$ex" vote "$n" padded; done
+  for n in "${plain[@]}"; do run "${pin[@]}" "$ex" vote "$n" plain; done
+fi
+want feed && run "${pin[@]}" "$ex" feed 51 20
+if want triple; then for b in "${bits[@]}"; do run "$ex" triple "$b"; done; fi
+want prep && run "$ex" prep 16
+if want pir; then for n in "${pir[@]}"; do run "${pin[@]}" "$ex" pir "$n" 10; done; fi
 # Records: one per line of the raw output.
 while IFS= read -r rec; do
   # shellcheck disable=SC2086
@@ -71,6 +82,16 @@ for line in open(sys.argv[1]):
 PY
 )
 bench_write
+if [[ -n "$only" ]]; then
+  # This part's new lines replace its old ones in the full raw file.
+  python3 - "$all" "$raw" "$only" <<'PY'
+import json, sys
+full, part, name = sys.argv[1:4]
+old = [l for l in open(full) if l.strip() and json.loads(l)["bench"] != name] if __import__("os").path.exists(full) else []
+open(full, "w").writelines(old + [l for l in open(part) if l.strip()])
+PY
+  raw="$all"
+fi
 if ! bench_skip plot; then
   VENV="${VENV:-$CARGO_TARGET_DIR/venv}"
   if [[ ! -x "$VENV/bin/python" ]]; then

@@ -73,25 +73,21 @@ fn vote_bench(n: u32, mode: Mode) {
 }
 
 fn feed_bench(tags: usize, records: usize) {
-    let mut params = Params::with_failure(GroupId::P1536, 160, 10, 4, 4).unwrap();
-    params.d = vote::choose_d(
-        &params,
-        &[
-            (tags, vote::MultKind::RandMult),
-            (tags, vote::MultKind::Mult),
-        ],
-        7,
-    )
-    .unwrap();
+    let params = Params::with_failure(GroupId::P1536, 160, 10, 4, 4).unwrap();
     let mut r = rng(2);
-    let (pk, ek0, _, _) = insecure_keygen_trusted_dealer(&params, &mut r).unwrap();
+    let (pk0, ek0, _, _) = insecure_keygen_trusted_dealer(&params, &mut r).unwrap();
+    let (pk_load, pk) = feed::load_and_record_keys(&pk0, tags, 7).unwrap();
+    let params = pk.params;
     let enc = pk.encryptor().unwrap();
     let tags_ct: Vec<_> = (0..tags)
         .map(|i| enc.encrypt(&pk, &BigInt::from(u8::from(i % 5 == 0)), &mut r))
         .collect();
     let t0 = Instant::now();
-    let prepared =
-        feed::prepare_tags(&mut Evaluator::new(&pk, &ek0, u64::MAX).unwrap(), &tags_ct).unwrap();
+    let prepared = feed::prepare_tags(
+        &mut Evaluator::new(&pk_load, &ek0, u64::MAX).unwrap(),
+        &tags_ct,
+    )
+    .unwrap();
     let prep_secs = t0.elapsed().as_secs_f64();
     // The paper's case: a record with none of the tags (every tag costs a multiplication).
     let record = vec![false; tags];

@@ -32,6 +32,11 @@
 //!    2PC), distributed generation of level-2 shares (Fig. 2) and leakage pads from two OTs, on a
 //!    base 1-out-of-n OT in this crate. The evaluation itself needs no protocol: the two servers
 //!    never talk.
+//! 6. **Applications** — [`apps`] (spec §6, paper §5): the public repository, majority and
+//!    threshold votes (plain, or under leakage-absorbing pads), the private RSS feed, two-server
+//!    PIR with boolean queries, bilinear-form, Beaver-triple, matrix and truth-table correlations
+//!    (with `HssPrep`, a producer for coterie-spdz's engine), the policy-based file system, and
+//!    the two servers' and the client's flows over a mesh ([`apps::service`]).
 //!
 //! Everything stored or sent (keys, `L1` inputs, share batches, programs, ESDH keys and
 //! ciphertexts) implements `coterie_base::Versioned` and is encoded by [`scheme::to_bytes`] /

@@ -115,6 +115,25 @@ pub struct PreparedTags {
     pub flagged: bool,
 }
 
+/// The public key with the pattern length `d` of a registration's `n` loads (plain `Mult`s,
+/// failure `2^−failure_log2` for all of them, once) and with the `d` of one record's program
+/// (`n` randomized multiplications, failure `2^−failure_log2` per record), for
+/// [`prepare_tags`] and [`eval_record`] ([`super::vote::choose_d`]).
+pub fn load_and_record_keys(
+    pk: &PublicKey,
+    n: usize,
+    failure_log2: u32,
+) -> Result<(PublicKey, PublicKey)> {
+    use super::vote::{MultKind, choose_d};
+    let mut load = pk.clone();
+    load.params.d = choose_d(&pk.params, &[(n, MultKind::Mult)], failure_log2)?;
+    let mut rec = pk.clone();
+    rec.params.d = choose_d(&pk.params, &[(n, MultKind::RandMult)], failure_log2)?;
+    // The record evaluations use the load's tables, sized for the larger d.
+    rec.params.d = rec.params.d.min(load.params.d);
+    Ok((load, rec))
+}
+
 /// Prepares a registration's `L1(w_i)` on this server's evaluator (see [`PreparedTags`]).
 pub fn prepare_tags(ev: &mut Evaluator<'_>, tags: &[L1Input]) -> Result<PreparedTags> {
     if tags.is_empty() || tags.len() > MAX_TAGS {

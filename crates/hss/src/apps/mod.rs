@@ -11,6 +11,31 @@
 //! | [`pir`] | two-server PIR with boolean queries, syndrome decoding over F_(2^40) | §6.4 |
 //! | [`correlated`] | bilinear-form and truth-table correlations, Beaver triples over Z_(2^n) | §6.5–§6.6 |
 //! | [`service`] | the two servers and their clients over the mesh | §6.1–§6.4 |
+//!
+//! The CLI runs the vote, the feed and PIR as processes (`coterie party … hss-setup | hss-vote
+//! | hss-feed | hss-pir`, `coterie hss upload`, `coterie demo hss-vote | hss-feed | hss-pir`).
+//!
+//! # Security model
+//!
+//! The paper's: semi-honest servers that do not collude, 80-bit security on the 1536-bit group
+//! with a 160-bit short-exponent ElGamal key under circular security (spec §2). `HssPrep`'s
+//! triples are authenticated and sacrificed as coterie-spdz's OT producer's are, so a
+//! malicious party is caught in the online phase; the HSS part that makes them is semi-honest.
+//!
+//! # Left out (and why)
+//!
+//! * Cryptographic capsules (§6.7): the paper describes a future direction (locality-`k` PRG
+//!   expansion inside HSS) without a construction concrete enough to implement.
+//! * PIR's unknown-bound mode (§6.4, `n = 1, 2, 4, …` with common subsampling): the client
+//!   chooses `t` and re-runs with a larger one on a decoding error ([`pir`]).
+//! * The file system ([`fs`]) is library functions only, with the data owner as key dealer; how
+//!   attributes are certified, and policy updates and revocation, are outside the paper's
+//!   outline (see the module).
+//! * ESDH ciphertext compression ([`crate::esdh`]) is not wired into the applications' uploads:
+//!   the votes' ciphertexts are the uncompressed `L1` encodings (and pads exclude compression,
+//!   paper §5).
+//! * `HssPrep` is a library producer benchmarked against `OtPrep`; it has no `coterie party`
+//!   role of its own.
 
 pub mod correlated;
 pub mod feed;

@@ -446,15 +446,12 @@ pub fn feed_eval(
             feed::MAX_TAGS
         )));
     }
-    let mut pk = pk.clone();
-    pk.params.d = vote::choose_d(
-        &pk.params,
-        &[(n, MultKind::RandMult), (n, MultKind::Mult)],
-        failure_log2,
-    )?;
+    // The registration's loads are done once (under a nonce no record uses) with their own
+    // failure budget; each record's program then has the whole budget for its randomized
+    // multiplications. A load that both servers flagged flags every record.
+    let (pk_load, pk) = feed::load_and_record_keys(pk, n, failure_log2)?;
+    let prepared = feed::prepare_tags(&mut Evaluator::new(&pk_load, ek, u64::MAX)?, tags)?;
     let pk = &pk;
-    // The loads are done once, under a nonce no record uses.
-    let prepared = feed::prepare_tags(&mut Evaluator::new(pk, ek, u64::MAX)?, tags)?;
     let mut bits = Vec::with_capacity(records.len());
     let mut flags = Vec::with_capacity(records.len());
     for (j, r) in records.iter().enumerate() {
