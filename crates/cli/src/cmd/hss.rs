@@ -479,8 +479,37 @@ pub async fn pir(mesh: &mut TlsMesh, a: &PirCmd) -> Result<String, String> {
     Ok("HSS PIR: query answered".into())
 }
 
-fn config_for_three(dir: &Path) -> Result<PathBuf, String> {
-    super::demo::write_config(dir, &[Role::Server, Role::Server, Role::Client])
+/// A demo's PKI for two servers and a client under `dir/net`, and the servers' one-time setup
+/// (state under `dir/state`, public repository `dir/repo`) as processes; returns the config and
+/// the two directories as arguments.
+fn demo_setup(
+    dir: &Path,
+    mode: ModeArg,
+    insecure_toy: bool,
+) -> Result<(PathBuf, String, String), String> {
+    let config = super::demo::write_config(
+        &dir.join("net"),
+        &[Role::Server, Role::Server, Role::Client],
+    )?;
+    let (state, repo) = (
+        dir.join("state").to_string_lossy().to_string(),
+        dir.join("repo").to_string_lossy().to_string(),
+    );
+    let mut setup = vec![
+        "hss-setup",
+        "--dir",
+        &state,
+        "--repo",
+        &repo,
+        "--mode",
+        mode_str(mode),
+    ];
+    if insecure_toy {
+        println!("INSECURE toy group (no security): a fast protocol run only");
+        setup.push("--insecure-toy");
+    }
+    super::demo::run_processes(&config, 3, &setup, 300)?;
+    Ok((config, state, repo))
 }
 
 fn mode_str(m: ModeArg) -> &'static str {
@@ -513,25 +542,7 @@ fn run_demo_vote(
     insecure_toy: bool,
 ) -> Result<(), String> {
     let vote = Vote::majority(clients).map_err(|e| e.to_string())?;
-    let config = config_for_three(&dir.join("net"))?;
-    let (state, repo) = (
-        dir.join("state").to_string_lossy().to_string(),
-        dir.join("repo").to_string_lossy().to_string(),
-    );
-    let mut setup = vec![
-        "hss-setup",
-        "--dir",
-        &state,
-        "--repo",
-        &repo,
-        "--mode",
-        mode_str(mode),
-    ];
-    if insecure_toy {
-        println!("INSECURE toy group (no security): a fast protocol run only");
-        setup.push("--insecure-toy");
-    }
-    super::demo::run_processes(&config, 3, &setup, 300)?;
+    let (config, state, repo) = demo_setup(dir, mode, insecure_toy)?;
     // The voters: random bits, each uploaded by its own process.
     let mut rng = Csprng::new();
     let votes: Vec<bool> = (0..clients)
@@ -598,25 +609,7 @@ pub fn demo_feed(tags: usize, records: usize, insecure_toy: bool) -> Result<(), 
         if tags == 0 || tags > 256 {
             return Err("--tags: 1 to 256".to_string());
         }
-        let config = config_for_three(&dir.join("net"))?;
-        let (state, repo) = (
-            dir.join("state").to_string_lossy().to_string(),
-            dir.join("repo").to_string_lossy().to_string(),
-        );
-        let mut setup = vec![
-            "hss-setup",
-            "--dir",
-            &state,
-            "--repo",
-            &repo,
-            "--mode",
-            "plain",
-        ];
-        if insecure_toy {
-            println!("INSECURE toy group (no security): a fast protocol run only");
-            setup.push("--insecure-toy");
-        }
-        super::demo::run_processes(&config, 3, &setup, 300)?;
+        let (config, state, repo) = demo_setup(&dir, ModeArg::Plain, insecure_toy)?;
         // The subscriber wants two of the tags.
         let interests: Vec<&str> = (0..tags)
             .map(|i| if i == 0 || i == tags / 2 { "1" } else { "0" })
@@ -649,25 +642,7 @@ pub fn demo_feed(tags: usize, records: usize, insecure_toy: bool) -> Result<(), 
 pub fn demo_pir(records: usize, insecure_toy: bool) -> Result<(), String> {
     let dir = coterie_base::fsio::unique_temp_dir("coterie-demo-hss-pir");
     let res = (|| {
-        let config = config_for_three(&dir.join("net"))?;
-        let (state, repo) = (
-            dir.join("state").to_string_lossy().to_string(),
-            dir.join("repo").to_string_lossy().to_string(),
-        );
-        let mut setup = vec![
-            "hss-setup",
-            "--dir",
-            &state,
-            "--repo",
-            &repo,
-            "--mode",
-            "plain",
-        ];
-        if insecure_toy {
-            println!("INSECURE toy group (no security): a fast protocol run only");
-            setup.push("--insecure-toy");
-        }
-        super::demo::run_processes(&config, 3, &setup, 300)?;
+        let (config, state, repo) = demo_setup(&dir, ModeArg::Plain, insecure_toy)?;
         let n = records.to_string();
         super::demo::run_processes(
             &config,

@@ -492,6 +492,43 @@ async fn load<M: Mesh, R: Rng + Send>(
 /// Under [`FlagPolicy::Exchange`], exchanges the instances' flagged conversions and returns
 /// which instances have a conversion both parties flagged (all `false` under
 /// [`FlagPolicy::Accept`]). `conversions` bounds the indices.
+/// Additive shares mod `modulus` of every product `x_i·y_j` of the loaded encrypted bits and
+/// level-2 bits (one terminal multiplication each, the encryptor's output negated so the shares
+/// sum to the value), this party's flag, and whether the instance is discarded under
+/// `opts.policy` ([`settle_flags`]).
+async fn outer_products<M: Mesh>(
+    mesh: &mut M,
+    ld: &mut Loaded,
+    ek: &EvalKey,
+    me: usize,
+    modulus: u64,
+    opts: &CorrOptions,
+) -> Result<(Vec<u64>, bool, bool)> {
+    let (shares, flagged) = {
+        let mut ev = Evaluator::new(&ld.epk, ek, 0)?;
+        let mut log = FlagLog::new();
+        let mut shares = Vec::with_capacity(ld.x.len() * ld.y.len());
+        for x in &ld.x {
+            for y in &ld.y {
+                let o = log.mult(&mut ev, x, y, modulus)?;
+                let o = if me == LOADER { o } else { -o };
+                shares.push(i128::from(o).rem_euclid(i128::from(modulus)) as u64);
+            }
+        }
+        (shares, log.flagged)
+    };
+    let convs = (ld.x.len() * ld.y.len()) as u64;
+    let discarded = settle_flags(
+        mesh,
+        opts.policy,
+        std::slice::from_ref(&flagged),
+        convs,
+        &mut ld.comm,
+    )
+    .await?[0];
+    Ok((shares, !flagged.is_empty(), discarded))
+}
+
 async fn settle_flags<M: Mesh>(
     mesh: &mut M,
     policy: FlagPolicy,
@@ -631,29 +668,7 @@ pub async fn bilinear<M: Mesh, R: Rng + Send>(
         (&[], &bits)
     };
     let mut ld = load(mesh, pk, ek, eb, n, lb, n, opts.d, rng).await?;
-    let (shares, flagged) = {
-        let mut ev = Evaluator::new(&ld.epk, ek, 0)?;
-        let mut log = FlagLog::new();
-        let mut shares = Vec::with_capacity(n * n);
-        for x in &ld.x {
-            for y in &ld.y {
-                let o = log.mult(&mut ev, x, y, beta)?;
-                let o = if me == LOADER { o } else { -o };
-                shares.push(i128::from(o).rem_euclid(i128::from(beta)) as u64);
-            }
-        }
-        (shares, log.flagged)
-    };
-    let convs = (n * n) as u64;
-    let discarded = settle_flags(
-        mesh,
-        opts.policy,
-        std::slice::from_ref(&flagged),
-        convs,
-        &mut ld.comm,
-    )
-    .await?[0];
-    let flagged = !flagged.is_empty();
+    let (shares, flagged, discarded) = outer_products(mesh, &mut ld, ek, me, beta, opts).await?;
     Ok(BilinearCorrelation {
         bits,
         shares,
@@ -1155,29 +1170,7 @@ pub async fn truth_table<M: Mesh, R: Rng + Send>(
         (&[], &unit)
     };
     let mut ld = load(mesh, pk, ek, eb, n1, lb, n2, opts.d, rng).await?;
-    let (tensor, flagged) = {
-        let mut ev = Evaluator::new(&ld.epk, ek, 0)?;
-        let mut log = FlagLog::new();
-        let mut tensor = Vec::with_capacity(n1 * n2);
-        for x in &ld.x {
-            for y in &ld.y {
-                let o = log.mult(&mut ev, x, y, modulus)?;
-                let o = if me == LOADER { o } else { -o };
-                tensor.push(i128::from(o).rem_euclid(i128::from(modulus)) as u64);
-            }
-        }
-        (tensor, log.flagged)
-    };
-    let convs = (n1 * n2) as u64;
-    let discarded = settle_flags(
-        mesh,
-        opts.policy,
-        std::slice::from_ref(&flagged),
-        convs,
-        &mut ld.comm,
-    )
-    .await?[0];
-    let flagged = !flagged.is_empty();
+    let (tensor, flagged, discarded) = outer_products(mesh, &mut ld, ek, me, modulus, opts).await?;
     Ok(TruthTableCorrelation {
         n1,
         n2,
