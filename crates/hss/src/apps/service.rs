@@ -7,6 +7,9 @@
 //! A server's state (public key, evaluation key, pads and the durable pad cursor) is one
 //! owner-only versioned file ([`ServerState`]); a pad that a flagged evaluation may have leaked
 //! about is burned on disk **before** the answer leaves the server, so a restart never reuses it.
+//! A client that asks for a burned pad (a new poll starts at pad 0) is told each server's first
+//! unused pad ([`VoteReply::PadBurned`]) and asks both again with the larger one; the server
+//! behind burns the pads it skips.
 
 use std::path::Path;
 
@@ -163,6 +166,12 @@ pub enum VoteRequest {
 pub enum VoteReply {
     /// The answer.
     Answer(Answer),
+    /// The request named a pad this server has burned; `next` is its first unused pad (the
+    /// client asks again with the larger of the two servers' `next`).
+    PadBurned {
+        /// This server's first unused pad.
+        next: u32,
+    },
     /// The request was refused (the reason).
     Refused(String),
 }
@@ -286,22 +295,28 @@ pub async fn vote_server<M: Mesh>(
         else {
             return Ok(served);
         };
-        let reply = match serve_vote_request(
-            &mut st,
-            state,
-            repo,
-            (&topic, &vote, mode, nonce, pad, failure_log2),
-        ) {
-            Ok(mut a) => {
-                if served < opts.insecure_inject_failures {
-                    a.flagged = true;
-                    a.share += 1;
+        let burned = pad.is_some_and(|k| mode == Mode::Padded && k < st.next_pad);
+        let reply = if burned {
+            VoteReply::PadBurned { next: st.next_pad }
+        } else {
+            let r = serve_vote_request(
+                &mut st,
+                state,
+                repo,
+                (&topic, &vote, mode, nonce, pad, failure_log2),
+            );
+            served += 1;
+            match r {
+                Ok(mut a) => {
+                    if served <= opts.insecure_inject_failures {
+                        a.flagged = true;
+                        a.share += 1;
+                    }
+                    VoteReply::Answer(a)
                 }
-                VoteReply::Answer(a)
+                Err(e) => VoteReply::Refused(e.to_string()),
             }
-            Err(e) => VoteReply::Refused(e.to_string()),
         };
-        served += 1;
         mesh.send_tagged(CLIENT, TAG_VOTE_ANS, &reply).await?;
     }
 }
@@ -345,16 +360,29 @@ pub async fn vote_client<M: Mesh>(
             failure_log2,
         };
         let mut answers = Vec::new();
+        let mut resync = None;
         for s in 0..2 {
             mesh.send_tagged(s, TAG_VOTE_REQ, &req).await?;
         }
         for s in 0..2 {
             match mesh.recv_tagged::<VoteReply>(s, TAG_VOTE_ANS).await? {
                 VoteReply::Answer(a) => answers.push(a),
+                VoteReply::PadBurned { next } => {
+                    resync = Some(resync.unwrap_or(0).max(next));
+                }
                 VoteReply::Refused(why) => {
                     result = Err(Error::Protocol(format!("server {s} refused: {why}")));
                 }
             }
+        }
+        if let (Some(next), Some(p)) = (resync, pad.as_mut()) {
+            // A server burned this pad in an earlier poll: ask both again with the first pad
+            // neither has burned (the other server burns the skipped ones).
+            *p = (*p).max(next);
+            result = Err(Error::Protocol(format!(
+                "the servers' pads ran out of step within {max_attempts} attempts"
+            )));
+            continue;
         }
         if answers.len() < 2 {
             break;
