@@ -55,6 +55,18 @@ fn demo_hss_feed_and_pir_match_the_plaintext() {
 }
 
 #[test]
+fn demo_hss_triples_open_correctly() {
+    let o = coterie()
+        .args(["demo", "hss-triples", "--n-bits", "16", "--count", "3"])
+        .arg("--insecure-toy")
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert_eq!(t.matches("every a·b = c").count(), 2, "{t}");
+}
+
+#[test]
 fn upload_refuses_bad_input() {
     let dir = coterie_base::fsio::unique_temp_dir("coterie-cli-test-hss-upload");
     let o = coterie()

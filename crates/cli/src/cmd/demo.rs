@@ -135,6 +135,20 @@ pub enum Demo {
         #[arg(long)]
         insecure_toy: bool,
     },
+    /// HSS correlated randomness (seed 004 §6.5): two processes run the distributed key
+    /// generation and make Beaver triples over Z_(2^n) from bilinear-form correlations, then
+    /// open them to check a·b = c (the opening is for the demo only).
+    HssTriples {
+        /// Ring size n (≤ 128).
+        #[arg(long, default_value_t = 32)]
+        n_bits: u32,
+        /// Number of triples.
+        #[arg(long, default_value_t = 2)]
+        count: usize,
+        /// INSECURE toy group (no security) for a fast run.
+        #[arg(long)]
+        insecure_toy: bool,
+    },
     /// `sum` with N party processes over TLS on loopback.
     Sum {
         /// Number of parties.
@@ -174,6 +188,11 @@ pub fn run(which: Demo) -> Result<(), String> {
             records,
             insecure_toy,
         } => super::hss::demo_pir(records, insecure_toy),
+        Demo::HssTriples {
+            n_bits,
+            count,
+            insecure_toy,
+        } => super::hss::demo_triples(n_bits, count, insecure_toy),
         Demo::Matrigear {
             parties,
             set,

@@ -162,6 +162,9 @@ pub enum Protocol {
     /// HSS two-server PIR with boolean queries: party 2 sends its encrypted wanted attributes,
     /// servers 0 and 1 answer with syndromes over the public database, party 2 decodes.
     HssPir(super::hss::PirCmd),
+    /// HSS correlated randomness (two parties): key generation, Beaver triples over Z_(2^n)
+    /// from bilinear-form correlations, opened and checked (demo only).
+    HssTriples(super::hss::TriplesCmd),
     /// Every party inputs a value; the product is computed with Beaver triples from the store
     /// DIR/party-<id>, opened and MAC-checked.
     SpdzDemo {
@@ -273,6 +276,9 @@ async fn run_party(
         Protocol::HssPir(args) => super::hss::pir(&mut mesh, &args)
             .await
             .map_err(|e| Error::Protocol(format!("HSS PIR: {e}")))?,
+        Protocol::HssTriples(args) => super::hss::triples(&mut mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("HSS triples: {e}")))?,
         Protocol::Echo => {
             let peers = coterie_net::demo::echo(&mut mesh).await?;
             format!("echo ok with {peers} peers")

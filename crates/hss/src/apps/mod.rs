@@ -12,8 +12,9 @@
 //! | [`correlated`] | bilinear-form and truth-table correlations, Beaver triples over Z_(2^n) | §6.5–§6.6 |
 //! | [`service`] | the two servers and their clients over the mesh | §6.1–§6.4 |
 //!
-//! The CLI runs the vote, the feed and PIR as processes (`coterie party … hss-setup | hss-vote
-//! | hss-feed | hss-pir`, `coterie hss upload`, `coterie demo hss-vote | hss-feed | hss-pir`).
+//! The CLI runs the vote, the feed, PIR and the Beaver-triple correlation as processes
+//! (`coterie party … hss-setup | hss-vote | hss-feed | hss-pir | hss-triples`, `coterie hss
+//! upload`, `coterie demo hss-vote | hss-feed | hss-pir | hss-triples`).
 //!
 //! # Security model
 //!
@@ -34,8 +35,10 @@
 //! * ESDH ciphertext compression ([`crate::esdh`]) is not wired into the applications' uploads:
 //!   the votes' ciphertexts are the uncompressed `L1` encodings (and pads exclude compression,
 //!   paper §5).
-//! * `HssPrep` is a library producer benchmarked against `OtPrep`; it has no `coterie party`
-//!   role of its own.
+//! * `HssPrep` is a library producer benchmarked against `OtPrep` and tested on the SPDZ
+//!   engine; it has no `coterie party` role that fills a store (it makes triples only, while the
+//!   engine's online demo also needs input masks); `hss-triples` runs the correlation itself as
+//!   processes.
 
 pub mod correlated;
 pub mod feed;

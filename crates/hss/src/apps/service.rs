@@ -632,3 +632,64 @@ pub async fn pir_run<M: Mesh, R: Rng + Send>(
     mesh.send_tagged(CLIENT, TAG_PIR_ANSWER, &answer).await?;
     Ok(None)
 }
+
+const TAG_TRIPLE_CHECK: u32 = 0x4853_0331;
+
+/// What [`triples_demo`] reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TriplesDemoReport {
+    /// Triples made (usable, after discarding doubly flagged ones).
+    pub usable: usize,
+    /// Triples discarded.
+    pub discarded: usize,
+    /// Bytes this party sent for the triples (key generation excluded).
+    pub bytes: u64,
+}
+
+/// A demonstration of the Beaver-triple correlation between two parties over the mesh (parties
+/// 0 and 1 only): distributed key generation, `count` triples over `Z_(2^n_bits)`
+/// ([`super::correlated::beaver_triples`], both flags exchanged), then — **demo only, it
+/// destroys the triples** — both parties open their shares to each other and check
+/// `a·b = c mod 2^n_bits` for every usable triple.
+pub async fn triples_demo<M: Mesh, R: Rng + Send>(
+    mesh: &mut M,
+    params: &Params,
+    n_bits: u32,
+    count: usize,
+    rng: &mut R,
+) -> Result<TriplesDemoReport> {
+    use super::correlated::{CorrOptions, beaver_triples};
+    let (pk, ek) = crate::protocol::dkg(mesh, params, rng).await?;
+    let before = mesh.stats().total_sent();
+    let batch = beaver_triples(mesh, &pk, &ek, n_bits, count, &CorrOptions::default(), rng).await?;
+    let bytes = mesh.stats().total_sent() - before;
+    let mine = batch.usable();
+    let other = 1 - mesh.id();
+    mesh.send_tagged(other, TAG_TRIPLE_CHECK, &mine).await?;
+    let theirs: Vec<(u128, u128, u128)> = mesh.recv_tagged(other, TAG_TRIPLE_CHECK).await?;
+    if theirs.len() != mine.len() {
+        return Err(Error::Protocol(
+            "the parties kept different numbers of triples".into(),
+        ));
+    }
+    let mask = if n_bits >= 128 {
+        u128::MAX
+    } else {
+        (1u128 << n_bits) - 1
+    };
+    for (i, (m, t)) in mine.iter().zip(&theirs).enumerate() {
+        let a = m.0.wrapping_add(t.0) & mask;
+        let b = m.1.wrapping_add(t.1) & mask;
+        let c = m.2.wrapping_add(t.2) & mask;
+        if a.wrapping_mul(b) & mask != c {
+            return Err(Error::Protocol(format!(
+                "triple {i}: a·b ≠ c mod 2^{n_bits}"
+            )));
+        }
+    }
+    Ok(TriplesDemoReport {
+        usable: mine.len(),
+        discarded: batch.discarded.iter().filter(|&&d| d).count(),
+        bytes,
+    })
+}
