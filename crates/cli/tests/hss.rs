@@ -67,6 +67,45 @@ fn demo_hss_triples_open_correctly() {
 }
 
 #[test]
+fn demo_hss_fs_grants_and_denies() {
+    let o = coterie()
+        .args(["demo", "hss-fs", "--insecure-toy"])
+        .output()
+        .unwrap();
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("the granted client's copy equals the published file"),
+        "{t}"
+    );
+    assert!(t.contains("denied by its hidden policy"), "{t}");
+}
+
+#[test]
+fn fs_publish_refuses_a_bad_policy() {
+    let dir = coterie_base::fsio::unique_temp_dir("coterie-cli-test-hss-fs");
+    let d = |p: &str| dir.join(p).to_string_lossy().to_string();
+    let (state, repo, owner) = (d("state"), d("repo"), d("owner.key"));
+    let o = coterie()
+        .args(["hss", "fs-setup", "--dir", &state, "--repo", &repo])
+        .args(["--owner-key", &owner, "--insecure-toy"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    std::fs::write(dir.join("f.txt"), b"x").unwrap();
+    for policy in ["0,x", "0,9"] {
+        let o = coterie()
+            .args(["hss", "fs-publish", "--dir", &state, "--repo", &repo])
+            .args(["--owner-key", &owner, "--name", "f", "--file", &d("f.txt")])
+            .args(["--attrs", "4", "--policy", policy])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{policy}: {}", text(&o));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn upload_refuses_bad_input() {
     let dir = coterie_base::fsio::unique_temp_dir("coterie-cli-test-hss-upload");
     let o = coterie()

@@ -149,6 +149,14 @@ pub enum Demo {
         #[arg(long)]
         insecure_toy: bool,
     },
+    /// HSS policy-based file system (seed 004 §6.2): the data owner's keys and one file under a
+    /// hidden policy; a client whose attributes satisfy it opens the file, one whose attributes
+    /// do not is denied (two servers and the client as processes).
+    HssFs {
+        /// INSECURE toy group (no security) for a fast run.
+        #[arg(long)]
+        insecure_toy: bool,
+    },
     /// `sum` with N party processes over TLS on loopback.
     Sum {
         /// Number of parties.
@@ -188,6 +196,7 @@ pub fn run(which: Demo) -> Result<(), String> {
             records,
             insecure_toy,
         } => super::hss::demo_pir(records, insecure_toy),
+        Demo::HssFs { insecure_toy } => super::hss::demo_fs(insecure_toy),
         Demo::HssTriples {
             n_bits,
             count,

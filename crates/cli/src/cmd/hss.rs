@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
+use coterie_hss::apps::fs::{Access, Policy, PolicyShape};
 use coterie_hss::apps::pir::{Database, Record};
 use coterie_hss::apps::repo::Repository;
 use coterie_hss::apps::service::{self, CLIENT, ServerState, VoteServerOptions};
@@ -207,9 +208,204 @@ pub fn demo_triples(n_bits: u32, count: usize, insecure_toy: bool) -> Result<(),
     res
 }
 
+/// Arguments of `coterie party … hss-fs`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct FsCmd {
+    #[command(flatten)]
+    dirs: HssDirs,
+    /// The file's name in the repository.
+    #[arg(long)]
+    name: String,
+    /// Client: its attribute vector, e.g. 1,0,1,0.
+    #[arg(long, value_delimiter = ',')]
+    attrs: Vec<u8>,
+    /// Client: where to write the file when access is granted.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Client: "granted" or "denied"; another outcome is an error.
+    #[arg(long)]
+    expect: Option<String>,
+}
+
+/// `coterie party … hss-fs`: the servers answer grant requests, the client opens the file.
+pub async fn fs(mesh: &mut TlsMesh, a: &FsCmd) -> Result<String, String> {
+    let id = mesh.id();
+    if a.attrs.iter().any(|&b| b > 1) {
+        return Err("--attrs: one 0 or 1 per attribute".into());
+    }
+    let attrs: Vec<bool> = a.attrs.iter().map(|&b| b == 1).collect();
+    let repo = Repository::open(&a.dirs.repo).map_err(|e| e.to_string())?;
+    let st = if id < 2 {
+        Some(ServerState::load(&a.dirs.state(id)?).map_err(|e| e.to_string())?)
+    } else {
+        None
+    };
+    let t0 = std::time::Instant::now();
+    let r = service::fs_run(
+        mesh,
+        &repo,
+        st.as_ref().map(|s| (s, a.dirs.dir.as_path())),
+        &a.name,
+        &attrs,
+        5,
+        &mut Csprng::new(),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    let Some(access) = r else {
+        return Ok("HSS file system server: done".into());
+    };
+    let outcome = match access {
+        Access::Granted(text) => {
+            if let Some(out) = &a.out {
+                std::fs::write(out, &text).map_err(|e| format!("{}: {e}", out.display()))?;
+            }
+            println!(
+                "party {id}: access granted to {:?}: {} bytes decrypted ({:.2} s)",
+                a.name,
+                text.len(),
+                t0.elapsed().as_secs_f64()
+            );
+            "granted"
+        }
+        Access::Denied => {
+            println!(
+                "party {id}: access to {:?} denied by its hidden policy",
+                a.name
+            );
+            "denied"
+        }
+        Access::Rerun => return Err("every attempt failed (both servers flagged)".into()),
+    };
+    if let Some(want) = &a.expect
+        && want != outcome
+    {
+        return Err(format!("access {outcome}, expected {want}"));
+    }
+    Ok(format!("HSS file system: {outcome}"))
+}
+
+/// `coterie demo hss-fs`: the owner's setup and one file under the policy (a0 ∧ a2) ∨ a3 of four
+/// attributes; then a client with attributes 1,0,1,0 (granted, content compared) and one with
+/// 0,1,1,0 (denied), each a run of two server processes and the client.
+pub fn demo_fs(insecure_toy: bool) -> Result<(), String> {
+    let dir = coterie_base::fsio::unique_temp_dir("coterie-demo-hss-fs");
+    let res = (|| {
+        let config = super::demo::write_config(
+            &dir.join("net"),
+            &[Role::Server, Role::Server, Role::Client],
+        )?;
+        let s = |p: &str| dir.join(p).to_string_lossy().to_string();
+        let (state, repo, owner, plain, got) = (
+            s("state"),
+            s("repo"),
+            s("owner.key"),
+            s("report.txt"),
+            s("got.txt"),
+        );
+        let text = "quarterly report: for cardiology staff and admins only\n";
+        std::fs::write(&plain, text).map_err(|e| e.to_string())?;
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let step = |args: &[&str]| -> Result<(), String> {
+            let o = Command::new(&exe)
+                .args(args)
+                .output()
+                .map_err(|e| e.to_string())?;
+            print!("{}", String::from_utf8_lossy(&o.stdout));
+            if o.status.success() {
+                Ok(())
+            } else {
+                Err(String::from_utf8_lossy(&o.stderr).to_string())
+            }
+        };
+        let mut setup = vec!["hss", "fs-setup", "--dir", &state, "--repo", &repo];
+        setup.extend(["--owner-key", &owner]);
+        if insecure_toy {
+            println!("INSECURE toy group (no security): a fast protocol run only");
+            setup.push("--insecure-toy");
+        }
+        step(&setup)?;
+        step(&[
+            "hss",
+            "fs-publish",
+            "--dir",
+            &state,
+            "--repo",
+            &repo,
+            "--owner-key",
+            &owner,
+            "--name",
+            "report",
+            "--file",
+            &plain,
+            "--attrs",
+            "4",
+            "--policy",
+            "0,2;3",
+        ])?;
+        let client = |attrs: &str, expect: &str| {
+            super::demo::run_processes(
+                &config,
+                3,
+                &[
+                    "hss-fs", "--dir", &state, "--repo", &repo, "--name", "report", "--attrs",
+                    attrs, "--out", &got, "--expect", expect,
+                ],
+                600,
+            )
+        };
+        client("1,0,1,0", "granted")?;
+        let back = std::fs::read_to_string(&got).map_err(|e| e.to_string())?;
+        if back != text {
+            return Err("the decrypted file differs from the published one".into());
+        }
+        println!("the granted client's copy equals the published file");
+        client("0,1,1,0", "denied")
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    res
+}
+
 /// `coterie hss …`: local steps of the HSS applications (no network).
 #[derive(clap::Subcommand)]
 pub enum HssCmd {
+    /// File system (seed 004 §6.2), data owner: generate the secret-key HSS keys of the owner's
+    /// files (the owner deals the two servers' key shares of its own data), write each server's
+    /// state and the owner's key (owner-only), publish the public key.
+    FsSetup {
+        #[command(flatten)]
+        dirs: HssDirs,
+        /// The owner's key file (written owner-only).
+        #[arg(long)]
+        owner_key: PathBuf,
+        /// INSECURE 128-bit toy group and 16-bit key (no security): tests only.
+        #[arg(long)]
+        insecure_toy: bool,
+    },
+    /// File system, data owner: publish FILE under a policy: clauses separated by ';', each the
+    /// attribute indices it requires, e.g. "0,2;3" = (a0 ∧ a2) ∨ a3.
+    FsPublish {
+        #[command(flatten)]
+        dirs: HssDirs,
+        /// The owner's key file.
+        #[arg(long)]
+        owner_key: PathBuf,
+        /// Name of the file in the repository (a-z, 0-9, '_' and '-').
+        #[arg(long)]
+        name: String,
+        /// The file to publish.
+        #[arg(long)]
+        file: PathBuf,
+        /// Number of client attributes.
+        #[arg(long)]
+        attrs: u32,
+        /// Clause slots of the (public) policy shape.
+        #[arg(long, default_value_t = 2)]
+        slots: u32,
+        /// The (secret) policy.
+        #[arg(long)]
+        policy: String,
+    },
     /// An input client encrypts its bit under the published key and uploads it to the public
     /// repository.
     Upload {
@@ -231,6 +427,75 @@ pub enum HssCmd {
 /// Runs `coterie hss …`.
 pub fn run(cmd: HssCmd) -> Result<(), String> {
     match cmd {
+        HssCmd::FsSetup {
+            dirs,
+            owner_key,
+            insecure_toy,
+        } => {
+            let params = if insecure_toy {
+                println!("INSECURE toy group (no security)");
+                Params::insecure_toy(4, 16, 10)
+            } else {
+                Params::with_failure(GroupId::P1536, 160, 10, 4, 4).map_err(|e| e.to_string())?
+            };
+            let repo = Repository::create(&dirs.repo).map_err(|e| e.to_string())?;
+            service::fs_owner_setup(&params, &dirs.dir, &repo, &owner_key, &mut Csprng::new())
+                .map_err(|e| e.to_string())?;
+            println!(
+                "file system: keys generated by the data owner (secret-key HSS), servers' state \
+                 under {}, public key in {}",
+                dirs.dir.display(),
+                dirs.repo.display()
+            );
+            Ok(())
+        }
+        HssCmd::FsPublish {
+            dirs,
+            owner_key,
+            name,
+            file,
+            attrs,
+            slots,
+            policy,
+        } => {
+            let clauses = policy
+                .split(';')
+                .map(|c| {
+                    c.split(',')
+                        .filter(|t| !t.trim().is_empty())
+                        .map(|t| {
+                            t.trim()
+                                .parse::<u32>()
+                                .map_err(|_| format!("--policy: {t:?} is not an attribute index"))
+                        })
+                        .collect::<Result<Vec<u32>, String>>()
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            let policy = Policy::new(attrs, clauses).map_err(|e| e.to_string())?;
+            let shape = PolicyShape {
+                num_attrs: attrs,
+                slots,
+            };
+            let text = std::fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+            let repo = Repository::open(&dirs.repo).map_err(|e| e.to_string())?;
+            service::fs_publish(
+                &owner_key,
+                &dirs.dir,
+                &repo,
+                &shape,
+                &policy,
+                &name,
+                &text,
+                &mut Csprng::new(),
+            )
+            .map_err(|e| e.to_string())?;
+            println!(
+                "file {name:?} ({} bytes) published under a hidden policy ({attrs} attributes, \
+                 {slots} clause slots)",
+                text.len()
+            );
+            Ok(())
+        }
         HssCmd::Upload {
             repo,
             topic,

@@ -165,6 +165,9 @@ pub enum Protocol {
     /// HSS correlated randomness (two parties): key generation, Beaver triples over Z_(2^n)
     /// from bilinear-form correlations, opened and checked (demo only).
     HssTriples(super::hss::TriplesCmd),
+    /// HSS policy-based file system: servers 0 and 1 answer grant requests for a published file
+    /// under its hidden policy, party 2 (a client with public attributes) opens it or is denied.
+    HssFs(super::hss::FsCmd),
     /// Every party inputs a value; the product is computed with Beaver triples from the store
     /// DIR/party-<id>, opened and MAC-checked.
     SpdzDemo {
@@ -279,6 +282,9 @@ async fn run_party(
         Protocol::HssTriples(args) => super::hss::triples(&mut mesh, &args)
             .await
             .map_err(|e| Error::Protocol(format!("HSS triples: {e}")))?,
+        Protocol::HssFs(args) => super::hss::fs(&mut mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("HSS file system: {e}")))?,
         Protocol::Echo => {
             let peers = coterie_net::demo::echo(&mut mesh).await?;
             format!("echo ok with {peers} peers")

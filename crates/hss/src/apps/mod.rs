@@ -12,9 +12,9 @@
 //! | [`correlated`] | bilinear-form and truth-table correlations, Beaver triples over Z_(2^n) | §6.5–§6.6 |
 //! | [`service`] | the two servers and their clients over the mesh | §6.1–§6.4 |
 //!
-//! The CLI runs the vote, the feed, PIR and the Beaver-triple correlation as processes
-//! (`coterie party … hss-setup | hss-vote | hss-feed | hss-pir | hss-triples`, `coterie hss
-//! upload`, `coterie demo hss-vote | hss-feed | hss-pir | hss-triples`).
+//! The CLI runs every application as processes (`coterie party … hss-setup | hss-vote |
+//! hss-feed | hss-pir | hss-triples | hss-fs`, `coterie hss upload | fs-setup | fs-publish`,
+//! `coterie demo hss-vote | hss-feed | hss-pir | hss-triples | hss-fs`).
 //!
 //! # Security model
 //!
@@ -29,9 +29,10 @@
 //!   expansion inside HSS) without a construction concrete enough to implement.
 //! * PIR's unknown-bound mode (§6.4, `n = 1, 2, 4, …` with common subsampling): the client
 //!   chooses `t` and re-runs with a larger one on a decoding error ([`pir`]).
-//! * The file system ([`fs`]) is library functions only, with the data owner as key dealer; how
-//!   attributes are certified, and policy updates and revocation, are outside the paper's
-//!   outline (see the module).
+//! * The file system ([`fs`], flows in [`service`]) has the data owner as the dealer of its own
+//!   secret-key HSS keys (the paper's model); how attributes are certified, and policy updates
+//!   and revocation, are outside the paper's outline (see the module); the owner hands the
+//!   servers their headers and shares through their directories, not over the mesh.
 //! * ESDH ciphertext compression ([`crate::esdh`]) is not wired into the applications' uploads:
 //!   the votes' ciphertexts are the uncompressed `L1` encodings (and pads exclude compression,
 //!   paper §5).

@@ -693,3 +693,234 @@ pub async fn triples_demo<M: Mesh, R: Rng + Send>(
         bytes,
     })
 }
+
+const TAG_FS_REQ: u32 = 0x4853_0341;
+const TAG_FS_GRANT: u32 = 0x4853_0342;
+
+/// Failure target `2^−FS_FAILURE_LOG2` of one file-system request (chooses `d` from the file's
+/// public policy shape, [`super::fs::params_for`]).
+pub const FS_FAILURE_LOG2: u32 = 10;
+
+/// The data owner's key for the file system (secret-key HSS, spec §6.2): the public key and the
+/// ElGamal key `c` with its digits, kept in an owner-only file so the owner can publish more
+/// files later under the same keys.
+#[derive(Clone, Serialize, Deserialize)]
+pub struct OwnerKey {
+    /// The public key.
+    pub pk: PublicKey,
+    /// `c`.
+    #[serde(with = "coterie_math::bigint::serde_bigint")]
+    pub c: BigInt,
+    /// The digits `c_i`.
+    pub digits: Vec<u64>,
+}
+
+// Stored in the coterie envelope as `HSfo` (the file-system owner's key, owner-only).
+coterie_base::versioned! {
+    OwnerKey => b"HSfo" v 1,
+}
+
+impl Drop for OwnerKey {
+    fn drop(&mut self) {
+        coterie_math::bigint::wipe(&mut self.c);
+        zeroize::Zeroize::zeroize(&mut self.digits);
+    }
+}
+
+impl OwnerKey {
+    fn secret_key(&self) -> crate::scheme::SecretKey {
+        crate::scheme::SecretKey {
+            c: self.c.clone(),
+            digits: self.digits.clone(),
+        }
+    }
+}
+
+fn fs_paths(base: &Path, id: usize, name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let d = base.join(format!("party-{id}"));
+    (
+        d.join(format!("fs-{name}.header")),
+        d.join(format!("fs-{name}.share")),
+    )
+}
+
+/// The data owner's one-time setup of the file system: it generates the secret-key HSS keys of
+/// its own files (**the owner deals the servers' key shares and knows `c`**: in the file system
+/// of spec §6.2 the owner is the one party entitled to read every file, so it is the dealer by
+/// the paper's model, and deals nothing but its own secrets), writes each server's state to
+/// `state_base/party-<b>/hss.state`, its own key to `owner_file` (owner-only) and the public key
+/// to the repository.
+pub fn fs_owner_setup<R: Rng>(
+    params: &Params,
+    state_base: &Path,
+    repo: &Repository,
+    owner_file: &Path,
+    rng: &mut R,
+) -> Result<()> {
+    let (pk, ek0, ek1, sk) = crate::scheme::insecure_keygen_trusted_dealer(params, rng)?;
+    for (b, ek) in [ek0, ek1].into_iter().enumerate() {
+        let dir = state_base.join(format!("party-{b}"));
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::InvalidParameter(format!("{}: {e}", dir.display())))?;
+        ServerState {
+            pk: pk.clone(),
+            ek,
+            pads: vec![],
+            next_pad: 0,
+        }
+        .save(&dir.join("hss.state"))?;
+    }
+    let owner = OwnerKey {
+        pk: pk.clone(),
+        c: sk.c.clone(),
+        digits: sk.digits.clone(),
+    };
+    fsio::write_atomic_private(owner_file, &scheme::to_bytes(&owner)?)?;
+    repo.publish_key(&pk)?;
+    Ok(())
+}
+
+/// The owner publishes a file named `name` under `policy` (module docs of [`super::fs`]): the
+/// encrypted policy and `E(r)` with each server's share go to the servers (here: written into
+/// their state directories), the encrypted file to the repository (`files/<name>.hss`).
+#[allow(clippy::too_many_arguments)]
+pub fn fs_publish<R: Rng>(
+    owner_file: &Path,
+    state_base: &Path,
+    repo: &Repository,
+    shape: &super::fs::PolicyShape,
+    policy: &super::fs::Policy,
+    name: &str,
+    plaintext: &[u8],
+    rng: &mut R,
+) -> Result<()> {
+    super::repo::check_name("file", name)?;
+    let bytes = fsio::read_bounded(owner_file, MAX_STATE_BYTES)?;
+    let owner: OwnerKey = scheme::from_bytes(&bytes)
+        .map_err(|e| Error::Malformed(format!("{}: {e}", owner_file.display())))?;
+    owner.pk.validate()?;
+    let p = super::fs::publish_file(
+        &owner.pk,
+        &owner.secret_key(),
+        shape,
+        policy,
+        plaintext,
+        rng,
+    )?;
+    for b in 0..2 {
+        let (h, s) = fs_paths(state_base, b, name);
+        fsio::write_atomic(&h, &scheme::to_bytes(&p.header)?)?;
+        fsio::write_atomic_private(&s, &scheme::to_bytes(&p.shares[b])?)?;
+    }
+    let dir = repo.dir().join("files");
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::InvalidParameter(format!("{}: {e}", dir.display())))?;
+    fsio::write_atomic(
+        &dir.join(format!("{name}.hss")),
+        &scheme::to_bytes(&p.file)?,
+    )?;
+    Ok(())
+}
+
+/// A client's request for a file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FsRequest {
+    /// Grant shares for file `name`.
+    Grant {
+        /// The file's name in the repository.
+        name: String,
+        /// The request (file id, attributes, nonce).
+        req: super::fs::GrantRequest,
+    },
+    /// No more requests.
+    Stop,
+}
+
+/// The file system over the mesh: the client (party 2) fetches file `name` from the repository
+/// and asks both servers for grant shares under its attribute vector `attrs`, re-asking under a
+/// new nonce when both flagged (at most `max_attempts` times); it returns the plaintext or
+/// "access denied". Servers answer until the client stops and return `None`.
+pub async fn fs_run<M: Mesh, R: Rng + Send>(
+    mesh: &mut M,
+    repo: &Repository,
+    server: Option<(&ServerState, &Path)>,
+    name: &str,
+    attrs: &[bool],
+    max_attempts: u32,
+    rng: &mut R,
+) -> Result<Option<super::fs::Access>> {
+    use super::fs::{self, Access, FileHeader, GrantRequest, GrantShare, ServerShare};
+    super::repo::check_name("file", name)?;
+    if mesh.id() == CLIENT {
+        let pk = repo.public_key()?;
+        let path = repo.dir().join("files").join(format!("{name}.hss"));
+        let file: fs::EncryptedFile =
+            scheme::from_bytes(&fsio::read_bounded(&path, super::repo::MAX_FILE_BYTES)?)
+                .map_err(|e| Error::Malformed(format!("{}: {e}", path.display())))?;
+        let mut out = Err(Error::Protocol("no attempt made".into()));
+        for _ in 0..max_attempts {
+            let req = FsRequest::Grant {
+                name: name.to_string(),
+                req: GrantRequest {
+                    file_id: file.file_id,
+                    attrs: attrs.to_vec(),
+                    nonce: rng.next_u64(),
+                },
+            };
+            for s in 0..2 {
+                mesh.send_tagged(s, TAG_FS_REQ, &req).await?;
+            }
+            let mut grants = Vec::new();
+            for s in 0..2 {
+                match mesh
+                    .recv_tagged::<std::result::Result<GrantShare, String>>(s, TAG_FS_GRANT)
+                    .await?
+                {
+                    Ok(g) => grants.push(g),
+                    Err(why) => out = Err(Error::Protocol(format!("server {s} refused: {why}"))),
+                }
+            }
+            if grants.len() < 2 {
+                break;
+            }
+            match fs::open_file(&pk, &grants[0], &grants[1], &file) {
+                Ok(Access::Rerun) => out = Ok(Access::Rerun),
+                r => {
+                    out = r;
+                    break;
+                }
+            }
+        }
+        for s in 0..2 {
+            mesh.send_tagged(s, TAG_FS_REQ, &FsRequest::Stop).await?;
+        }
+        return out.map(Some);
+    }
+    let (st, base) =
+        server.ok_or_else(|| Error::InvalidParameter("a server needs its state".into()))?;
+    let id = mesh.id();
+    loop {
+        let FsRequest::Grant { name, req } = mesh.recv_tagged(CLIENT, TAG_FS_REQ).await? else {
+            return Ok(None);
+        };
+        let reply = (|| -> Result<GrantShare> {
+            super::repo::check_name("file", &name)?;
+            let (h, s) = fs_paths(base, id, &name);
+            let header: FileHeader =
+                scheme::from_bytes(&fsio::read_bounded(&h, super::repo::MAX_FILE_BYTES)?)?;
+            let share: ServerShare =
+                scheme::from_bytes(&fsio::read_bounded(&s, super::repo::MAX_FILE_BYTES)?)?;
+            let mut pk = st.pk.clone();
+            pk.params.d = fs::params_for(
+                &header.shape,
+                FS_FAILURE_LOG2,
+                pk.params.group,
+                pk.params.window,
+            )?
+            .d;
+            fs::server_grant(&pk, &st.ek, &header, &share, &req)
+        })()
+        .map_err(|e| e.to_string());
+        mesh.send_tagged(CLIENT, TAG_FS_GRANT, &reply).await?;
+    }
+}
