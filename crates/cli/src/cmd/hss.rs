@@ -47,6 +47,17 @@ pub struct HssDirs {
 }
 
 impl HssDirs {
+    /// The repository, and for a server (party 0 or 1) its state.
+    fn open_party(&self, id: usize) -> Result<(Repository, Option<ServerState>), String> {
+        let repo = Repository::open(&self.repo).map_err(|e| e.to_string())?;
+        let st = if id < 2 {
+            Some(ServerState::load(&self.state(id)?).map_err(|e| e.to_string())?)
+        } else {
+            None
+        };
+        Ok((repo, st))
+    }
+
     fn state(&self, id: usize) -> Result<PathBuf, String> {
         let d = self.dir.join(format!("party-{id}"));
         std::fs::create_dir_all(&d).map_err(|e| format!("{}: {e}", d.display()))?;
@@ -234,12 +245,7 @@ pub async fn fs(mesh: &mut TlsMesh, a: &FsCmd) -> Result<String, String> {
         return Err("--attrs: one 0 or 1 per attribute".into());
     }
     let attrs: Vec<bool> = a.attrs.iter().map(|&b| b == 1).collect();
-    let repo = Repository::open(&a.dirs.repo).map_err(|e| e.to_string())?;
-    let st = if id < 2 {
-        Some(ServerState::load(&a.dirs.state(id)?).map_err(|e| e.to_string())?)
-    } else {
-        None
-    };
+    let (repo, st) = a.dirs.open_party(id)?;
     let t0 = std::time::Instant::now();
     let r = service::fs_run(
         mesh,
@@ -658,12 +664,7 @@ pub async fn feed(mesh: &mut TlsMesh, a: &FeedCmd) -> Result<String, String> {
     }
     let interests: Vec<bool> = a.interests.iter().map(|&b| b == 1).collect();
     let records = demo_records(a.seed, a.records, interests.len());
-    let repo = Repository::open(&a.dirs.repo).map_err(|e| e.to_string())?;
-    let st = if id < 2 {
-        Some(ServerState::load(&a.dirs.state(id)?).map_err(|e| e.to_string())?)
-    } else {
-        None
-    };
+    let (repo, st) = a.dirs.open_party(id)?;
     let t0 = std::time::Instant::now();
     let r = service::feed_run(
         mesh,
@@ -745,12 +746,7 @@ pub async fn pir(mesh: &mut TlsMesh, a: &PirCmd) -> Result<String, String> {
         return Err(format!("--wanted: attribute indices below {}", a.attrs));
     }
     let wanted: Vec<bool> = (0..a.attrs).map(|i| a.wanted.contains(&i)).collect();
-    let repo = Repository::open(&a.dirs.repo).map_err(|e| e.to_string())?;
-    let st = if id < 2 {
-        Some(ServerState::load(&a.dirs.state(id)?).map_err(|e| e.to_string())?)
-    } else {
-        None
-    };
+    let (repo, st) = a.dirs.open_party(id)?;
     let t0 = std::time::Instant::now();
     let r = service::pir_run(
         mesh,
