@@ -55,7 +55,8 @@ bench_convert tfhe "$BENCH_WORK/tfhe-bench.json"
 bench_write
 if (( noise )); then
   bench_require cargo
-  cargo test --profile ci -p coterie-tfhe --test noise -- --ignored --nocapture 2>&1 \
-    | grep -E "measured|test result" | tee "$BENCH_OUT/tfhe-noise.txt"
+  { cargo test --profile ci -p coterie-tfhe --test noise -- --ignored --nocapture 2>&1
+    cargo test --profile ci -p coterie-tfhe --test gates -- --ignored 2>&1; } \
+    | grep -E "measured|^test |test result" | tee "$BENCH_OUT/tfhe-noise.txt"
 fi
 note "wrote $BENCH_OUT/tfhe.jsonl, $BENCH_OUT/tfhe-bench.txt$( (( noise )) && echo ", $BENCH_OUT/tfhe-noise.txt")"

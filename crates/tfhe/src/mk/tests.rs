@@ -516,7 +516,10 @@ fn t9c_blind_rotation_noise() {
 /// With the blind-rotate key built by f64 FFT products, the blind-rotation noise is orders of
 /// magnitude above the exact key's; extrapolated to `k = 32` (BK term ∝ `k·n·(1 + 2pkN)`), the
 /// fresh-bootstrap error rate is far from the design's `< 10⁻⁹` (paper: Err1 ≈ 4%).
+/// Over three minutes on the 2-core CI box (two exact `k = 16` key sets): run by
+/// `bench/tfhe-mk.sh` with the other statistical tests.
 #[test]
+#[ignore = "long: run by bench/tfhe-mk.sh"]
 fn t10_fft_in_keygen_breaks_correctness() {
     let p = MkParams::ako_k16();
     let exact = local(&p, 2, 10, ProductMethod::Exact);
