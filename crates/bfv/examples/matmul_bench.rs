@@ -96,7 +96,11 @@ fn main() {
             if !mac {
                 return cc;
             }
-            cc.iter().map(|c| c.mul(&c_alpha, &rlk).unwrap()).collect()
+            // ct_α lifted once for its d products (as coterie-matrigear's flows do).
+            let lifted = c_alpha.extended().unwrap();
+            cc.iter()
+                .map(|c| c.mul_extended(&lifted, &rlk).unwrap())
+                .collect()
         };
         let cc = run(); // warm-up, and the check below
         let diags: Vec<Vec<BigInt>> = cc

@@ -235,20 +235,111 @@ pub fn tensor(a: &Ciphertext, b: &Ciphertext) -> Result<Tensor> {
     }
 }
 
+/// A 2-part single-key ciphertext lifted once to `(Q, P)` in NTT form (the exact centered base
+/// extension of [`tensor`]), for many products by the same operand: each
+/// [`Ciphertext::mul_extended`] then lifts only its other operand (MatriGear multiplies every
+/// proven ciphertext by the one encrypted MAC key).
+///
+/// ```
+/// use coterie_bfv::{Context, Params, Plaintext, SecretKey};
+/// use coterie_math::prg::Csprng;
+/// let ctx = Context::new(Params::insecure_toy(256, 65537).unwrap()).unwrap();
+/// let mut rng = Csprng::new();
+/// let sk = SecretKey::generate(&ctx, &mut rng);
+/// let rlk = sk.relin_key(&mut rng);
+/// let enc = |v: u64, rng: &mut Csprng| {
+///     sk.encrypt_symmetric(&Plaintext::encode_simd(&ctx, &[v]).unwrap(), rng).unwrap()
+/// };
+/// let (x, y) = (enc(3, &mut rng), enc(5, &mut rng));
+/// let xe = x.extended().unwrap();
+/// let z = y.mul_extended(&xe, &rlk).unwrap();
+/// assert_eq!(sk.decrypt(&z).unwrap().decode_simd().unwrap()[0], 15);
+/// assert_eq!(z, y.mul(&x, &rlk).unwrap()); // the same words as the plain product
+/// ```
+#[derive(Clone, Debug)]
+pub struct Extended {
+    ctx: Context,
+    level: usize,
+    parts: [(Poly, Poly); 2],
+}
+
+impl Ciphertext {
+    /// This ciphertext lifted for repeated products ([`Extended`]).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for other than a 2-part single-key ciphertext.
+    pub fn extended(&self) -> Result<Extended> {
+        if self.parts.len() != 2 || self.keys != KeySet::Powers {
+            return Err(Error::Unsupported(
+                "a lifted operand of other than a 2-part single-key ciphertext".into(),
+            ));
+        }
+        Ok(Extended {
+            ctx: self.ctx.clone(),
+            level: self.level,
+            parts: [
+                extend(&self.ctx, self.level, &self.parts[0])?,
+                extend(&self.ctx, self.level, &self.parts[1])?,
+            ],
+        })
+    }
+
+    /// `self · other` relinearized, with `other` lifted beforehand: the same ciphertext as
+    /// [`Ciphertext::mul`] (the tensor is symmetric), one operand's lift cheaper.
+    ///
+    /// # Errors
+    /// As [`Ciphertext::mul`], and [`Error::Unsupported`] for other than a 2-part single-key
+    /// `self`.
+    pub fn mul_extended(&self, other: &Extended, rlk: &RelinKey) -> Result<Ciphertext> {
+        if self.parts.len() != 2 || self.keys != KeySet::Powers {
+            return Err(Error::Unsupported(
+                "a product by a lifted operand of other than a 2-part single-key ciphertext".into(),
+            ));
+        }
+        self.ctx.check_same(&other.ctx)?;
+        if self.level != other.level {
+            return Err(Error::Mismatch(format!(
+                "product of ciphertexts at levels {} and {}",
+                self.level, other.level
+            )));
+        }
+        let (ctx, level) = (&self.ctx, self.level);
+        let a = [
+            extend(ctx, level, &self.parts[0])?,
+            extend(ctx, level, &self.parts[1])?,
+        ];
+        scale_and_round(&tensor_2x2_lifted(ctx, level, a, &other.parts)?)?.relinearize(rlk)
+    }
+}
+
 /// The 2 × 2 fast path: `(d0, d1, d2) = (x0·y0, x0·y1 + x1·y0, x1·y1)`, reusing the operands'
 /// buffers for `d1`, `d2`.
 fn tensor_2x2(a: &Ciphertext, b: &Ciphertext) -> Result<Tensor> {
     let (ctx, level) = (&a.ctx, a.level);
-    let (a0q, a0p) = extend(ctx, level, &a.parts[0])?;
-    let (a1q, a1p) = extend(ctx, level, &a.parts[1])?;
-    let same = std::ptr::eq(a, b);
-    let (b0q, b0p, b1q, b1p) = if same {
-        (a0q.clone(), a0p.clone(), a1q.clone(), a1p.clone())
+    let xa = [
+        extend(ctx, level, &a.parts[0])?,
+        extend(ctx, level, &a.parts[1])?,
+    ];
+    let xb = if std::ptr::eq(a, b) {
+        xa.clone()
     } else {
-        let (b0q, b0p) = extend(ctx, level, &b.parts[0])?;
-        let (b1q, b1p) = extend(ctx, level, &b.parts[1])?;
-        (b0q, b0p, b1q, b1p)
+        [
+            extend(ctx, level, &b.parts[0])?,
+            extend(ctx, level, &b.parts[1])?,
+        ]
     };
+    tensor_2x2_lifted(ctx, level, xa, &xb)
+}
+
+/// [`tensor_2x2`] on lifted operands (`a`'s buffers become `d1`, `d2`).
+fn tensor_2x2_lifted(
+    ctx: &Context,
+    level: usize,
+    a: [(Poly, Poly); 2],
+    b: &[(Poly, Poly); 2],
+) -> Result<Tensor> {
+    let [(a0q, a0p), (a1q, a1p)] = a;
+    let [(b0q, b0p), (b1q, b1p)] = b;
     let prod = |mut x0: Poly, mut x1: Poly, y0: &Poly, y1: &Poly| -> Result<Vec<Poly>> {
         let mut d0 = Poly::zero(x0.context(), Representation::Ntt);
         Poly::mul_into(&mut d0, &x0, y0)?;
@@ -265,8 +356,8 @@ fn tensor_2x2(a: &Ciphertext, b: &Ciphertext) -> Result<Tensor> {
         ctx: ctx.clone(),
         level,
         keys: KeySet::Powers,
-        q: prod(a0q, a1q, &b0q, &b1q)?,
-        p: prod(a0p, a1p, &b0p, &b1p)?,
+        q: prod(a0q, a1q, b0q, b1q)?,
+        p: prod(a0p, a1p, b0p, b1p)?,
     })
 }
 

@@ -79,7 +79,7 @@ pub use context::Context;
 pub use encoding::Plaintext;
 pub use encrypt::EncRandomness;
 pub use error::{Error, Result};
-pub use eval::{Tensor, gadget_product, scale_and_round, tensor};
+pub use eval::{Extended, Tensor, gadget_product, scale_and_round, tensor};
 pub use keys::{
     Decomposition, GadgetCiphertext, GaloisKey, GaloisKeys, KeySwitchKey, PublicKey, RelinKey,
     SecretKey,

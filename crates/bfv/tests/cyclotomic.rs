@@ -186,6 +186,22 @@ fn run(params: Params, seed: u8) {
         prod,
         "mul + relin (2^30)"
     );
+    // A product by a lifted operand: the same words as the plain product, and it reuses the
+    // lift for a second product.
+    let lifted = cx.extended().unwrap();
+    assert_eq!(
+        cy.mul_extended(&lifted, &rlk).unwrap(),
+        cy.mul(&cx, &rlk).unwrap()
+    );
+    assert_eq!(
+        cxy.mul_extended(&lifted, &rlk).unwrap(),
+        cxy.mul(&cx, &rlk).unwrap()
+    );
+    assert!(
+        c3.mul_extended(&lifted, &rlk).is_err(),
+        "a 3-part operand is refused"
+    );
+    assert!(c3.extended().is_err());
     // Depth 2.
     let cxyx = cxy.mul(&cx, &rlk).unwrap();
     assert_eq!(

@@ -679,6 +679,53 @@ mod tests {
         }
     }
 
+    /// The scalar path (61-bit moduli) with more than 15 input limbs (the 128-bit
+    /// accumulator's fold) and many coefficients, against big-integer CRT, both directions.
+    #[test]
+    fn scalar_conversion_blocks_and_folds() {
+        use crate::prg::Csprng;
+        let mut rng = Csprng::insecure_from_seed_for_tests([3; 32]);
+        for (lq, lp) in [(17usize, 3usize), (3, 17), (7, 11)] {
+            let qs = ntt_primes(61, 16, lq).unwrap();
+            let ps = ntt_primes_excluding(61, 16, lp, &qs).unwrap();
+            let (qb, pb) = (RnsBasis::new(&qs).unwrap(), RnsBasis::new(&ps).unwrap());
+            let conv = BaseConverter::new(&qb, &pb).unwrap();
+            assert!(!conv.vector_path());
+            let n = 600;
+            let xs: Vec<BigInt> = (0..n)
+                .map(|c| {
+                    let w: Vec<u64> = (0..lq).map(|_| rand::Rng::next_u64(&mut rng)).collect();
+                    match c {
+                        0 => BigInt::new(),
+                        1 => BigInt::from(qb.product() - 1u32),
+                        _ => big_from_words(&w) % qb.product(),
+                    }
+                })
+                .collect();
+            let mut input = vec![0u64; lq * n];
+            for (c, x) in xs.iter().enumerate() {
+                for (i, r) in qb.decompose(x).into_iter().enumerate() {
+                    input[i * n + c] = r;
+                }
+            }
+            for centered in [false, true] {
+                let mut out = vec![0u64; lp * n];
+                conv.convert_exact(&input, &mut out, n, centered).unwrap();
+                for (c, x) in xs.iter().enumerate() {
+                    let xr = if centered && *x > qb.half_product {
+                        BigInt::from(x - qb.product())
+                    } else {
+                        x.clone()
+                    };
+                    let want = pb.decompose(&xr);
+                    for k in 0..lp {
+                        assert_eq!(out[k * n + c], want[k], "({lq}, {lp}) coefficient {c}");
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn rejects_bad_bases() {
         assert!(RnsBasis::new(&[]).is_err());

@@ -7,7 +7,8 @@
 //! stdout, progress on stderr.
 //!
 //! Usage: `matrigear_net [--nets loopback,emu] [--sets I,II] [--d 128] [--quick]
-//!                       [--pairs 32] [--skip keygen,init,matrix,scalar]`
+//!                       [--pairs 32] [--skip keygen,init,matrix,scalar]
+//!                       [--log-ps 128,1024]`
 
 use std::time::{Duration, Instant};
 
@@ -142,7 +143,11 @@ async fn main() {
     // scalar-triple proofs hold at most this many ciphertext pairs (memory: U ciphertexts)
     let pairs: usize = get("--pairs").map_or(32, |s| s.parse().expect("--pairs"));
     let skip = get("--skip").unwrap_or_default();
-    let log_ps: Vec<u32> = if quick {
+    let log_ps: Vec<u32> = if let Some(list) = get("--log-ps") {
+        list.split(',')
+            .map(|s| s.parse().expect("--log-ps"))
+            .collect()
+    } else if quick {
         vec![128, 1024]
     } else {
         vec![128, 256, 512, 1024, 2048, 4096]

@@ -17,8 +17,9 @@
 //! * the response's `t` as the three polynomials of `R^3` it is (the paper's formula counts one,
 //!   spec §9.17), each coefficient at `bits(⌈B/n⌉) + 1` signed bits: per-party bounds, so
 //!   `log2 n` bits fewer than `B_z`, `B_t`;
-//! * the decryption shares to party 0 only (see [`crate::ddec`]): party 0 sends none, each other
-//!   party `4d` polynomials; with two parties the mean per party is half the paper's DDec term;
+//! * each decryption share to the ciphertext's opener only, the openers taking turns (see
+//!   [`crate::ddec`]): of `4d` ciphertexts a party sends the shares of those it does not open,
+//!   `4d·(n − 1)/n` polynomials; with two parties half the paper's DDec term each;
 //! * to every other party (the paper counts a broadcast once: multiply by `n − 1` for what
 //!   leaves a party's network card), plus the coin toss, the echo digest and framing.
 
@@ -70,15 +71,19 @@ pub fn wire_popk_bytes(pp: &ProtocolParams, pk: &PublicKey, u: usize, flag: Flag
     Ok((u + codec.repetitions()) * ciphertext_len(pp, pk)? + codec.encoded_len())
 }
 
-/// The payload bytes a party other than 0 sends to party 0 in the distributed decryption of
-/// `count` ciphertexts (party 0 sends none).
-pub fn wire_ddec_bytes(pp: &ProtocolParams, count: usize) -> Result<usize> {
+/// The payload bytes `party` sends in the distributed decryption of `count` ciphertexts: one
+/// packed polynomial for each ciphertext it does not open ([`crate::ddec::opener`]).
+pub fn wire_ddec_bytes(pp: &ProtocolParams, count: usize, party: usize) -> Result<usize> {
     let ring = pp.context().ring(pp.context().max_level())?;
     let one =
         coterie_math::poly::Poly::zero(&ring, coterie_math::poly::Representation::Coefficient)
             .to_packed()
             .len();
-    Ok(count * one)
+    let n = pp.parties();
+    let sent = (0..count)
+        .filter(|&i| crate::ddec::opener(i, n) != party)
+        .count();
+    Ok(sent * one)
 }
 
 #[cfg(test)]

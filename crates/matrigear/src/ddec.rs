@@ -3,9 +3,9 @@
 //!
 //! Party `l` holding `s^(l)` samples a mask `x^(l) ← U(Z_p^D)` and smudging noise `e^(l)`, and
 //! sends `d^(l) = c_1·s^(l) + e^(l) + Δ·[Pack(x^(l))]_R`. From `c_0 + Σ_l d^(l)`, which is an
-//! encryption of `m + Σ_l x^(l)` under the key `(1, 0)`, party 0 rounds
-//! `μ = round(((X^D − b)/q)·(c_0 + Σ d)) mod (X^D − b)` and keeps `Unpack(μ) − x^(0)`; every other
-//! party keeps `−x^(l)`.
+//! encryption of `m + Σ_l x^(l)` under the key `(1, 0)`, one party (the *opener*) rounds
+//! `μ = round(((X^D − b)/q)·(c_0 + Σ d)) mod (X^D − b)` and keeps `Unpack(μ) − x^(opener)`;
+//! every other party keeps `−x^(l)`.
 //!
 //! Two choices (seed 002 §9):
 //! * **Smudging scale** (§9.13): the paper's `U(R_{B_Dec·2^λ_DDec})` mixes an invariant-noise
@@ -15,18 +15,24 @@
 //!   `B_Dec·2^λ_DDec < 1/2` of invariant noise and still hides a ciphertext noise of invariant
 //!   norm `B_Dec` with statistical distance about `2^-λ_DDec` (up to the power-of-two rounding:
 //!   at most one bit).
-//! * **Who receives `d^(l)`**: Fig. 6 sends it to everyone, but only party 0 uses `μ` (the others'
-//!   output is `−x^(l)`), so here the parties send it to party 0 alone. For two parties that is
-//!   the same traffic; for `n` it saves `(n − 2)/(n − 1)` of the decryption traffic. A malicious
-//!   party gains nothing: in either form it can add any value to its `d^(l)`, which shifts the
-//!   shared result additively, and the SPDZ MAC check of everything made from it catches that.
+//! * **Who receives `d^(l)`**: Fig. 6 sends it to everyone, but only one party needs `μ` (the
+//!   others' output is `−x^(l)`), so here each share goes to the opener alone, and the openers
+//!   take turns: ciphertext `i` of a batch is opened by party `i mod n` ([`opener`]). A party
+//!   sends `(n − 1)/n` shares per ciphertext on average (Fig. 6: `n − 1`, one to each other
+//!   party), and the rounding and unpacking, the costliest step, is spread over the parties
+//!   instead of waiting on party 0.
+//!   A malicious party gains nothing: in either form it can add any value to its `d^(l)`, or a
+//!   malicious opener to `μ`, which shifts the shared result additively, and the SPDZ MAC check
+//!   of everything made from it catches that.
+//! * **Smudging sampled in RNS**: `bits + 1` random bits per coefficient reduced word by word
+//!   modulo each prime (no big integers), the same distribution as the big-integer reference
+//!   (tested equal for the same words).
 
 use coterie_bfv::encrypt::decode_phase;
 use coterie_bfv::{Ciphertext, Plaintext};
 use coterie_math::bigint::BigInt;
 use coterie_math::poly::{Poly, Representation};
 use coterie_net::Mesh;
-use rug::integer::Order;
 use zeroize::Zeroize;
 
 use crate::keys::KeyShare;
@@ -42,7 +48,8 @@ pub fn smudging_bits(bound: &BigInt) -> Option<u32> {
     (*bound > 0).then(|| bound.significant_bits() - 1)
 }
 
-/// Uniform coefficients in `[−2^bits, 2^bits)`, as a polynomial at the top level of `pp`'s ring.
+/// Uniform coefficients in `[−2^bits, 2^bits)`, as a polynomial at the top level of `pp`'s ring:
+/// `bits + 1` random bits per coefficient, read as `W ∈ [0, 2^(bits+1))`, minus `2^bits`.
 fn smudging_poly<R: rand::CryptoRng + ?Sized>(
     pp: &ProtocolParams,
     bits: u32,
@@ -50,27 +57,67 @@ fn smudging_poly<R: rand::CryptoRng + ?Sized>(
 ) -> Result<Poly> {
     let ctx = pp.context();
     let ring = ctx.ring(ctx.max_level())?;
-    let nbytes = (bits as usize + 1).div_ceil(8);
-    let mut buf = vec![0u8; nbytes];
-    let half = BigInt::from(1u32) << bits;
-    let mut coeffs = Vec::with_capacity(ctx.degree());
-    for _ in 0..ctx.degree() {
-        rand::Rng::fill_bytes(rng, &mut buf);
-        let mut x = BigInt::from_digits(&buf, Order::Lsf);
-        x.keep_bits_mut(bits + 1);
-        x -= &half;
-        coeffs.push(x);
+    let words = smudging_words(bits);
+    let mut w = vec![0u64; ctx.degree() * words];
+    for x in w.iter_mut() {
+        *x = rand::Rng::next_u64(rng);
     }
-    buf.zeroize();
-    let p = Poly::from_bigints(&ring, &coeffs);
-    for c in coeffs.iter_mut() {
-        coterie_math::bigint::wipe(c);
+    let p = smudging_from_words(&ring, bits, &mut w);
+    w.zeroize();
+    Ok(p)
+}
+
+/// 64-bit words per smudging coefficient.
+fn smudging_words(bits: u32) -> usize {
+    (bits as usize + 1).div_ceil(64)
+}
+
+/// The residues of `W − 2^bits` for each coefficient's little-endian words `W` (the top word
+/// masked to `bits + 1` bits in place), computed limb by limb without big integers:
+/// `Σ_j w_j·(2^64j mod q_i)` with 128-bit accumulation (each product is below `2^126`; the sum
+/// is folded every three terms).
+fn smudging_from_words(
+    ring: &std::sync::Arc<coterie_math::poly::RingContext>,
+    bits: u32,
+    w: &mut [u64],
+) -> Poly {
+    let n = ring.degree();
+    let words = smudging_words(bits);
+    let top = bits + 1 - 64 * (words as u32 - 1);
+    let mask = if top == 64 {
+        u64::MAX
+    } else {
+        (1u64 << top) - 1
+    };
+    for c in w.chunks_exact_mut(words) {
+        c[words - 1] &= mask;
     }
-    Ok(p?)
+    let mut out = Poly::zero(ring, Representation::Coefficient);
+    for (i, m) in ring.moduli().iter().enumerate() {
+        let r64 = m.reduce_u128(1u128 << 64);
+        let mut pows = vec![1u64; words];
+        for j in 1..words {
+            pows[j] = m.mul(pows[j - 1], r64);
+        }
+        let half = m.mul(pows[bits as usize / 64], m.reduce(1u64 << (bits % 64)));
+        let dst = out.limb_mut(i);
+        for (d, c) in dst.iter_mut().zip(w.chunks_exact(words)) {
+            let mut acc = 0u128;
+            for (j, (&x, &pw)) in c.iter().zip(&pows).enumerate() {
+                acc += x as u128 * pw as u128;
+                if j % 3 == 2 {
+                    acc = m.reduce_u128(acc) as u128;
+                }
+            }
+            *d = m.sub(m.reduce_u128(acc), half);
+        }
+    }
+    debug_assert_eq!(out.data().len(), n * ring.moduli().len());
+    out
 }
 
 /// This party's decryption share of `ct` and its mask `x^(l)` (the `D` slot values it keeps as
-/// `−x^(l)`, or subtracts from the opened slots at party 0). `smudge_bits` from
+/// `−x^(l)`, or subtracts from the opened slots at the opener). `smudge_bits` from
 /// [`smudging_bits`].
 pub fn ddec_share<R: rand::CryptoRng + ?Sized>(
     pp: &ProtocolParams,
@@ -99,7 +146,7 @@ pub fn ddec_share<R: rand::CryptoRng + ?Sized>(
     Ok((d, x))
 }
 
-/// Party 0's rounding of `c_0 + Σ_l d^(l)`: the `D` slots of `m + Σ_l x^(l)`.
+/// The opener's rounding of `c_0 + Σ_l d^(l)`: the `D` slots of `m + Σ_l x^(l)`.
 pub fn ddec_open(pp: &ProtocolParams, ct: &Ciphertext, shares: &[Poly]) -> Result<Vec<BigInt>> {
     let ctx = pp.context();
     let mut acc = ct.parts()[0].clone();
@@ -110,8 +157,9 @@ pub fn ddec_open(pp: &ProtocolParams, ct: &Ciphertext, shares: &[Poly]) -> Resul
 }
 
 /// Runs Π_DDec on every ciphertext of `cts` (see the module docs): returns this party's additive
-/// shares of their slots, one vector of `D` values mod `p` per ciphertext. Every party other than
-/// 0 sends party 0 one message per ciphertext (its share `d^(l)`, a packed polynomial).
+/// shares of their slots, one vector of `D` values mod `p` per ciphertext. Ciphertext `i` is
+/// opened by party [`opener`]`(i, n)`; every other party sends it one message (its share
+/// `d^(l)`, a packed polynomial) as soon as the share is computed.
 pub async fn run<M: Mesh, R: rand::CryptoRng + ?Sized>(
     mesh: &mut M,
     pp: &ProtocolParams,
@@ -124,36 +172,38 @@ pub async fn run<M: Mesh, R: rand::CryptoRng + ?Sized>(
     let ctx = pp.context();
     let ring = ctx.ring(ctx.max_level())?;
     let p = pp.p();
+    // Mine: the share of every ciphertext this party opens; the others leave at once.
     let mut mine = Vec::with_capacity(cts.len());
     let mut masks = Vec::with_capacity(cts.len());
-    for ct in cts {
+    for (i, ct) in cts.iter().enumerate() {
         let (d, x) = ddec_share(pp, ct, key, smudge_bits, rng)?;
-        mine.push(d);
-        masks.push(x);
-    }
-    if me != 0 {
-        // One message per ciphertext: a frame stays one polynomial, whatever the batch.
-        for d in &mine {
-            mesh.send_bytes(0, TAG_DDEC, &d.to_packed()).await?;
+        let to = opener(i, n);
+        if to == me {
+            mine.push(Some(d));
+        } else {
+            mesh.send_bytes(to, TAG_DDEC, &d.to_packed()).await?;
+            mine.push(None);
         }
-        return Ok(masks
-            .into_iter()
-            .map(|x| x.into_iter().map(|v| neg_mod(&v, &p)).collect())
-            .collect());
+        masks.push(x);
     }
     let per = Poly::zero(&ring, Representation::Coefficient)
         .to_packed()
         .len();
-    let mut others = Vec::with_capacity(n - 1);
-    for from in 1..n {
-        let mut polys = Vec::with_capacity(cts.len());
-        for i in 0..cts.len() {
+    let mut out = Vec::with_capacity(cts.len());
+    for (i, (ct, x)) in cts.iter().zip(masks).enumerate() {
+        let Some(d) = mine[i].take() else {
+            out.push(x.into_iter().map(|v| neg_mod(&v, &p)).collect());
+            continue;
+        };
+        let mut shares = Vec::with_capacity(n);
+        shares.push(d);
+        for from in (0..n).filter(|&j| j != me) {
             let bytes = mesh.recv_bytes(from, TAG_DDEC).await?;
             let poly = (bytes.len() == per)
                 .then(|| Poly::from_packed(&ring, Representation::Coefficient, &bytes).ok())
                 .flatten();
             match poly {
-                Some(p) => polys.push(p),
+                Some(p) => shares.push(p),
                 None => {
                     let e = Error::Protocol(format!(
                         "party {from}'s decryption share {i}: {} bytes, not a packed polynomial \
@@ -165,17 +215,11 @@ pub async fn run<M: Mesh, R: rand::CryptoRng + ?Sized>(
                 }
             }
         }
-        others.push(polys);
-    }
-    let mut out = Vec::with_capacity(cts.len());
-    for (i, ct) in cts.iter().enumerate() {
-        let mut shares = vec![mine[i].clone()];
-        shares.extend(others.iter().map(|o| o[i].clone()));
         let opened = ddec_open(pp, ct, &shares)?;
         out.push(
             opened
                 .iter()
-                .zip(&masks[i])
+                .zip(&x)
                 .map(|(v, x)| sub_mod(v, x, &p))
                 .collect(),
         );
@@ -183,7 +227,13 @@ pub async fn run<M: Mesh, R: rand::CryptoRng + ?Sized>(
     Ok(out)
 }
 
-/// `−x mod p` in `[0, p)`.
+/// The party that opens ciphertext `i` of a decryption batch among `n` parties: `i mod n`, so
+/// that the rounding work and the traffic are spread evenly (every party sends its share of
+/// each ciphertext it does not open).
+pub fn opener(i: usize, n: usize) -> usize {
+    i % n
+}
+
 pub(crate) fn neg_mod(x: &BigInt, p: &BigInt) -> BigInt {
     let mut r = BigInt::from(p - x);
     if r == *p {
@@ -209,6 +259,44 @@ mod tests {
     use coterie_math::prg::Csprng;
     use coterie_net::local::run_parties;
     use coterie_net::{InMemoryMesh, MeshOptions};
+
+    /// The RNS smudging equals the big-integer reference `W − 2^bits` for the same words, at the
+    /// top bit widths (a full top word, a one-bit top word) and the matrigear width.
+    #[test]
+    fn smudging_in_rns_matches_big_integers() {
+        let pp = ProtocolParams::insecure_toy_b(2, 4).unwrap();
+        let ctx = pp.context();
+        let ring = ctx.ring(ctx.max_level()).unwrap();
+        let mut rng = Csprng::insecure_from_seed_for_tests([5; 32]);
+        for bits in [63u32, 64, 127, 200, 346] {
+            let words = smudging_words(bits);
+            let mut w: Vec<u64> = (0..ctx.degree() * words)
+                .map(|_| rand::Rng::next_u64(&mut rng))
+                .collect();
+            // an all-ones coefficient: the largest W
+            w[..words].fill(u64::MAX);
+            let fast = smudging_from_words(&ring, bits, &mut w);
+            let half = BigInt::from(1u32) << bits;
+            let want: Vec<BigInt> = w
+                .chunks_exact(words)
+                .map(|c| {
+                    let x = BigInt::from_digits(c, rug::integer::Order::Lsf);
+                    assert!(x.significant_bits() <= bits + 1, "masked to bits + 1");
+                    x - &half
+                })
+                .collect();
+            assert_eq!(
+                fast,
+                Poly::from_bigints(&ring, &want).unwrap(),
+                "bits {bits}"
+            );
+            assert_eq!(
+                want[0],
+                half.clone() - 1u32,
+                "the largest value is 2^bits − 1"
+            );
+        }
+    }
 
     /// Spec §8 case 15: the parties' shares sum to the plaintext, for fresh ciphertexts and for
     /// a depth-2 product; the smudging leaves the noise below 1/2 (decryption is exact).

@@ -213,14 +213,16 @@ pub async fn scalar_triples_with_phases<M: Mesh, R: rand::CryptoRng + ?Sized>(
         cs.push(cts[2 * i].mul(&cts[2 * i + 1], &keys.rlk)?);
     }
     dec.extend(cs.iter().cloned());
+    // ct_α is lifted once for its 3k products.
+    let alpha = mac.ct.extended()?;
     for i in 0..k {
-        dec.push(mac.ct.mul(&cts[2 * i], &keys.rlk)?);
+        dec.push(cts[2 * i].mul_extended(&alpha, &keys.rlk)?);
     }
     for i in 0..k {
-        dec.push(mac.ct.mul(&cts[2 * i + 1], &keys.rlk)?);
+        dec.push(cts[2 * i + 1].mul_extended(&alpha, &keys.rlk)?);
     }
     for c in &cs {
-        dec.push(mac.ct.mul(c, &keys.rlk)?);
+        dec.push(c.mul_extended(&alpha, &keys.rlk)?);
     }
     ph.he = t.elapsed().as_secs_f64();
     let t = Instant::now();
@@ -258,9 +260,10 @@ pub async fn random_values<M: Mesh, R: rand::CryptoRng + ?Sized>(
         )));
     }
     let (x, cts) = proven_randoms(mesh, pp, keys, k, "random values", rng).await?;
+    let alpha = mac.ct.extended()?;
     let dec = cts
         .iter()
-        .map(|c| mac.ct.mul(c, &keys.rlk))
+        .map(|c| c.mul_extended(&alpha, &keys.rlk))
         .collect::<std::result::Result<Vec<_>, _>>()?;
     let bits = smudging(pp, 1, k)?;
     let sh = ddec::run(mesh, pp, &dec, key, bits, rng).await?;
@@ -309,8 +312,9 @@ pub async fn matrix_triples_with_phases<M: Mesh, R: rand::CryptoRng + ?Sized>(
     let (ca, cb) = cts.split_at(d);
     let cc = matmul(ca, cb, &keys.rlk, &keys.rot)?;
     let mut dec = cc.clone();
+    let alpha = mac.ct.extended()?;
     for c in ca.iter().chain(cb).chain(&cc) {
-        dec.push(mac.ct.mul(c, &keys.rlk)?);
+        dec.push(c.mul_extended(&alpha, &keys.rlk)?);
     }
     ph.he = clock.elapsed().as_secs_f64();
     let clock = Instant::now();

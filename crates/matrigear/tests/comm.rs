@@ -83,18 +83,17 @@ async fn matrix_batch_bytes_on_the_mesh() {
     let pk = coterie_bfv::keys::PublicKey::from_bytes(pp.context(), &res[0].3).unwrap();
     let u = 2 * pp.d();
     let popk = wire_popk_bytes(&pp, &pk, u, Flag::Any).unwrap() as u64;
-    let ddec = wire_ddec_bytes(&pp, 4 * pp.d()).unwrap() as u64;
-    // party 0 receives the decryption shares, party 1 sends them
-    let (p0, p1) = (res[0].1, res[1].1);
-    assert!(
-        p0 >= popk && p0 - popk < OVERHEAD,
-        "party 0: {p0} vs {popk}"
-    );
-    assert!(
-        p1 >= popk + ddec && p1 - popk - ddec < OVERHEAD,
-        "party 1: {p1} vs {}",
-        popk + ddec
-    );
+    // each party sends its shares of the ciphertexts the other opens: half of them each
+    for (party, r) in res.iter().enumerate() {
+        let ddec = wire_ddec_bytes(&pp, 4 * pp.d(), party).unwrap() as u64;
+        assert_eq!(ddec, wire_ddec_bytes(&pp, 2 * pp.d(), 2).unwrap() as u64);
+        let sent = r.1;
+        assert!(
+            sent >= popk + ddec && sent - popk - ddec < OVERHEAD,
+            "party {party}: {sent} vs {}",
+            popk + ddec
+        );
+    }
     // beside the paper's formula for the same U: the PoPK part within 10% above it
     let ratio = popk as f64 / paper_popk_bytes(&pp, u, Flag::Any);
     assert!((1.0..1.10).contains(&ratio), "{ratio}");
