@@ -484,6 +484,10 @@ def write(args) -> int:
         # A run replaces the (impl, op) pairs it measured; other pairs keep their older records.
         pairs = {(r["impl"], r["op"]) for r in new}
         old = [r for r in old if (r["impl"], r["op"]) not in pairs]
+    elif args.mode == "points":
+        # A partial rerun replaces only the points (impl, op, params) it measured.
+        keys = {key(r) for r in new}
+        old = [r for r in old if key(r) not in keys]
     tmp = dest + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         for r in old + new:
@@ -517,7 +521,7 @@ def main() -> int:
     w = sub.add_parser("write")
     w.add_argument("--system", required=True)
     w.add_argument("--out", required=True)
-    w.add_argument("--mode", choices=("merge", "append", "replace"), default="merge")
+    w.add_argument("--mode", choices=("merge", "points", "append", "replace"), default="merge")
     w.add_argument("--label")
     w.add_argument("--rev")
     w.add_argument("--date", required=True)

@@ -9,12 +9,16 @@
 # II, beside the paper's figures.
 #
 # Usage: bench/matrigear-prep.sh [--quick] [--nets LIST] [--sets LIST] [--d D] [--pairs K]
-#                                [--wait-idle S] [--out DIR] [--label NAME]
+#                                [--log-ps LIST] [--skip LIST] [--wait-idle S] [--out DIR]
+#                                [--label NAME]
 #   --quick      Params II only, d = 32, scalar log p = 128 and 1024.
 #   --nets LIST  loopback,emu (default both).
 #   --sets LIST  II,I (default both; Params I's d = 128 batch holds several GB per party).
 #   --d D        matrix dimension (default 128, the paper's).
 #   --pairs K    ciphertext pairs per scalar-triple proof (default 32).
+#   --log-ps L   scalar-triple sizes of p (default 128,256,512,1024,2048,4096).
+#   --skip LIST  parts left out: keygen, init, matrix, scalar (a partial rerun merges its points
+#                into the results and keeps the others).
 #   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).
 #
 # Writes DIR/matrigear-prep.jsonl: impl coterie, ops keygen_s, keygen_bytes, setup_key_bytes,
@@ -31,6 +35,8 @@ nets="loopback,emu"
 sets="II,I"
 d=128
 pairs=32
+log_ps=""
+skip=""
 while (($#)); do
   bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
   case "$1" in
@@ -38,6 +44,8 @@ while (($#)); do
     --sets) bench_need_value "$@"; sets="$2"; shift 2 ;;
     --d) bench_need_value "$@"; d="$2"; shift 2 ;;
     --pairs) bench_need_value "$@"; pairs="$2"; shift 2 ;;
+    --log-ps) bench_need_value "$@"; log_ps="$2"; shift 2 ;;
+    --skip) bench_need_value "$@"; skip="$2"; shift 2 ;;
     *) die "unknown argument '$1' (see -h)" ;;
   esac
 done
@@ -49,6 +57,11 @@ args=(--nets "$nets" --sets "$sets" --d "$d" --pairs "$pairs")
 if (( BENCH_QUICK )); then
   args=(--nets "$nets" --sets II --d 32 --pairs "$pairs" --quick)
 fi
+[[ -n "$log_ps" ]] && args+=(--log-ps "$log_ps")
+[[ -n "$skip" ]] && args+=(--skip "$skip")
+# A partial run replaces only the points it measured (bench/README.md).
+partial=""
+[[ -n "$log_ps$skip" || "$nets" != "loopback,emu" || "$sets" != "II,I" ]] && partial=1
 "$CARGO_TARGET_DIR/release/examples/matrigear_net" "${args[@]}" >> "$BENCH_RECORDS" || die "matrigear_net failed"
 # The paper's figures (seed 002 §7; single thread, Xeon Platinum 8268, data sent per party).
 bench_record paper setup_key_bytes bytes 1565171712 null set=I log_p=128 d=128 source=table3
@@ -58,7 +71,7 @@ bench_record paper init_bytes bytes 17406362 null set=II log_p=128 source=table4
 bench_record paper matrix_triple_bytes bytes 14260633 null set=I log_p=128 d=128 source=table4_13.6MB
 bench_record paper matrix_triple_bytes bytes 30828134 null set=II log_p=128 d=128 source=table4_29.4MB
 bench_record paper matrix_triple_he_s s 0.99 null set=I log_p=128 d=128 source=table7
-bench_write
+if [[ -n "${partial:-}" ]]; then BENCH_WRITE_MODE=points bench_write; else bench_write; fi
 python3 - "$BENCH_OUT/matrigear-prep.jsonl" <<'PY' | tee "$BENCH_OUT/matrigear-prep.md"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]

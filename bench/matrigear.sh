@@ -7,10 +7,12 @@
 # per matrix; Table 7, MatMul plus the d products by the encrypted MAC key on Params I/128 for
 # d = 128, 256, 512 (checked), per matrix.
 #
-# Usage: bench/matrigear.sh [--quick] [--skip-matmul] [--skip-table7] [--matmul "SET/LOGP ..."]
+# Usage: bench/matrigear.sh [--quick] [--skip-table5] [--skip-matmul] [--skip-table7]
+#                           [--matmul "SET/LOGP ..."]
 #                           [--table7 "D ..."] [--wait-idle S] [--out DIR] [--label NAME]
 #   --quick        Table 5 at log p = 128 and 1024 only (III: 128); MatMul II/1024 with d = 32;
 #                  Table 7 with d = 128 only.
+#   --skip-table5  No Table 5 (the criterion products; a partial rerun of Tables 6 and 7).
 #   --skip-matmul  No Table 6 (nor Table 7).
 #   --skip-table7  No Table 7.
 #   --matmul LIST  MatMul points (default "II/1024 I/128", the paper's two extremes of T).
@@ -24,20 +26,25 @@
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-bench_init matrigear matmul table7
+bench_init matrigear table5 matmul table7
 
 matmul_points="II/1024 I/128"
 table7_dims="128 256 512"
+partial=""
 while (($#)); do
   bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
   case "$1" in
-    --matmul) bench_need_value "$@"; matmul_points="$2"; shift 2 ;;
-    --table7) bench_need_value "$@"; table7_dims="$2"; shift 2 ;;
+    --matmul) bench_need_value "$@"; matmul_points="$2"; partial=1; shift 2 ;;
+    --table7) bench_need_value "$@"; table7_dims="$2"; partial=1; shift 2 ;;
     *) die "unknown argument '$1' (see -h)" ;;
   esac
 done
 bench_require cargo python3
-exe="$(bench_cargo_bench_exe coterie-bfv matrigear)" || die "build of crates/bfv/benches/matrigear.rs failed"
+# A partial run replaces only the points it measured (bench/README.md).
+(( ${#BENCH_SKIP[@]} )) && partial=1
+if ! bench_skip table5; then
+  exe="$(bench_cargo_bench_exe coterie-bfv matrigear)" || die "build of crates/bfv/benches/matrigear.rs failed"
+fi
 if ! bench_skip matmul; then
   export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
   cargo build --release -p coterie-bfv --example matmul_bench || die "build of the matmul_bench example failed"
@@ -45,9 +52,11 @@ fi
 bench_wait_idle
 export RAYON_NUM_THREADS=1 CRITERION_HOME="$BENCH_WORK/criterion"
 (( BENCH_QUICK )) && export COTERIE_BENCH_QUICK=1
-read -r -a crit_args <<< "--bench --noplot ${BENCH_CRITERION_ARGS:-}"
-"$exe" "${crit_args[@]}" 2>&1 | tee "$BENCH_WORK/criterion-log.txt" >&2 || die "the matrigear bench failed"
-bench_convert criterion "$CRITERION_HOME" --system matrigear
+if ! bench_skip table5; then
+  read -r -a crit_args <<< "--bench --noplot ${BENCH_CRITERION_ARGS:-}"
+  "$exe" "${crit_args[@]}" 2>&1 | tee "$BENCH_WORK/criterion-log.txt" >&2 || die "the matrigear bench failed"
+  bench_convert criterion "$CRITERION_HOME" --system matrigear
+fi
 # Table 5 of the paper (unit ms; D per row of Table 2).
 paper=(
   "I 128 8192 56.62" "I 256 4096 56.58" "I 512 2048 56.53" "I 1024 1024 56.49" "I 2048 512 56.46" "I 4096 256 56.33"
@@ -97,7 +106,7 @@ for line in open(sys.argv[1], encoding="utf-8"):
     elif r["op"] in ("matmul", "matmul_mac") and r["params"].get("t"):
         print(json.dumps(dict(r, op=r["op"] + "_per_matrix", value=r["value"] / r["params"]["t"])))
 PY
-bench_write
+if [[ -n "${partial:-}" ]]; then BENCH_WRITE_MODE=points bench_write; else bench_write; fi
 python3 - "$BENCH_OUT/matrigear.jsonl" <<'PY' | tee "$BENCH_OUT/matrigear.md"
 import json, sys
 recs = [json.loads(l) for l in open(sys.argv[1], encoding="utf-8")]
