@@ -457,8 +457,92 @@ pub fn decode_phase(ctx: &crate::Context, mut x: Poly, level: usize) -> Result<P
     Ok(Plaintext::scalar(ctx, y))
 }
 
-/// `round(((X^D − b)/Q)·x)` folded mod `X^D − b`, for the phase `x` at `level`.
+/// `round(((X^D − b)/Q)·x)` folded mod `X^D − b`, for the phase `x` at `level`, in RNS: `x`
+/// (centered) lifted exactly to the auxiliary basis, multiplied by `X^D − b` in both bases, the
+/// product's scale-and-round (the tensor's), and the result, of absolute value at most
+/// `(b + 1)/2 + 1`, read from the fewest primes whose product exceeds twice that (one 128-bit
+/// CRT step for two primes). Equal to [`decrypt_cyclotomic_big`] (tested).
 fn decrypt_cyclotomic(ctx: &crate::Context, x: &Poly, level: usize) -> Result<Plaintext> {
+    let lv = ctx.level(level)?;
+    let (PlainLevel::Cyclotomic(cl), crate::params::PlaintextModulus::Cyclotomic { d, b, .. }) =
+        (&lv.plain, ctx.plaintext_modulus())
+    else {
+        return Err(Error::Unsupported(
+            "not a cyclotomic plaintext modulus".into(),
+        ));
+    };
+    let n = ctx.degree();
+    let mut xp = Poly::zero(&lv.aux, Representation::Coefficient);
+    lv.q_to_aux
+        .convert_exact(x.data(), xp.data_mut(), n, true)?;
+    let yq = crate::eval::mul_x_d_minus_b(x, *d, &cl.b_mod_q);
+    let yp = crate::eval::mul_x_d_minus_b(&xp, *d, &cl.b_mod_aux);
+    xp.data_mut().zeroize();
+    let mut r = vec![0u64; n * lv.ring.moduli().len()];
+    lv.rounder.scale_round(yq.data(), yp.data(), &mut r, n)?;
+    // |round(y/Q)| ≤ (b + 1)/2 + 1: the primes needed to read it.
+    let bound = (BigInt::from(b + 1u32) >> 1u32) + 2u32;
+    let moduli = lv.ring.moduli();
+    let mut k = 1;
+    let mut prod = BigInt::from(moduli[0].value());
+    while prod <= BigInt::from(&bound << 1u32) && k < moduli.len() {
+        prod *= moduli[k].value();
+        k += 1;
+    }
+    let coeffs: Vec<BigInt> = if k <= 2 && prod.significant_bits() <= 126 {
+        let q0 = moduli[0].value();
+        let q1 = if k == 2 { moduli[1].value() } else { 1 };
+        let qq = q0 as u128 * q1 as u128;
+        let inv = if k == 2 {
+            moduli[1].inv(moduli[1].reduce(q0))?
+        } else {
+            0
+        };
+        (0..n)
+            .map(|c| {
+                let r0 = r[c];
+                let v = if k == 2 {
+                    let m1 = &moduli[1];
+                    let t = m1.mul(m1.sub(r[n + c], m1.reduce(r0)), inv);
+                    r0 as u128 + q0 as u128 * t as u128
+                } else {
+                    r0 as u128
+                };
+                let signed = if v > qq / 2 {
+                    v as i128 - qq as i128
+                } else {
+                    v as i128
+                };
+                BigInt::from(signed)
+            })
+            .collect()
+    } else {
+        let basis = coterie_math::rns::RnsBasis::new(
+            &moduli[..k].iter().map(|m| m.value()).collect::<Vec<_>>(),
+        )?;
+        let mut res = vec![0u64; k];
+        (0..n)
+            .map(|c| {
+                for (i, v) in res.iter_mut().enumerate() {
+                    *v = r[i * n + c];
+                }
+                basis.reconstruct_centered(&res)
+            })
+            .collect::<std::result::Result<_, _>>()?
+    };
+    r.zeroize();
+    let rep = fold(ctx, coeffs.into_iter())?;
+    Plaintext::from_representative(ctx, &rep)
+}
+
+/// The big-integer reference of [`decrypt_cyclotomic`]: the phase's centered coefficients times
+/// `X^D − b`, divided by `Q` with rounding, folded.
+#[cfg(test)]
+pub(crate) fn decrypt_cyclotomic_big(
+    ctx: &crate::Context,
+    x: &Poly,
+    level: usize,
+) -> Result<Plaintext> {
     let y = scaled_by_x_d_minus_b(ctx, x)?;
     let q = ctx.modulus_at(level)?;
     let q2 = BigInt::from(&q << 1u32);
@@ -496,4 +580,54 @@ pub(crate) fn scaled_by_x_d_minus_b(ctx: &crate::Context, x: &Poly) -> Result<Ve
             shifted - BigInt::from(&xs[i] * b)
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::{MatriGearSet, Params};
+    use coterie_math::prg::Csprng;
+
+    /// The RNS decryption of a cyclotomic phase equals the big-integer reference for random
+    /// phases (any `x` mod `Q`, so every rounding case and both CRT paths show): Toy-B-like
+    /// parameters, Params I and II at 128 bits (two primes read), Params III at 128 bits
+    /// (`M = 1`, `b = p − 1`: more primes, the big-integer CRT).
+    #[test]
+    fn rns_cyclotomic_decryption_matches_big_integers() {
+        let mut rng = Csprng::insecure_from_seed_for_tests([21; 32]);
+        let sets = [
+            Params::insecure_toy_cyclotomic(64, 132, 4).unwrap(),
+            Params::matrigear(MatriGearSet::I, 128).unwrap(),
+            Params::matrigear(MatriGearSet::II, 128).unwrap(),
+            Params::matrigear(MatriGearSet::III, 128).unwrap(),
+        ];
+        for params in sets {
+            let ctx = crate::Context::new(params).unwrap();
+            let level = ctx.max_level();
+            let ring = ctx.ring(level).unwrap();
+            for round in 0..2 {
+                let mut x = Poly::zero(&ring, Representation::Coefficient);
+                for (i, m) in ring.moduli().iter().enumerate() {
+                    for v in x.limb_mut(i) {
+                        *v = m.reduce(rand::Rng::next_u64(&mut rng));
+                    }
+                }
+                if round == 1 {
+                    // a small phase: the plaintext of an encryption of small values
+                    x = Poly::from_signed(&ring, &vec![3i64; ctx.degree()]).unwrap();
+                }
+                let fast = decrypt_cyclotomic(&ctx, &x, level).unwrap();
+                let big = decrypt_cyclotomic_big(&ctx, &x, level).unwrap();
+                let (fr, br) = (fast.representative(), big.representative());
+                let first = fr.iter().zip(&br).position(|(a, b)| a != b);
+                assert!(
+                    first.is_none() && fast == big,
+                    "{} round {round}: first difference at {first:?}: {:?} vs {:?}",
+                    ctx.params().name(),
+                    first.map(|i| &fr[i]),
+                    first.map(|i| &br[i])
+                );
+            }
+        }
+    }
 }

@@ -362,7 +362,7 @@ fn tensor_2x2_lifted(
 }
 
 /// `y = (X^D − b)·x` limb by limb (`b_mod` holds `b` modulo each prime of `x`'s ring).
-fn mul_x_d_minus_b(x: &Poly, d: usize, b_mod: &[u64]) -> Poly {
+pub(crate) fn mul_x_d_minus_b(x: &Poly, d: usize, b_mod: &[u64]) -> Poly {
     let ring = x.context().clone();
     let n = ring.degree();
     let mut y = Poly::zero(&ring, Representation::Coefficient);

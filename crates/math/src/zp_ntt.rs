@@ -422,6 +422,8 @@ pub struct SlotEncoder {
     swaps: Vec<(u32, u32)>,
     /// `e_i = 5^(i·M/2) mod 2N`.
     exponents: Vec<u64>,
+    /// The same maps in 128-bit Montgomery arithmetic, for `p < 2^128`.
+    fast: Option<Fast128>,
 }
 
 impl SlotEncoder {
@@ -575,6 +577,7 @@ impl SlotEncoder {
             .map(|&e| bit_reverse(((e - 1) / (2 * m as u64)) as usize, log_d))
             .collect();
         let swaps = gather_swaps(&sigma)?;
+        let fast = Fast128::new(&p, &ntt, &twist, &untwist);
         Ok(Self {
             p,
             b,
@@ -586,6 +589,7 @@ impl SlotEncoder {
             untwist,
             swaps,
             exponents,
+            fast,
         })
     }
 
@@ -676,6 +680,18 @@ impl SlotEncoder {
     /// [`SlotEncoder::unpack`] in place (no allocation beyond GMP's own).
     pub fn unpack_in_place(&self, a: &mut [BigInt]) -> Result<()> {
         self.check_len(a.len())?;
+        if let Some(f) = &self.fast {
+            let mut x = f.load(a, &self.p);
+            f.unpack(&mut x, &self.swaps);
+            f.store(&x, a);
+            return Ok(());
+        }
+        self.unpack_big(a);
+        Ok(())
+    }
+
+    /// The big-integer `Unpack` (any `p`; the reference of the 128-bit path).
+    fn unpack_big(&self, a: &mut [BigInt]) {
         let p = &self.p;
         let mut t = BigInt::new();
         for (x, w) in a.iter_mut().zip(&self.twist) {
@@ -686,7 +702,6 @@ impl SlotEncoder {
         for &(i, j) in &self.swaps {
             a.swap(i as usize, j as usize);
         }
-        Ok(())
     }
 
     /// `Pack(m)`: the unique polynomial of degree `< D` over `Z_p` with slots `m` (any integers,
@@ -710,6 +725,18 @@ impl SlotEncoder {
     /// [`SlotEncoder::pack`] in place (no allocation beyond GMP's own).
     pub fn pack_in_place(&self, a: &mut [BigInt]) -> Result<()> {
         self.check_len(a.len())?;
+        if let Some(f) = &self.fast {
+            let mut x = f.load(a, &self.p);
+            f.pack(&mut x, &self.swaps);
+            f.store(&x, a);
+            return Ok(());
+        }
+        self.pack_big(a);
+        Ok(())
+    }
+
+    /// The big-integer `Pack` (any `p`; the reference of the 128-bit path).
+    fn pack_big(&self, a: &mut [BigInt]) {
         let p = &self.p;
         for x in a.iter_mut() {
             reduce(x, p);
@@ -722,7 +749,6 @@ impl SlotEncoder {
         for (x, w) in a.iter_mut().zip(&self.untwist) {
             mul_mod_assign(x, w, p, &mut t);
         }
-        Ok(())
     }
 
     /// Reduces a polynomial of any degree (an element of `R`, a product, …) modulo `X^D − b`
@@ -760,6 +786,188 @@ impl SlotEncoder {
 
 /// Transpositions that, applied in order, perform the gather `a'[i] = a[σ(i)]` in place (and,
 /// applied in reverse order, its inverse). Errors if `σ` is not a permutation.
+/// `a·b` as a 256-bit `(low, high)` pair.
+#[inline(always)]
+fn mul_wide(a: u128, b: u128) -> (u128, u128) {
+    let (a0, a1) = (a as u64 as u128, a >> 64);
+    let (b0, b1) = (b as u64 as u128, b >> 64);
+    let (ll, lh, hl, hh) = (a0 * b0, a0 * b1, a1 * b0, a1 * b1);
+    // ll + (lh + hl)·2^64 + hh·2^128, carries tracked word by word.
+    let (mid, c1) = lh.overflowing_add(hl);
+    let (lo, c2) = ll.overflowing_add(mid << 64);
+    let hi = hh + (mid >> 64) + ((c1 as u128) << 64) + c2 as u128;
+    (lo, hi)
+}
+
+/// Montgomery arithmetic modulo an odd `p < 2^128` with `R = 2^128`: [`Mont128::mul`] of
+/// `x` by `w·R mod p` is `x·w mod p`, so the slot maps keep their values in normal form and their
+/// constants in Montgomery form.
+#[derive(Debug, Clone)]
+struct Mont128 {
+    p: u128,
+    /// `−p^(−1) mod 2^128`.
+    neg_inv: u128,
+}
+
+impl Mont128 {
+    fn new(p: u128) -> Self {
+        // Newton's iteration for p^(−1) mod 2^128: p·p ≡ 1 (mod 8) for odd p, and each step
+        // doubles the correct low bits (3 → 6 → … → 192).
+        let mut inv = p;
+        for _ in 0..6 {
+            inv = inv.wrapping_mul(2u128.wrapping_sub(p.wrapping_mul(inv)));
+        }
+        debug_assert_eq!(p.wrapping_mul(inv), 1);
+        Self {
+            p,
+            neg_inv: inv.wrapping_neg(),
+        }
+    }
+
+    /// `a·b·R^(−1) mod p` for `a, b < p`.
+    #[inline(always)]
+    fn mul(&self, a: u128, b: u128) -> u128 {
+        let (lo, hi) = mul_wide(a, b);
+        let m = lo.wrapping_mul(self.neg_inv);
+        let (_, mhi) = mul_wide(m, self.p);
+        // lo + low(m·p) ≡ 0 (mod 2^128): it carries exactly when lo ≠ 0.
+        let carry = (lo != 0) as u128;
+        // (a·b + m·p)/R < 2p may exceed 2^128: subtract p on overflow or when ≥ p.
+        let (u, o1) = hi.overflowing_add(mhi);
+        let (u, o2) = u.overflowing_add(carry);
+        if o1 || o2 || u >= self.p {
+            u.wrapping_sub(self.p)
+        } else {
+            u
+        }
+    }
+
+    #[inline(always)]
+    fn add(&self, a: u128, b: u128) -> u128 {
+        let (s, o) = a.overflowing_add(b);
+        if o || s >= self.p {
+            s.wrapping_sub(self.p)
+        } else {
+            s
+        }
+    }
+
+    #[inline(always)]
+    fn sub(&self, a: u128, b: u128) -> u128 {
+        if a >= b {
+            a - b
+        } else {
+            a.wrapping_sub(b).wrapping_add(self.p)
+        }
+    }
+}
+
+/// [`SlotEncoder`]'s maps for `p < 2^128`: the same transforms as the big-integer code (tested
+/// equal), on `u128` words with the twiddles and twists in Montgomery form.
+#[derive(Debug, Clone)]
+struct Fast128 {
+    mont: Mont128,
+    fwd: Vec<u128>,
+    inv: Vec<u128>,
+    twist: Vec<u128>,
+    untwist: Vec<u128>,
+}
+
+impl Fast128 {
+    fn new(p: &BigInt, ntt: &CyclicNtt, twist: &[BigInt], untwist: &[BigInt]) -> Option<Self> {
+        let pw = p.to_u128()?;
+        let mont = Mont128::new(pw);
+        let r = BigInt::from(1u32) << 128u32;
+        let to_mont = |v: &[BigInt]| -> Option<Vec<u128>> {
+            v.iter()
+                .map(|x| BigInt::from(x * &r).modulo(p).to_u128())
+                .collect()
+        };
+        Some(Self {
+            mont,
+            fwd: to_mont(&ntt.fwd)?,
+            inv: to_mont(&ntt.inv)?,
+            twist: to_mont(twist)?,
+            untwist: to_mont(untwist)?,
+        })
+    }
+
+    /// The values mod `p` as words.
+    fn load(&self, a: &[BigInt], p: &BigInt) -> Vec<u128> {
+        a.iter()
+            .map(|x| match x.to_u128() {
+                Some(w) if w < self.mont.p => w,
+                _ => BigInt::from(x.modulo_ref(p)).to_u128().unwrap_or(0),
+            })
+            .collect()
+    }
+
+    fn store(&self, x: &[u128], a: &mut [BigInt]) {
+        for (dst, &w) in a.iter_mut().zip(x) {
+            dst.assign(w);
+        }
+    }
+
+    fn unpack(&self, a: &mut [u128], swaps: &[(u32, u32)]) {
+        let m = &self.mont;
+        for (x, &w) in a.iter_mut().zip(&self.twist) {
+            *x = m.mul(*x, w);
+        }
+        // Gentleman–Sande, natural order in, bit-reversed out (as CyclicNtt::forward_to_bitrev).
+        let n = a.len();
+        let mut half = n / 2;
+        while half >= 1 {
+            let stride = n / (2 * half);
+            for block in a.chunks_exact_mut(2 * half) {
+                let (lo, hi) = block.split_at_mut(half);
+                for (j, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                    let t = m.sub(*x, *y);
+                    *x = m.add(*x, *y);
+                    *y = if j == 0 {
+                        t
+                    } else {
+                        m.mul(t, self.fwd[j * stride])
+                    };
+                }
+            }
+            half /= 2;
+        }
+        for &(i, j) in swaps {
+            a.swap(i as usize, j as usize);
+        }
+    }
+
+    fn pack(&self, a: &mut [u128], swaps: &[(u32, u32)]) {
+        let m = &self.mont;
+        for &(i, j) in swaps.iter().rev() {
+            a.swap(i as usize, j as usize);
+        }
+        // Cooley–Tukey with ω^(−1), bit-reversed in, natural out (as
+        // CyclicNtt::inverse_from_bitrev); the untwist carries D^(−1).
+        let n = a.len();
+        let mut half = 1;
+        while half < n {
+            let stride = n / (2 * half);
+            for block in a.chunks_exact_mut(2 * half) {
+                let (lo, hi) = block.split_at_mut(half);
+                for (j, (x, y)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+                    let v = if j == 0 {
+                        *y
+                    } else {
+                        m.mul(*y, self.inv[j * stride])
+                    };
+                    *y = m.sub(*x, v);
+                    *x = m.add(*x, v);
+                }
+            }
+            half *= 2;
+        }
+        for (x, &w) in a.iter_mut().zip(&self.untwist) {
+            *x = m.mul(*x, w);
+        }
+    }
+}
+
 fn gather_swaps(sigma: &[usize]) -> Result<Vec<(u32, u32)>> {
     let n = sigma.len();
     let mut seen = vec![false; n];

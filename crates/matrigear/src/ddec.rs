@@ -58,10 +58,14 @@ fn smudging_poly<R: rand::CryptoRng + ?Sized>(
     let ctx = pp.context();
     let ring = ctx.ring(ctx.max_level())?;
     let words = smudging_words(bits);
-    let mut w = vec![0u64; ctx.degree() * words];
-    for x in w.iter_mut() {
-        *x = rand::Rng::next_u64(rng);
-    }
+    // One read of the generator for all words (a call per word costs more than the words).
+    let mut bytes = vec![0u8; ctx.degree() * words * 8];
+    rand::Rng::fill_bytes(rng, &mut bytes);
+    let mut w: Vec<u64> = bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect();
+    bytes.zeroize();
     let p = smudging_from_words(&ring, bits, &mut w);
     w.zeroize();
     Ok(p)
@@ -74,8 +78,8 @@ fn smudging_words(bits: u32) -> usize {
 
 /// The residues of `W − 2^bits` for each coefficient's little-endian words `W` (the top word
 /// masked to `bits + 1` bits in place), computed limb by limb without big integers:
-/// `Σ_j w_j·(2^64j mod q_i)` with 128-bit accumulation (each product is below `2^126`; the sum
-/// is folded every three terms).
+/// `Σ_j w_j·(2^64j mod q_i)` with 128-bit accumulation, folded only when the next product might
+/// not fit.
 fn smudging_from_words(
     ring: &std::sync::Arc<coterie_math::poly::RingContext>,
     bits: u32,
@@ -100,12 +104,17 @@ fn smudging_from_words(
             pows[j] = m.mul(pows[j - 1], r64);
         }
         let half = m.mul(pows[bits as usize / 64], m.reduce(1u64 << (bits % 64)));
+        // Products w·(2^64j mod q) are below 2^64·q: `fit` of them and a folded residue (< q)
+        // stay below 2^128 (at least 3 for q < 2^62; 7 for the 61-bit primes of Params I).
+        let fit = ((u128::MAX / (u128::from(u64::MAX) * u128::from(m.value()))) as usize)
+            .saturating_sub(1)
+            .max(1);
         let dst = out.limb_mut(i);
         for (d, c) in dst.iter_mut().zip(w.chunks_exact(words)) {
             let mut acc = 0u128;
             for (j, (&x, &pw)) in c.iter().zip(&pows).enumerate() {
                 acc += x as u128 * pw as u128;
-                if j % 3 == 2 {
+                if j % fit == fit - 1 {
                     acc = m.reduce_u128(acc) as u128;
                 }
             }
@@ -264,11 +273,18 @@ mod tests {
     /// top bit widths (a full top word, a one-bit top word) and the matrigear width.
     #[test]
     fn smudging_in_rns_matches_big_integers() {
-        let pp = ProtocolParams::insecure_toy_b(2, 4).unwrap();
-        let ctx = pp.context();
-        let ring = ctx.ring(ctx.max_level()).unwrap();
+        // Toy-B's small primes (no fold) and Params I's 61-bit primes (folds every 7 words).
+        let toy = ProtocolParams::insecure_toy_b(2, 4).unwrap();
+        let one =
+            ProtocolParams::matrigear(coterie_bfv::params::MatriGearSet::I, 128, 2, 2).unwrap();
         let mut rng = Csprng::insecure_from_seed_for_tests([5; 32]);
-        for bits in [63u32, 64, 127, 200, 346] {
+        for (pp, bits) in [63u32, 64, 127, 200, 346, 500]
+            .map(|b| (&toy, b))
+            .into_iter()
+            .chain([(&one, 346u32), (&one, 600)])
+        {
+            let ctx = pp.context();
+            let ring = ctx.ring(ctx.max_level()).unwrap();
             let words = smudging_words(bits);
             let mut w: Vec<u64> = (0..ctx.degree() * words)
                 .map(|_| rand::Rng::next_u64(&mut rng))

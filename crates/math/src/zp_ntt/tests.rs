@@ -457,3 +457,65 @@ fn m_one_is_ordinary_batching_in_two_rows() {
         }
     }
 }
+
+/// The 128-bit Montgomery maps equal the big-integer ones (every encoder with `p < 2^128` has
+/// them; the 1024-bit one has not), and the word arithmetic is exact at the edges of a `p` just
+/// below `2^128`.
+#[test]
+fn word_maps_match_big_integer_maps() {
+    let mut r = rng(9);
+    for enc in encoders() {
+        let p = enc.modulus();
+        assert_eq!(
+            enc.fast.is_some(),
+            p.significant_bits() <= 128,
+            "{} bits",
+            p.significant_bits()
+        );
+        if enc.fast.is_none() {
+            continue;
+        }
+        for _ in 0..3 {
+            let m = random_vec(&mut r, enc.slots(), p);
+            let (mut fast, mut big) = (m.clone(), m.clone());
+            enc.pack_in_place(&mut fast).unwrap();
+            enc.pack_big(&mut big);
+            assert_eq!(fast, big, "pack, D = {}", enc.slots());
+            enc.unpack_in_place(&mut fast).unwrap();
+            enc.unpack_big(&mut big);
+            assert_eq!(fast, big, "unpack, D = {}", enc.slots());
+            assert_eq!(fast, m);
+        }
+        // unreduced and negative inputs are taken mod p, as by the big-integer maps
+        let odd: Vec<BigInt> = (0..enc.slots())
+            .map(|i| BigInt::from(p * (i as u32 + 1)) - (i as i64 - 3))
+            .collect();
+        let (mut fast, mut big) = (odd.clone(), odd.clone());
+        enc.unpack_in_place(&mut fast).unwrap();
+        for x in big.iter_mut() {
+            reduce(x, p);
+        }
+        enc.unpack_big(&mut big);
+        assert_eq!(fast, big);
+    }
+    // p = 2^128 − 159 is prime: products and sums near p and near 2^128.
+    let p = (BigInt::from(1u32) << 128u32) - 159u32;
+    assert!(is_probable_prime(&p));
+    let pw = p.to_u128().unwrap();
+    let mont = Mont128::new(pw);
+    let r_inv = (BigInt::from(1u32) << 128u32).invert(&p).unwrap();
+    for (a, b) in [
+        (pw - 1, pw - 1),
+        (pw - 1, 1),
+        (0, pw - 1),
+        (1u128 << 127, pw - 2),
+        (12345, 67890),
+    ] {
+        let want = BigInt::from(a) * BigInt::from(b) * &r_inv % &p;
+        assert_eq!(BigInt::from(mont.mul(a, b)), want, "{a} · {b}");
+        assert_eq!(BigInt::from(mont.add(a, b)), (BigInt::from(a) + b) % &p);
+        let diff = (BigInt::from(a) - b) % &p;
+        let diff = if diff < 0 { diff + &p } else { diff };
+        assert_eq!(BigInt::from(mont.sub(a, b)), diff);
+    }
+}
