@@ -11,7 +11,7 @@
 //! | [`randpack`] | randomized packing (§5.2): a discrete Gaussian on the coset `Pack(m) + (X^D − b)R`, both flags |
 //! | [`popk`] | the n-party proof of plaintext knowledge Π_PoPK (§5.3): prover and verifier steps and the driver over a `Mesh` |
 //! | [`keys`] | F_KeyGen (§5.1): passively secure distributed key generation of pk, rlk and MatMul's `d − 1` rotation keys from additive secret shares; an insecure dealer for tests |
-//! | [`ddec`] | Π_DDec (§5.4): distributed decryption into additive shares of the slots, smudged at the §9.13 scale |
+//! | [`ddec`] | Π_DDec (§5.4): distributed decryption into additive shares of the slots, smudged at the §9.13 scale, the openers alternating |
 //! | [`triple`] | Π_Triple (§5.5): the MAC key (Diag proof), scalar triples, random values, batched `d × d` matrix triples, every share authenticated |
 //! | [`producer`] | a coterie-spdz `Producer` over `F_p` (the engine and the crash-safe store take its material unchanged) with an owner-only state file |
 //! | [`comm`] | the paper's communication formulas (Tables 3, 4) beside the exact payload this implementation sends |
