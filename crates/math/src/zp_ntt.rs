@@ -679,14 +679,25 @@ impl SlotEncoder {
 
     /// [`SlotEncoder::unpack`] in place (no allocation beyond GMP's own).
     pub fn unpack_in_place(&self, a: &mut [BigInt]) -> Result<()> {
+        self.map_in_place(a, Fast128::unpack, Self::unpack_big)
+    }
+
+    /// Runs a slot map in place: on words when `p < 2^128`, else on the big integers.
+    fn map_in_place(
+        &self,
+        a: &mut [BigInt],
+        words: WordMap,
+        big: fn(&Self, &mut [BigInt]),
+    ) -> Result<()> {
         self.check_len(a.len())?;
-        if let Some(f) = &self.fast {
-            let mut x = f.load(a, &self.p);
-            f.unpack(&mut x, &self.swaps);
-            f.store(&x, a);
-            return Ok(());
+        match &self.fast {
+            Some(f) => {
+                let mut x = f.load(a, &self.p);
+                words(f, &mut x, &self.swaps);
+                f.store(&x, a);
+            }
+            None => big(self, a),
         }
-        self.unpack_big(a);
         Ok(())
     }
 
@@ -724,15 +735,7 @@ impl SlotEncoder {
 
     /// [`SlotEncoder::pack`] in place (no allocation beyond GMP's own).
     pub fn pack_in_place(&self, a: &mut [BigInt]) -> Result<()> {
-        self.check_len(a.len())?;
-        if let Some(f) = &self.fast {
-            let mut x = f.load(a, &self.p);
-            f.pack(&mut x, &self.swaps);
-            f.store(&x, a);
-            return Ok(());
-        }
-        self.pack_big(a);
-        Ok(())
+        self.map_in_place(a, Fast128::pack, Self::pack_big)
     }
 
     /// The big-integer `Pack` (any `p`; the reference of the 128-bit path).
@@ -786,6 +789,9 @@ impl SlotEncoder {
 
 /// Transpositions that, applied in order, perform the gather `a'[i] = a[σ(i)]` in place (and,
 /// applied in reverse order, its inverse). Errors if `σ` is not a permutation.
+/// A slot map on words: the 128-bit values and the transpositions to or from slot order.
+type WordMap = fn(&Fast128, &mut [u128], &[(u32, u32)]);
+
 /// `a·b` as a 256-bit `(low, high)` pair.
 #[inline(always)]
 fn mul_wide(a: u128, b: u128) -> (u128, u128) {
