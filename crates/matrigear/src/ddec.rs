@@ -7,7 +7,7 @@
 //! `μ = round(((X^D − b)/q)·(c_0 + Σ d)) mod (X^D − b)` and keeps `Unpack(μ) − x^(opener)`;
 //! every other party keeps `−x^(l)`.
 //!
-//! Two choices (seed 002 §9):
+//! Three choices (seed 002 §9 and this implementation):
 //! * **Smudging scale** (§9.13): the paper's `U(R_{B_Dec·2^λ_DDec})` mixes an invariant-noise
 //!   bound with a polynomial at scale `q`. We take coefficients uniform in `[−E, E)` with `E` the
 //!   largest power of two not above `B_Dec·2^λ_DDec·q/(n(b+1)N)`
