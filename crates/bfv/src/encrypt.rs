@@ -471,30 +471,32 @@ fn decrypt_cyclotomic(ctx: &crate::Context, x: &Poly, level: usize) -> Result<Pl
             "not a cyclotomic plaintext modulus".into(),
         ));
     };
+    // |round(y/Q)| ≤ (b + 1)/2 + 1: the fewest primes whose product exceeds twice that.
+    let twice = BigInt::from(b + 1u32) + 4u32;
+    let moduli = lv.ring.moduli();
+    let mut k = 1;
+    let mut prod = BigInt::from(moduli[0].value());
+    while prod <= twice && k < moduli.len() {
+        prod *= moduli[k].value();
+        k += 1;
+    }
+    if prod <= twice {
+        // Q itself is below the result's range (a level too low to decrypt this plaintext
+        // modulus reliably): the residues cannot carry it, the big integers can.
+        return decrypt_cyclotomic_big(ctx, x, level);
+    }
     let n = ctx.degree();
     let mut xp = Poly::zero(&lv.aux, Representation::Coefficient);
     lv.q_to_aux
         .convert_exact(x.data(), xp.data_mut(), n, true)?;
-    let yq = crate::eval::mul_x_d_minus_b(x, *d, &cl.b_mod_q);
-    let yp = crate::eval::mul_x_d_minus_b(&xp, *d, &cl.b_mod_aux);
+    let mut yq = crate::eval::mul_x_d_minus_b(x, *d, &cl.b_mod_q);
+    let mut yp = crate::eval::mul_x_d_minus_b(&xp, *d, &cl.b_mod_aux);
     xp.data_mut().zeroize();
-    let mut r = vec![0u64; n * lv.ring.moduli().len()];
-    lv.rounder.scale_round(yq.data(), yp.data(), &mut r, n)?;
-    // |round(y/Q)| ≤ (b + 1)/2 + 1: the primes needed to read it.
-    let bound = (BigInt::from(b + 1u32) >> 1u32) + 2u32;
-    let moduli = lv.ring.moduli();
-    let mut k = 1;
-    let mut prod = BigInt::from(moduli[0].value());
-    while prod <= BigInt::from(&bound << 1u32) && k < moduli.len() {
-        prod *= moduli[k].value();
-        k += 1;
-    }
-    if prod <= BigInt::from(&bound << 1u32) {
-        // Q itself is below the result's range (a level too low to decrypt this plaintext
-        // modulus reliably): the residues cannot carry it, the big integers can.
-        r.zeroize();
-        return decrypt_cyclotomic_big(ctx, x, level);
-    }
+    let mut r = vec![0u64; n * moduli.len()];
+    let rounded = lv.rounder.scale_round(yq.data(), yp.data(), &mut r, n);
+    yq.data_mut().zeroize();
+    yp.data_mut().zeroize();
+    rounded?;
     let coeffs: Vec<BigInt> = if k <= 2 && prod.significant_bits() <= 126 {
         let q0 = moduli[0].value();
         let q1 = if k == 2 { moduli[1].value() } else { 1 };
