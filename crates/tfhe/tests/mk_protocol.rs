@@ -45,8 +45,12 @@ fn run_keygen(
                 if r.is_ok() {
                     m.close().await.unwrap();
                 }
-                for c in &counters {
-                    assert!(c.fired() > 0, "a tamper rule never fired");
+                // At least one rule must have fired: a peer that detects the first tampered
+                // message aborts the mesh, which can stop the cheater before it sends the
+                // message another rule was waiting for (the cheater's sends are sequential).
+                if !counters.is_empty() {
+                    let fired: u64 = counters.iter().map(|c| c.fired()).sum();
+                    assert!(fired > 0, "no tamper rule fired");
                 }
                 r
             }));
