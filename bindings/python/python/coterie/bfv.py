@@ -1,0 +1,3 @@
+"""coterie.bfv (being written)."""
+
+__all__: list = []

@@ -1,0 +1,3 @@
+"""coterie.hss (being written)."""
+
+__all__: list = []

@@ -1,0 +1,3 @@
+"""coterie.tfhe (being written)."""
+
+__all__: list = []

@@ -1,0 +1,3 @@
+"""coterie.threshold (being written)."""
+
+__all__: list = []
