@@ -52,8 +52,9 @@ enum Cmd {
         #[command(subcommand)]
         cmd: cmd::hss::HssCmd,
     },
-    /// Client of the threshold decryption service: sends ciphertext files (CTLW format) to node 0
-    /// over mutual TLS and prints one decrypted message per file.
+    /// Client of the threshold decryption service: sends ciphertext files (CTLW, or TFHE-rs
+    /// ciphertexts converted to CTLW) to node 0 over mutual TLS and prints one decrypted message
+    /// per file.
     Decrypt(cmd::decrypt::DecryptArgs),
     /// Issue a client certificate for the threshold decryption service with the CA that
     /// `coterie certs` wrote into DIR (writes DIR/client-<name>.crt and .key).

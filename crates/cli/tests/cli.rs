@@ -268,3 +268,54 @@ fn certs_with_roles_writes_them_and_refuses_a_bad_one() {
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--roles"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn decrypt_refuses_tfhe_rs_files_that_do_not_convert() {
+    let dir = scratch("tfhe-rs");
+    std::fs::create_dir_all(&dir).unwrap();
+    // a TFHE-rs 1.8 LweCiphertext<Vec<u64>> as `bincode::serialize` writes it: the container's
+    // length, the words (mask then body), the modulus (u128) and the word width
+    let tfhe_rs = |modulus: u128| {
+        let mut b = 3u64.to_le_bytes().to_vec();
+        for w in [5u64, 6, 1 << 63] {
+            b.extend(w.to_le_bytes());
+        }
+        b.extend(modulus.to_le_bytes());
+        b.extend(64u64.to_le_bytes());
+        b
+    };
+    let odd = dir.join("odd-modulus.bin");
+    std::fs::write(&odd, tfhe_rs(65537)).unwrap();
+    let native = dir.join("native.bin");
+    std::fs::write(&native, tfhe_rs(0)).unwrap();
+    // no node is contacted when no file converts, so none needs to exist
+    let run = |files: &[&std::path::Path], m: &str| {
+        let mut c = coterie();
+        c.args(["decrypt", "--node", "127.0.0.1:1", "--message-bits", m]);
+        for (flag, name) in [
+            ("--config", "party.toml"),
+            ("--cert", "c.crt"),
+            ("--key", "c.key"),
+        ] {
+            c.arg(flag).arg(dir.join(name));
+        }
+        c.args(files).output().unwrap()
+    };
+    let out = run(&[&odd, &native], "64");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains("odd-modulus.bin: error: not sent") && text.contains("not a power of two"),
+        "{text}"
+    );
+    assert!(
+        text.contains("native.bin: error: not sent") && text.contains("bad (k, m) = (64, 64)"),
+        "{text}"
+    );
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("2 ciphertexts not decrypted"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

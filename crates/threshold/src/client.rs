@@ -8,7 +8,8 @@
 //!   every request becomes a [`crate::service::Request`] for the coordinator; requests that
 //!   arrive together are decrypted in one batch, and a malformed ciphertext is refused by node 0
 //!   before any gate is spent.
-//! * Clients call [`client_decrypt`] (files) or [`connect`] and [`decrypt_over`] (bytes): node
+//! * Clients call [`client_decrypt`] (files: CTLW, or TFHE-rs ciphertexts converted to CTLW by
+//!   [`crate::tfhers`]) or [`connect`] and [`decrypt_over`] (CTLW bytes): node
 //!   0's certificate is checked against the config's CA and the name `party-0.coterie`.
 //! * [`encrypt_file`] makes a ciphertext file under the service's public key.
 //!
@@ -311,6 +312,13 @@ pub async fn decrypt_over(
 /// `cert`/`key`, node certificate checked against the config's CA, see [`connect`]) and returns
 /// one result per file.
 ///
+/// A file holds coterie's CTLW format (sent as it is; node 0 checks it) or a TFHE-rs 1.8
+/// `core_crypto::LweCiphertext<Vec<u64>>` in either bincode encoding, recognised by its contents
+/// ([`crate::tfhers::detect`]) and converted to CTLW here, with `message_log` message bits (TFHE-rs
+/// does not store them; CTLW files carry their own). A TFHE-rs file that does not convert (a
+/// modulus other than `2^k`, `message_log ≥ k`, malformed bytes) is not sent: its result is the
+/// reason. When no file is left to send, node 0 is not contacted.
+///
 /// # Example
 ///
 /// ```no_run
@@ -322,6 +330,7 @@ pub async fn decrypt_over(
 ///     "certs/client-alice.crt".as_ref(),
 ///     "certs/client-alice.key".as_ref(),
 ///     &files,
+///     1,
 /// )
 /// .await?
 /// {
@@ -335,14 +344,45 @@ pub async fn client_decrypt(
     cert: &Path,
     key: &Path,
     files: &[PathBuf],
+    message_log: u32,
 ) -> Result<Vec<(PathBuf, std::result::Result<u64, String>)>> {
-    let mut cts = Vec::new();
-    for f in files {
-        cts.push(coterie_base::fsio::read_bounded(f, MAX_FILE).map_err(Error::File)?);
+    let mut results: Vec<Option<std::result::Result<u64, String>>> = vec![None; files.len()];
+    let (mut cts, mut sent) = (Vec::new(), Vec::new());
+    for (i, f) in files.iter().enumerate() {
+        let bytes = coterie_base::fsio::read_bounded(f, MAX_FILE).map_err(Error::File)?;
+        match request_bytes(bytes, message_log) {
+            Ok(ct) => {
+                cts.push(ct);
+                sent.push(i);
+            }
+            Err(e) => results[i] = Some(Err(format!("not sent: {e}"))),
+        }
     }
-    let tls = connect(config, node, cert, key).await?;
-    let results = decrypt_over(tls, cts).await?;
-    Ok(files.iter().cloned().zip(results).collect())
+    if !cts.is_empty() {
+        let tls = connect(config, node, cert, key).await?;
+        for (i, r) in sent.into_iter().zip(decrypt_over(tls, cts).await?) {
+            results[i] = Some(r);
+        }
+    }
+    Ok(files
+        .iter()
+        .cloned()
+        .zip(
+            results
+                .into_iter()
+                .map(|r| r.unwrap_or(Err("no response".into()))),
+        )
+        .collect())
+}
+
+/// What a request carries for a ciphertext file's bytes: a TFHE-rs ciphertext converted to CTLW
+/// (with `message_log` message bits), anything else as it is (node 0 checks it).
+fn request_bytes(bytes: Vec<u8>, message_log: u32) -> Result<Vec<u8>> {
+    if crate::tfhers::looks_like_tfhe_rs(&bytes) {
+        Ok(crate::tfhers::lwe_ciphertext_from_tfhe_rs(&bytes, message_log)?.to_bytes())
+    } else {
+        Ok(bytes)
+    }
 }
 
 /// `coterie threshold-encrypt`: encrypts `message` (one bit, `p = 2`) under the service's public
@@ -416,11 +456,27 @@ mod tests {
         let bad = dir.join("bad.ct");
         std::fs::write(&bad, b"CTLW but not really").unwrap();
         files.push(bad);
+        // TFHE-rs bincode (unversioned) over 2^16: the words in their top 16 bits; converted to
+        // CTLW and sent, or, when the modulus is no power of two, refused here and never sent
+        let tfhe_rs = |modulus: u128| {
+            let mut b = 3u64.to_le_bytes().to_vec();
+            for w in [5u64 << 48, 6 << 48, ((1 << 15) | 7) << 48] {
+                b.extend(w.to_le_bytes());
+            }
+            b.extend(modulus.to_le_bytes());
+            b.extend(64u64.to_le_bytes());
+            b
+        };
+        for (name, modulus) in [("tfhe-rs.bin", 1u128 << 16), ("tfhe-rs-odd.bin", 65537)] {
+            let f = dir.join(name);
+            std::fs::write(&f, tfhe_rs(modulus)).unwrap();
+            files.push(f);
+        }
         let (c, k) = (dir.join("party1.crt"), dir.join("party1.key"));
-        let got = client_decrypt(&config, &addr, &c, &k, &files)
+        let got = client_decrypt(&config, &addr, &c, &k, &files, 1)
             .await
             .unwrap();
-        assert_eq!(got.len(), 4);
+        assert_eq!(got.len(), 6);
         assert_eq!(got[0], (files[0].clone(), Ok(1)));
         assert_eq!(got[1], (files[1].clone(), Ok(0)));
         assert_eq!(got[2], (files[2].clone(), Ok(1)));
@@ -428,6 +484,14 @@ mod tests {
             got[3].1.as_ref().unwrap_err().contains("malformed"),
             "{got:?}"
         );
+        assert_eq!(got[4], (files[4].clone(), Ok(1)));
+        let e = got[5].1.as_ref().unwrap_err();
+        assert!(e.contains("not sent") && e.contains("power of two"), "{e}");
+        // nothing left to send: node 0 is not contacted
+        let none = client_decrypt(&config, "127.0.0.1:1", &c, &k, &files[5..], 1)
+            .await
+            .unwrap();
+        assert!(none[0].1.is_err());
         assert!(*last.lock().unwrap() > t0, "requests update the idle clock");
 
         // a wrong envelope version is answered with an error and never reaches the node
@@ -477,6 +541,7 @@ mod tests {
             &other.join("party1.crt"),
             &other.join("party1.key"),
             &files[..1],
+            1,
         )
         .await;
         assert!(matches!(refused, Err(Error::Client(_))), "{refused:?}");
@@ -484,13 +549,13 @@ mod tests {
         // nothing listening: a typed error naming the node
         server.abort();
         let _ = server.await;
-        let e = client_decrypt(&config, &addr, &c, &k, &files[..1])
+        let e = client_decrypt(&config, &addr, &c, &k, &files[..1], 1)
             .await
             .unwrap_err();
         assert!(e.to_string().contains("node 0 at"), "{e}");
         assert_eq!(
             stub.await.unwrap(),
-            5,
+            6,
             "the stub saw exactly the requests it could open"
         );
         let _ = std::fs::remove_dir_all(&dir);

@@ -107,6 +107,7 @@ pub mod pipelined;
 pub mod plain;
 pub mod service;
 pub mod store;
+pub mod tfhers;
 
 pub use ciphertext::LweCiphertext;
 pub use error::{Error, Result};

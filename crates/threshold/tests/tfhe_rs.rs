@@ -65,3 +65,230 @@ fn tfhe_rs_layout_is_refused_when_malformed() {
         (&[7u64, 8][..], 9, 32, 2)
     );
 }
+
+// ---- TFHE-rs-serialized bytes (coterie_threshold::tfhers): produced here by the real `tfhe`
+// crate (a dev-dependency only), read by coterie's own parser.
+
+use coterie_threshold::tfhers::{
+    TfheRsEncoding, detect, lwe_ciphertext_from_tfhe_rs, lwe_secret_key_from_tfhe_rs,
+    read_ciphertext_auto,
+};
+use tfhe::Versionize;
+use tfhe::safe_serialization::{SerializationConfig, safe_serialize};
+
+/// A binary TFHE-rs key of dimension `n` and an encryption generator.
+fn tfhe_rs_key(
+    n: usize,
+) -> (
+    tc::LweSecretKeyOwned<u64>,
+    tc::EncryptionRandomGenerator<tc::DefaultRandomGenerator>,
+) {
+    let mut boxed = tc::new_seeder();
+    let seeder = boxed.as_mut();
+    let mut secret = tc::SecretRandomGenerator::<tc::DefaultRandomGenerator>::new(seeder.seed());
+    let enc =
+        tc::EncryptionRandomGenerator::<tc::DefaultRandomGenerator>::new(seeder.seed(), seeder);
+    (
+        tc::LweSecretKey::generate_new_binary(tc::LweDimension(n), &mut secret),
+        enc,
+    )
+}
+
+fn tfhe_rs_encrypt(
+    key: &tc::LweSecretKeyOwned<u64>,
+    plaintext: u64,
+    cm: tc::CiphertextModulus<u64>,
+    enc: &mut tc::EncryptionRandomGenerator<tc::DefaultRandomGenerator>,
+) -> tc::LweCiphertextOwned<u64> {
+    let noise = tc::Gaussian::from_dispersion_parameter(tc::StandardDev(2f64.powi(-40)), 0.0);
+    tc::allocate_and_encrypt_new_lwe_ciphertext(key, tc::Plaintext(plaintext), noise, cm, enc)
+}
+
+/// The two encodings TFHE-rs 1.8 has for a core_crypto ciphertext: bincode of the versioned
+/// value and of the value itself. (`safe_serialize` does not accept a core_crypto
+/// `LweCiphertext` in TFHE-rs 1.8: it does not implement `Named`.)
+fn tfhe_rs_ciphertext_encodings(
+    ct: &tc::LweCiphertextOwned<u64>,
+) -> [(Vec<u8>, TfheRsEncoding); 2] {
+    [
+        (
+            bincode::serialize(&ct.versionize()).unwrap(),
+            TfheRsEncoding::Versioned,
+        ),
+        (bincode::serialize(ct).unwrap(), TfheRsEncoding::Unversioned),
+    ]
+}
+
+/// The four encodings of a secret key: safe serialization (versioned, unversioned) and bincode
+/// (versioned, unversioned).
+fn tfhe_rs_key_encodings(key: &tc::LweSecretKeyOwned<u64>) -> [(Vec<u8>, TfheRsEncoding); 4] {
+    let mut safe = Vec::new();
+    safe_serialize(key, &mut safe, 1 << 24).unwrap();
+    let mut safe_unversioned = Vec::new();
+    SerializationConfig::new(1 << 24)
+        .disable_versioning()
+        .serialize_into(key, &mut safe_unversioned)
+        .unwrap();
+    [
+        (safe, TfheRsEncoding::SafeSerialized),
+        (safe_unversioned, TfheRsEncoding::SafeSerialized),
+        (
+            bincode::serialize(&key.versionize()).unwrap(),
+            TfheRsEncoding::Versioned,
+        ),
+        (
+            bincode::serialize(key).unwrap(),
+            TfheRsEncoding::Unversioned,
+        ),
+    ]
+}
+
+#[test]
+fn tfhe_rs_serialized_ciphertexts_read_as_from_body_last() {
+    let (key, mut enc) = tfhe_rs_key(1024);
+    let sk: Vec<i64> = key.as_ref().iter().map(|&x| x as i64).collect();
+    // native modulus: exactly what from_body_last makes of the container
+    for mu in [0u64, 1] {
+        let ct = tfhe_rs_encrypt(
+            &key,
+            mu << 63,
+            tc::CiphertextModulus::new_native(),
+            &mut enc,
+        );
+        let want = LweCiphertext::from_body_last(ct.as_ref(), 64, 1).unwrap();
+        for (bytes, encoding) in tfhe_rs_ciphertext_encodings(&ct) {
+            assert_eq!(detect(&bytes), Some(encoding));
+            assert_eq!(
+                lwe_ciphertext_from_tfhe_rs(&bytes, 1).unwrap(),
+                want,
+                "{encoding}"
+            );
+            assert_eq!(read_ciphertext_auto(&bytes, 1).unwrap(), want, "{encoding}");
+        }
+        assert_eq!(
+            want.phase_with_secret_key(&sk),
+            tc::decrypt_lwe_ciphertext(&key, &ct).0
+        );
+    }
+    // a non-native 2^32: TFHE-rs keeps the words in the top 32 bits; coterie reads them over
+    // Z_{2^32}, with the phase TFHE-rs's own decryption returns
+    let cm = tc::CiphertextModulus::<u64>::try_new_power_of_2(32).unwrap();
+    let ct = tfhe_rs_encrypt(&key, 1 << 31, cm, &mut enc);
+    let shifted: Vec<u64> = ct.as_ref().iter().map(|&w| w >> 32).collect();
+    let want = LweCiphertext::from_body_last(&shifted, 32, 1).unwrap();
+    for (bytes, encoding) in tfhe_rs_ciphertext_encodings(&ct) {
+        assert_eq!(
+            lwe_ciphertext_from_tfhe_rs(&bytes, 1).unwrap(),
+            want,
+            "{encoding}"
+        );
+    }
+    let phase = want.phase_with_secret_key(&sk);
+    assert_eq!(phase, tc::decrypt_lwe_ciphertext(&key, &ct).0);
+    assert_eq!(phase.wrapping_add(1 << 30) >> 31 & 1, 1, "the message bit");
+}
+
+#[test]
+fn tfhe_rs_serialized_secret_keys_read_as_their_bits() {
+    let (key, _) = tfhe_rs_key(777);
+    for (bytes, encoding) in tfhe_rs_key_encodings(&key) {
+        assert_eq!(detect(&bytes), Some(encoding));
+        let bits = lwe_secret_key_from_tfhe_rs(&bytes).unwrap();
+        assert_eq!(&bits[..], key.as_ref(), "{encoding}");
+    }
+}
+
+#[test]
+fn tfhe_rs_serialized_bytes_refused_when_malformed() {
+    let (key, mut enc) = tfhe_rs_key(1024);
+    let ct = tfhe_rs_encrypt(&key, 1 << 63, tc::CiphertextModulus::new_native(), &mut enc);
+    fn refused<T>(r: coterie_threshold::Result<T>, what: &str) -> String {
+        match r {
+            Ok(_) => panic!("accepted: {what}"),
+            Err(e) => e.to_string(),
+        }
+    }
+    for (bytes, encoding) in tfhe_rs_ciphertext_encodings(&ct) {
+        // truncated anywhere
+        for n in (0..bytes.len()).filter(|n| n % 61 == 0 || *n < 64 || bytes.len() - n < 64) {
+            refused(lwe_ciphertext_from_tfhe_rs(&bytes[..n], 1), "truncated");
+        }
+        // trailing garbage
+        let mut t = bytes.clone();
+        t.extend(b"garbage");
+        let e = refused(lwe_ciphertext_from_tfhe_rs(&t, 1), "trailing");
+        assert!(e.contains("trailing"), "{encoding}: {e}");
+        // absurd length prefixes
+        let at = if encoding == TfheRsEncoding::Versioned {
+            4
+        } else {
+            0
+        };
+        for len in [u64::MAX, 1 << 40, 1 << 19, 1026] {
+            let mut b = bytes.clone();
+            b[at..at + 8].copy_from_slice(&len.to_le_bytes());
+            refused(lwe_ciphertext_from_tfhe_rs(&b, 1), "absurd length");
+        }
+        // message bits that do not fit the modulus
+        refused(lwe_ciphertext_from_tfhe_rs(&bytes, 64), "m = k");
+        // words of another width (as an LweCiphertext<Vec<u32>> would say)
+        let mut b = bytes.clone();
+        let bits_at = b.len() - 8;
+        b[bits_at] = 32;
+        let e = refused(lwe_ciphertext_from_tfhe_rs(&b, 1), "u32");
+        assert!(e.contains("32-bit"), "{e}");
+    }
+    let (versioned, _) = &tfhe_rs_ciphertext_encodings(&ct)[0];
+    let mut v1 = versioned.clone();
+    v1[0] = 1;
+    let e = refused(lwe_ciphertext_from_tfhe_rs(&v1, 1), "V1");
+    assert!(e.contains("version index 1"), "{e}");
+
+    let [(safe, _), (safe_unversioned, _), ..] = tfhe_rs_key_encodings(&key);
+    // a secret key is no ciphertext
+    let e = refused(
+        lwe_ciphertext_from_tfhe_rs(&safe, 1),
+        "a key as a ciphertext",
+    );
+    assert!(e.contains("LweSecretKey"), "{e}");
+    for bytes in [&safe, &safe_unversioned] {
+        for n in (0..bytes.len()).filter(|n| n % 61 == 0 || *n < 80 || bytes.len() - n < 64) {
+            refused(lwe_secret_key_from_tfhe_rs(&bytes[..n]), "truncated key");
+        }
+        let mut t = bytes.clone();
+        t.push(0);
+        refused(lwe_secret_key_from_tfhe_rs(&t), "trailing");
+    }
+    // header: version "0.5" at bytes 8..11, mode at 11..15, "0.1" at 23..26, the name from 34
+    let mut wrong_version = safe.clone();
+    wrong_version[10] = b'4';
+    let e = refused(lwe_secret_key_from_tfhe_rs(&wrong_version), "header 0.4");
+    assert!(e.contains("\"0.4\""), "{e}");
+    let mut wrong_versioning = safe.clone();
+    wrong_versioning[25] = b'9';
+    refused(
+        lwe_secret_key_from_tfhe_rs(&wrong_versioning),
+        "versioning 0.9",
+    );
+    let mut wrong_name = safe.clone();
+    assert_eq!(&wrong_name[34..47], b"core_crypto::");
+    wrong_name[47] = b'G'; // "core_crypto::GweSecretKey"
+    let e = refused(lwe_secret_key_from_tfhe_rs(&wrong_name), "wrong name");
+    assert!(e.contains("GweSecretKey"), "{e}");
+    let mut absurd = safe.clone();
+    absurd[26..34].copy_from_slice(&u64::MAX.to_le_bytes());
+    refused(lwe_secret_key_from_tfhe_rs(&absurd), "absurd name length");
+    let mut absurd_key = safe.clone();
+    let at = absurd_key.len() - 8 * 1024 - 8;
+    absurd_key[at..at + 8].copy_from_slice(&(1u64 << 50).to_le_bytes());
+    refused(
+        lwe_secret_key_from_tfhe_rs(&absurd_key),
+        "absurd key length",
+    );
+    // a coefficient other than 0 and 1
+    let mut ternary = safe.clone();
+    let last = ternary.len() - 8;
+    ternary[last..].copy_from_slice(&u64::MAX.to_le_bytes());
+    let e = refused(lwe_secret_key_from_tfhe_rs(&ternary), "ternary");
+    assert!(e.contains("other than 0 and 1"), "{e}");
+}

@@ -18,7 +18,15 @@ pub struct DecryptArgs {
     /// Client private key (PEM).
     #[arg(long)]
     key: PathBuf,
-    /// Ciphertext files.
+    /// Message bits `m` of TFHE-rs ciphertext files: the message is read from the top `m` bits
+    /// of the phase, a padding bit counted inside (1: one bit encoded as `μ·2^63`, as for
+    /// `coterie threshold-encrypt`). TFHE-rs does not store it; CTLW files carry their own.
+    #[arg(long, default_value_t = 1)]
+    message_bits: u32,
+    /// Ciphertext files, recognised by their contents: coterie's CTLW format, or a TFHE-rs 1.8
+    /// `core_crypto::LweCiphertext<Vec<u64>>` serialized with bincode (`ct.versionize()` or `ct`;
+    /// modulus 2^64 or 2^k), which is converted to CTLW before it is sent. A TFHE-rs file that
+    /// does not convert is reported (`file: error: not sent: ...`) and not sent.
     files: Vec<PathBuf>,
 }
 
@@ -28,7 +36,12 @@ pub fn decrypt(a: DecryptArgs) -> Result<(), String> {
     let rt = super::runtime()?;
     let res = rt
         .block_on(coterie_threshold::client::client_decrypt(
-            &a.config, &a.node, &a.cert, &a.key, &a.files,
+            &a.config,
+            &a.node,
+            &a.cert,
+            &a.key,
+            &a.files,
+            a.message_bits,
         ))
         .map_err(|e| e.to_string())?;
     let mut failed = 0;
