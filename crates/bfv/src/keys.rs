@@ -114,9 +114,10 @@ impl SecretKey {
     /// let s2 = SecretKey::from_coefficients(&ctx, sk.coefficients().to_vec()).unwrap();
     /// assert_eq!(s2.norm_inf(), sk.norm_inf());
     /// assert!(SecretKey::from_coefficients(&ctx, vec![1 << 40; 256]).is_err());
+    /// assert!(SecretKey::from_coefficients(&ctx, vec![i64::MIN; 256]).is_err()); // no overflow
     /// ```
     pub fn from_coefficients(ctx: &Context, mut coeffs: Vec<i64>) -> Result<Self> {
-        if coeffs.len() != ctx.degree() || coeffs.iter().any(|c| c.abs() >= 1 << 30) {
+        if coeffs.len() != ctx.degree() || coeffs.iter().any(|c| c.unsigned_abs() >= 1 << 30) {
             coeffs.zeroize();
             return Err(Error::Malformed(
                 "secret key needs N coefficients below 2^30".into(),

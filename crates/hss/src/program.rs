@@ -283,7 +283,11 @@ impl Program {
         Ok(())
     }
 
-    /// Plain evaluation on cleartext inputs (the reference); `Err` if a value exceeds `M_RMS`.
+    /// Plain evaluation on cleartext inputs (the reference). `Err` if a memory value exceeds
+    /// `M_RMS` in absolute value, if a value that goes through a share conversion (a load, an
+    /// input times a memory value) lies outside `[0, M_RMS]` — the distributed discrete log finds
+    /// distances in `[0, M_RMS]` only, so a negative one would come out wrong without a flag — or
+    /// if the arithmetic overflows `i64`.
     pub fn eval_plain(&self, inputs: &[i64]) -> Result<Vec<i64>> {
         self.validate()?;
         if inputs.len() != self.num_inputs as usize {
@@ -291,33 +295,50 @@ impl Program {
         }
         let mut mem = vec![0i64; self.num_mem as usize];
         let mut out = vec![];
-        let m = self.m_rms as i64;
-        let chk = |v: i64| -> Result<i64> {
-            if v.abs() > m {
-                Err(Error::Program("memory value exceeds M_RMS".into()))
-            } else {
-                Ok(v)
+        let m = i64::try_from(self.m_rms).unwrap_or(i64::MAX);
+        let chk = |v: Option<i64>| -> Result<i64> {
+            match v {
+                Some(v) if v.unsigned_abs() <= m.unsigned_abs() => Ok(v),
+                Some(_) => Err(Error::Program("memory value exceeds M_RMS".into())),
+                None => Err(Error::Program("a value overflows 64-bit integers".into())),
+            }
+        };
+        let conv = |v: Option<i64>| -> Result<i64> {
+            match chk(v)? {
+                v if v >= 0 => Ok(v),
+                _ => Err(Error::Program(
+                    "a converted value (a load, or an input times a memory value) is negative; \
+                     share conversion needs it in [0, M_RMS]"
+                        .into(),
+                )),
             }
         };
         for ins in &self.instrs {
             match *ins {
-                Instr::Load { dst, input } => mem[dst as usize] = chk(inputs[input as usize])?,
-                Instr::Const { dst, value } => mem[dst as usize] = chk(value)?,
+                Instr::Load { dst, input } => {
+                    mem[dst as usize] = conv(Some(inputs[input as usize]))?
+                }
+                Instr::Const { dst, value } => mem[dst as usize] = chk(Some(value))?,
                 Instr::Add { dst, a, b } => {
-                    mem[dst as usize] = chk(mem[a as usize] + mem[b as usize])?
+                    mem[dst as usize] = chk(mem[a as usize].checked_add(mem[b as usize]))?
                 }
                 Instr::Sub { dst, a, b } => {
-                    mem[dst as usize] = chk(mem[a as usize] - mem[b as usize])?
+                    mem[dst as usize] = chk(mem[a as usize].checked_sub(mem[b as usize]))?
                 }
-                Instr::Scale { dst, a, k } => mem[dst as usize] = chk(mem[a as usize] * k)?,
+                Instr::Scale { dst, a, k } => {
+                    mem[dst as usize] = chk(mem[a as usize].checked_mul(k))?
+                }
                 Instr::Mul { dst, input, mem: y } => {
-                    mem[dst as usize] = chk(inputs[input as usize] * mem[y as usize])?
+                    mem[dst as usize] = conv(inputs[input as usize].checked_mul(mem[y as usize]))?
                 }
                 Instr::TerminalMul {
                     input,
                     mem: y,
                     beta,
-                } => out.push((inputs[input as usize] * mem[y as usize]).rem_euclid(beta as i64)),
+                } => {
+                    let v = conv(inputs[input as usize].checked_mul(mem[y as usize]))?;
+                    out.push(v.rem_euclid(beta as i64))
+                }
                 Instr::Output { mem: y, beta } => out.push(mem[y as usize].rem_euclid(beta as i64)),
             }
         }
@@ -412,7 +433,9 @@ pub fn eval(
                 let v = match &loaded[input as usize] {
                     Some(v) => v.clone(),
                     None => {
-                        let v = ev.load(&inputs[input as usize])?;
+                        // at the program's bound: an input above 1 loaded at bound 1 would
+                        // convert wrongly without a flag
+                        let v = ev.load_bounded(&inputs[input as usize], prog.m_rms)?;
                         loaded[input as usize] = Some(v.clone());
                         v
                     }
@@ -447,7 +470,8 @@ pub fn eval(
                 beta,
             } => {
                 let yv = get(&mem, y)?;
-                let share = ev.terminal_mult(&inputs[input as usize], &yv, beta)?;
+                let share =
+                    ev.terminal_mult_bounded(&inputs[input as usize], &yv, beta, prog.m_rms)?;
                 outputs.push(ev.output_value(&BigInt::from(share), &BigInt::from(beta))?);
             }
             Instr::Output { mem: y, beta } => {

@@ -290,10 +290,17 @@ impl<'a> Evaluator<'a> {
         self.mult_family(&x.x, &x.digits, y, m_rms)
     }
 
-    /// The load instruction `y ← x`: `Mult(L1(x), L2(1))`.
+    /// The load instruction `y ← x` for a bit or a value up to 1: `Mult(L1(x), L2(1))`.
     pub fn load(&mut self, x: &PreparedInput) -> Result<L2Share> {
+        self.load_bounded(x, 1)
+    }
+
+    /// The load instruction `y ← x` for `x ∈ [0, m_rms]`: `Mult(L1(x), L2(1))` with the
+    /// conversion's search bound `m_rms` (a larger `x` at a smaller bound converts wrongly
+    /// without a flag).
+    pub fn load_bounded(&mut self, x: &PreparedInput, m_rms: u64) -> Result<L2Share> {
         let one = self.one();
-        self.mult(x, &one)
+        self.mult_bounded(x, &one, m_rms)
     }
 
     /// Next pair of common random bits `(b0, b1)` from the shared PRF key and the nonce.
@@ -367,9 +374,20 @@ impl<'a> Evaluator<'a> {
     /// mod `beta` with the mod-β flag cancellation. Returns this server's share (difference
     /// convention, not yet masked).
     pub fn terminal_mult(&mut self, x: &PreparedInput, y: &L2Share, beta: u64) -> Result<i64> {
+        self.terminal_mult_bounded(x, y, beta, 1)
+    }
+
+    /// [`Self::terminal_mult`] for a product `x·y ∈ [0, m_rms]` (the conversion's search bound).
+    pub fn terminal_mult_bounded(
+        &mut self,
+        x: &PreparedInput,
+        y: &L2Share,
+        beta: u64,
+        m_rms: u64,
+    ) -> Result<i64> {
         let y = &self.shifted(y);
         let h = self.pair(&x.x, y)?;
-        self.convert(&h, 1, Some(beta))
+        self.convert(&h, m_rms, Some(beta))
     }
 
     /// Large input (spec §4.8): the unconverted pairing `Pair(E(K), L2(F))`; the two servers'
