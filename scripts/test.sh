@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The test suite: formatting, lints, and every test of the default workspace members, built with
-# optimizations (profile `ci`: release speed, debug assertions on). Exits non-zero on any failure.
+# The test suite: formatting, lints, every test of the default workspace members built with
+# optimizations (profile `ci`: release speed, debug assertions on), then the Python package's wheel
+# (same profile) and its pytest suite with the doctests of its modules. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
@@ -10,3 +11,8 @@ echo "== cargo clippy"
 cargo clippy --workspace --all-targets --profile ci -- -D warnings
 echo "== cargo test"
 cargo test --profile ci   # default members: crates/* (the peer-benchmark crate is linted above, not tested)
+echo "== python package (bindings/python): wheel, pytest, doctests"
+bash scripts/python.sh --ci
+# From bindings/python, so that the installed wheel is imported (not the source tree).
+(cd bindings/python && ../../.venv/bin/python -m pytest -q -p no:cacheprovider tests \
+  && ../../.venv/bin/python -m pytest -q -p no:cacheprovider --doctest-modules --pyargs coterie)

@@ -16,11 +16,11 @@ use pyo3::prelude::*;
 
 mod bfv;
 mod hss;
-mod threshold;
 mod tfhe;
+mod threshold;
 
 pyo3::create_exception!(
-    _native,
+    coterie,
     CoterieError,
     pyo3::exceptions::PyException,
     "An error reported by coterie's Rust code; the message is the Rust error's."
