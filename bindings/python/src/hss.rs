@@ -655,7 +655,6 @@ fn keygen(
 #[pyclass(name = "ProgramBuilder", module = "coterie.hss")]
 pub struct PyProgramBuilder {
     inner: ProgramBuilder,
-    m_rms: u64,
 }
 
 #[pymethods]
@@ -670,7 +669,6 @@ impl PyProgramBuilder {
         }
         Ok(Self {
             inner: ProgramBuilder::new(num_inputs).magnitude_bound(magnitude_bound),
-            m_rms: magnitude_bound,
         })
     }
     /// `y <- x_input` (a load: one multiplication by `L2(1)`, converted at the program's bound).

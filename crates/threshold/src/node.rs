@@ -26,9 +26,11 @@ use crate::service::{Event, Node, NodeConfig, Request};
 use crate::store::GateStore;
 use crate::{Error, Params, Result};
 
-/// Public samples of the service's public key, and their noise width.
-const PK_SAMPLES: usize = 64;
-const PK_NOISE_BITS: u32 = 40;
+/// Public samples in the service's public key (what sizes the material of its key generation:
+/// `n + PK_SAMPLES · PK_NOISE_BITS` random bits, see [`crate::service::material_for`]).
+pub const PK_SAMPLES: usize = 64;
+/// Noise width, in bits, of each public sample of the service's public key.
+pub const PK_NOISE_BITS: u32 = 40;
 /// Tag of the start-up exchange of the key state.
 const TAG_KEY_STATE: u32 = 0x7E00_0000;
 /// Largest key file a node reads.
@@ -175,6 +177,48 @@ pub async fn run_node<M: Mesh>(
     args: &ServiceArgs,
     events: &mut (dyn FnMut(NodeEvent) + Send),
 ) -> Result<()> {
+    run_node_until(mesh, config, args, events, std::future::pending()).await
+}
+
+/// [`run_node`] that also stops cleanly when `stop` completes: node 0 then takes no more
+/// requests (it closes its client listener, and clients still connected get "node stopped"
+/// for what they send), answers the requests it has taken, and tells the other nodes to stop
+/// (as after `args.idle_exit_s` without a request); every node returns `Ok`. `stop` is only watched
+/// by node 0 once it serves clients (a stop requested earlier takes effect then); the other
+/// nodes ignore it and stop when node 0 tells them. [`run_node`] is this with a `stop` that
+/// never completes. Used by in-process services (the Python package's local service).
+///
+/// # Example
+///
+/// ```no_run
+/// use coterie_net::{MeshOptions, TlsMesh};
+/// use coterie_threshold::node::{ServiceArgs, run_node_until};
+/// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = std::path::Path::new("certs/party.toml");
+/// let mut mesh = TlsMesh::connect_with_config(config, 0, None, None, MeshOptions::default()).await?;
+/// let args = ServiceArgs {
+///     dir: "stores".into(),
+///     pool: 64,
+///     chunk: 8,
+///     max_batch: 1024,
+///     client_listen: "127.0.0.1:47900".into(),
+///     idle_exit_s: 0,
+/// };
+/// let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+/// // ... later, `tx.send(())` stops the service
+/// let stop = async move {
+///     let _ = rx.await;
+/// };
+/// run_node_until(&mut mesh, config, &args, &mut |e| println!("{e:?}"), stop).await?;
+/// # drop(tx); Ok(()) }
+/// ```
+pub async fn run_node_until<M: Mesh>(
+    mesh: &mut M,
+    config: &Path,
+    args: &ServiceArgs,
+    events: &mut (dyn FnMut(NodeEvent) + Send),
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<()> {
     let id = mesh.id();
     let params = Params::paper();
     let dir = pdir(args, id);
@@ -225,6 +269,7 @@ pub async fn run_node<M: Mesh>(
         last_request.clone(),
     ));
     let abort = server.abort_handle();
+    let abort_on_stop = server.abort_handle();
     if args.idle_exit_s > 0 {
         // Stop serving after `idle_exit_s` without a request: the listener task (and with it
         // the request channel) ends, and the coordinator then stops every node cleanly.
@@ -240,8 +285,35 @@ pub async fn run_node<M: Mesh>(
             abort.abort();
         });
     }
+    // The coordinator reads the requests through a forwarder that ends at `stop` (or when the
+    // listener's queue closes): the coordinator then sees its queue closed even while clients
+    // stay connected, answers what it holds, and stops every node.
+    let (ftx, frx) = mpsc::channel::<Request>(4096);
+    let forwarder = async move {
+        let mut rx = rx;
+        tokio::select! {
+            () = async {
+                while let Some(r) = rx.recv().await {
+                    if ftx.send(r).await.is_err() {
+                        break;
+                    }
+                }
+            } => {}
+            () = stop => {}
+        }
+        drop(ftx);
+    };
     let mut log = |e: Event| events(NodeEvent::Service(e));
-    node.run_coordinator(mesh, rx, &mut log).await
+    let coordinator = node.run_coordinator(mesh, frx, &mut log);
+    tokio::pin!(coordinator);
+    tokio::select! {
+        r = &mut coordinator => return r,
+        () = forwarder => {
+            // No new clients either (requests already forwarded are answered).
+            abort_on_stop.abort();
+        }
+    }
+    coordinator.await
 }
 
 /// Runs the demo ([`crate::demo::run_demo_party`], the paper's parameters, `count`
@@ -322,6 +394,70 @@ mod tests {
             seen[id].push(e);
         }
         (seen, out)
+    }
+
+    /// `run_node_until`: a stop requested while node 0 serves (with a client connected and
+    /// idle) ends every node cleanly, without the idle timeout.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stop_future_ends_every_node_cleanly() {
+        let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node-stop");
+        let pki = certs::generate_pki(2).unwrap();
+        let addrs = certs::free_loopback_addresses(2).unwrap();
+        let config = certs::write_pki(&dir.join("certs"), &pki, &addrs).unwrap();
+        let counts = Counts {
+            triples: 0,
+            bits: Params::paper().n + PK_SAMPLES * PK_NOISE_BITS as usize,
+            randoms: 2 * PK_SAMPLES,
+            masks_per_party: 0,
+        };
+        coterie_spdz::tools::insecure_deal_counts_to_stores(
+            &dir.join("stores"),
+            Z2k::spdz2k_64(),
+            2,
+            counts,
+            1 << 16,
+        )
+        .unwrap();
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<NodeEvent>();
+        let mut nodes = Vec::new();
+        for mut mesh in InMemoryMesh::group(2, MeshOptions::default()) {
+            let mut args = test_args(&dir, 0); // no idle exit: only the stop ends it
+            args.pool = 0;
+            let (config, tx, mut stop_rx) = (config.clone(), tx.clone(), stop_rx.clone());
+            nodes.push(tokio::spawn(async move {
+                let mut events = move |e: NodeEvent| {
+                    let _ = tx.send(e);
+                };
+                let stop = async move {
+                    let _ = stop_rx.wait_for(|s| *s).await;
+                };
+                let r = run_node_until(&mut mesh, &config, &args, &mut events, stop).await;
+                mesh.close().await.ok();
+                r
+            }));
+        }
+        drop(tx);
+        let addr = loop {
+            if let NodeEvent::Serving { addr } = rx.recv().await.expect("never served") {
+                break addr;
+            }
+        };
+        let (c, k) = (dir.join("certs/party1.crt"), dir.join("certs/party1.key"));
+        let idle_client = crate::client::connect(&config, &addr, &c, &k)
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        stop_tx.send(true).unwrap();
+        for n in nodes {
+            tokio::time::timeout(Duration::from_secs(30), n)
+                .await
+                .expect("the nodes did not stop")
+                .unwrap()
+                .unwrap();
+        }
+        drop(idle_client);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     fn digest(events: &[NodeEvent]) -> String {
