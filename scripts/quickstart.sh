@@ -3,7 +3,9 @@
 # threshold decryption of LWE ciphertexts among 4 party processes over mutual TLS (seed 000), then
 # SPDZ_2k with OT preprocessing among 3 processes, multi-key TFHE between 2 processes, multi-key
 # BFV with threshold re-encryption among 8 processes, MatriGear's HE-based preprocessing and an
-# online matrix product between 2 processes, a 4-party sum, and the math demo.
+# online matrix product between 2 processes, a 4-party sum, and the math demo; finally it builds
+# the Python package (bindings/python) into .venv and runs its example: a 4-node service started
+# from Python, batches decrypted, latency plotted to bindings/python/examples/threshold_latency.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
@@ -15,3 +17,5 @@ cargo build --release -p coterie
 ./target/release/coterie demo matrigear --parties 2
 ./target/release/coterie demo sum --parties 4
 ./target/release/coterie demo math
+bash scripts/python.sh
+.venv/bin/python bindings/python/examples/threshold_latency.py --quick
