@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # coterie-threshold benchmarks (seed 000, paper Section 5) on this machine, all parties in one
-# process over loopback mutual TLS, links through the example's sleeping link emulator
-# (crates/threshold/examples/support/emu.rs). Insecure dealer material (online phase and gate
-# preprocessing only), except Table 5's OT-based triple generation.
+# process over loopback mutual TLS, links through coterie-net's link emulator
+# (crates/net/src/netem.rs, relay threads that sleep). Insecure dealer material (online phase
+# and gate preprocessing only), except Table 5's OT-based triple generation.
 #
 # Usage: bench/threshold.sh [--quick] [all|grid|prep|legacy] [--skip-plot] [--wait-idle S]
 #                           [--out DIR] [--label NAME]

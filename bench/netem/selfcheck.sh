@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Self-check of the link emulator (coterie netem): for every setting, a 1-byte ping-pong through
-# one relay must measure the configured round trip within 5%, and a bulk transfer the configured
-# rate within 5%.
+# Self-check of the link emulator (coterie netem): for every setting, 1-byte messages one way and
+# 1-byte ping-pongs through one relay must measure the configured one-way latency and round trip
+# within 5% (medians), and a bulk transfer the configured rate within 5%.
 #
 # Usage: bench/netem/selfcheck.sh [--quick] [--bin PATH] [--wait-idle S] [--out DIR] [--label NAME]
 #   --quick     RTT 1 and 10 ms only, 10 pings (about 10 s); default RTT 1/10/100 ms x

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::time::Instant;
 
 use crate::certs::{Pki, free_loopback_addresses, generate_pki};
-use crate::netem::{LinkParams, Relay, precise_sleep_until};
+use crate::netem::{LinkParams, Relay, plain_sleep_until};
 use crate::{Error, Identity, MeshOptions, Result, Roster, TlsMesh};
 
 /// A roster for every party of `pki` on free loopback ports (each party listens on and is reached
@@ -83,12 +83,11 @@ pub async fn tls_group(
     opts: MeshOptions,
     netem: Option<LinkParams>,
 ) -> Result<(Vec<TlsMesh>, Vec<Relay>)> {
-    tls_group_with(n, opts, netem, precise_sleep_until).await
+    tls_group_with(n, opts, netem, plain_sleep_until).await
 }
 
 /// [`tls_group`] with the relays (if `netem` is given) started by [`Relay::start_with`] and
-/// `wait_until`, e.g. a plain sleep that scales to many links on few cores instead of the
-/// spinning [`precise_sleep_until`].
+/// `wait_until`; [`tls_group`] passes [`plain_sleep_until`], the wait of [`Relay::start`].
 ///
 /// # Errors
 /// As [`tls_group`].

@@ -1,23 +1,31 @@
 //! A user-space link emulator for benchmarks: a TCP relay that delays every chunk by a one-way
 //! latency (keeping order) and paces each direction to a bandwidth, leaving the bytes untouched
-//! (TLS stays end to end). Built on OS threads with a sleep-then-spin wait, because tokio timers
-//! have 1 ms granularity.
+//! (TLS stays end to end). Built on OS threads, because tokio timers have 1 ms granularity; every
+//! wait is one plain sleep (under a 1 µs timer slack on Linux), so an idle or waiting link keeps
+//! no core busy and hundreds of links (16 parties = 240 directed links) run on two cores.
 //!
 //! Model per direction: a chunk of `len` bytes read at time `a` finishes transmission at
 //! `t = max(a, t_prev) + 8·len/rate` and is delivered at `t + delay − overhead`.
 //!
-//! `overhead` is the relay path's own one-way cost (the extra loopback hop and the hand-off between
-//! the relay's threads, about 30–40 µs here), measured by [`LinkParams::calibrated`]. Subtracting
-//! it makes the round trip the endpoints see equal to the configured one, rather than the
-//! configured one plus the relay's cost (7% too long at 1 ms without it).
+//! `overhead` is the relay path's own one-way cost: the extra loopback hop, the hand-off between
+//! the relay's threads and the sleep's overshoot past its deadline (tens of µs), measured by
+//! [`LinkParams::calibrated`] through a relay that sleeps like the real one. Subtracting it makes
+//! the one-way latency and round trip the endpoints see equal to the configured ones, rather than
+//! the configured ones plus the relay's cost. [`self_check`] measures both against the
+//! configuration; [`SelfCheck::TOLERANCE`] is what the tests and `coterie netem selfcheck` hold it
+//! to.
 
 use std::io::{Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+/// Longest delay the calibration probes with: the sleep's overshoot does not grow with the
+/// sleep, so a long link is calibrated with a short probe (and quickly).
+const CALIBRATION_PROBE_MAX: Duration = Duration::from_millis(2);
 
 /// Parameters of one emulated link (applied to each direction independently).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -43,20 +51,36 @@ impl LinkParams {
         }
     }
 
-    /// These parameters with [`LinkParams::overhead`] measured on this machine: half the median
-    /// round trip of `pings` 1-byte ping-pongs through a relay that adds no delay and no pacing.
+    /// These parameters with [`LinkParams::overhead`] measured on this machine, through an
+    /// uncalibrated, unpaced relay with a one-way delay `d` (the configured one, at most 2 ms):
+    /// `pings` 1-byte messages one way and `pings` 1-byte ping-pongs, and the overhead is the
+    /// mean of (median one-way latency − `d`) and (half the median round trip − `d`). That is
+    /// the whole cost of the relay path as the endpoints see it, the sleep's overshoot included;
+    /// the two probes differ by a few tens of µs on a loaded box, and the mean leaves both
+    /// within [`SelfCheck::TOLERANCE`] of the configuration. A zero-latency link gets no
+    /// overhead (there is nothing to subtract it from).
     pub fn calibrated(self, pings: usize) -> std::io::Result<Self> {
+        if self.one_way.is_zero() {
+            return Ok(LinkParams {
+                overhead: Duration::ZERO,
+                ..self
+            });
+        }
+        let probe = self.one_way.min(CALIBRATION_PROBE_MAX);
         let echo = echo_server()?;
-        let bare = LinkParams {
-            one_way: Duration::ZERO,
+        let raw = LinkParams {
+            one_way: probe,
             rate_bps: None,
             chunk: self.chunk,
             overhead: Duration::ZERO,
         };
-        let relay = Relay::start("127.0.0.1:0", &echo.to_string(), bare)?;
-        let rtt0 = ping_median(relay.local_addr(), pings.max(11))?;
+        let relay = Relay::start("127.0.0.1:0", &echo.to_string(), raw)?;
+        let rtt = ping_median(relay.local_addr(), pings.max(11))?;
+        drop(relay);
+        let one_way = one_way_median(raw, pings.max(11))?;
+        let extra = ((one_way + rtt / 2.0) / 2.0 - probe.as_secs_f64()).max(0.0);
         Ok(LinkParams {
-            overhead: Duration::from_secs_f64(rtt0 / 2.0).min(self.one_way),
+            overhead: Duration::from_secs_f64(extra).min(self.one_way),
             ..self
         })
     }
@@ -69,8 +93,42 @@ impl LinkParams {
     }
 }
 
-/// Sleeps until `t` with one plain sleep: the relay wait for many links on few cores (the
-/// in-process benchmarks' [`crate::local::tls_group_with`]), at the cost of the timer's slack.
+/// Sets the calling thread's timer slack to 1 µs, once per thread (Linux; elsewhere nothing). The
+/// default slack (50 µs) lets the kernel fire a sleeper's timer up to that late to batch wake-ups.
+fn fine_timer_slack() {
+    #[cfg(target_os = "linux")]
+    {
+        use std::cell::Cell;
+        thread_local! {
+            static SET: Cell<bool> = const { Cell::new(false) };
+        }
+        SET.with(|set| {
+            if !set.replace(true) {
+                set_timer_slack_ns(1000);
+            }
+        });
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn set_timer_slack_ns(ns: libc::c_ulong) {
+    // SAFETY: prctl(PR_SET_TIMERSLACK, ns) only changes the calling thread's timer slack; the
+    // unused arguments are passed as zeros of the type the kernel reads.
+    unsafe {
+        libc::prctl(
+            libc::PR_SET_TIMERSLACK,
+            ns,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        );
+    }
+}
+
+/// Sleeps until `t` with one plain sleep, under a 1 µs timer slack (set once per thread, on
+/// Linux): the relay's wait ([`Relay::start`]). Its overshoot past `t` (the wake-up latency) is
+/// part of the overhead [`LinkParams::calibrated`] measures.
 ///
 /// ```
 /// use std::time::{Duration, Instant};
@@ -79,33 +137,30 @@ impl LinkParams {
 /// assert!(Instant::now() >= t);
 /// ```
 pub fn plain_sleep_until(t: Instant) {
+    fine_timer_slack();
     let now = Instant::now();
     if t > now {
         std::thread::sleep(t - now);
     }
 }
 
-/// Sleeps until `t`: a coarse sleep, then yielding spins for the last 300 µs.
-pub fn precise_sleep_until(t: Instant) {
-    loop {
-        let now = Instant::now();
-        if now >= t {
-            return;
-        }
-        let rem = t - now;
-        if rem > Duration::from_micros(400) {
-            std::thread::sleep(rem - Duration::from_micros(300));
-        } else {
-            std::thread::yield_now();
-        }
-    }
+fn spawn_named<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::io::Result<JoinHandle<T>> {
+    std::thread::Builder::new().name(name.into()).spawn(f)
 }
 
 /// Copies `src` to `dst` through the emulated link until end of stream, waiting for each
 /// delivery time with `wait_until`.
-fn pump(mut src: TcpStream, mut dst: TcpStream, p: LinkParams, wait_until: fn(Instant)) {
+fn pump(
+    mut src: TcpStream,
+    mut dst: TcpStream,
+    p: LinkParams,
+    wait_until: fn(Instant),
+) -> std::io::Result<()> {
     let (tx, rx) = mpsc::sync_channel::<(Instant, Vec<u8>)>(p.queue_chunks());
-    let reader = std::thread::spawn(move || {
+    let reader = spawn_named("netem-read", move || {
         let mut buf = vec![0u8; p.chunk];
         loop {
             match src.read(&mut buf) {
@@ -118,7 +173,7 @@ fn pump(mut src: TcpStream, mut dst: TcpStream, p: LinkParams, wait_until: fn(In
             }
         }
         let _ = src.shutdown(Shutdown::Read);
-    });
+    })?;
     let mut t_prev: Option<Instant> = None;
     while let Ok((arrival, data)) = rx.recv() {
         let start = match t_prev {
@@ -137,10 +192,12 @@ fn pump(mut src: TcpStream, mut dst: TcpStream, p: LinkParams, wait_until: fn(In
     }
     let _ = dst.shutdown(Shutdown::Write);
     let _ = reader.join();
+    Ok(())
 }
 
 /// A running relay: accepts on `local_addr`, connects each accepted connection to the target and
-/// emulates the link on both directions.
+/// emulates the link on both directions. Its threads block (in `accept`, `read`, a channel
+/// receive or a sleep) and are named `netem-*`.
 pub struct Relay {
     local_addr: SocketAddr,
     stop: Arc<AtomicBool>,
@@ -148,16 +205,16 @@ pub struct Relay {
 }
 
 impl Relay {
-    /// Starts a relay listening on `listen` (e.g. `127.0.0.1:0`) and forwarding to `target`.
+    /// Starts a relay listening on `listen` (e.g. `127.0.0.1:0`) and forwarding to `target`,
+    /// waiting for each delivery with [`plain_sleep_until`].
     pub fn start(listen: &str, target: &str, p: LinkParams) -> std::io::Result<Relay> {
-        Self::start_with(listen, target, p, precise_sleep_until)
+        Self::start_with(listen, target, p, plain_sleep_until)
     }
 
     /// [`Relay::start`] with another way of waiting for a chunk's delivery time: the link model
     /// (the module's) is the same, `wait_until(t)` is called on the delivering thread of each
-    /// direction and must return at (or as soon as it can after) `t`. [`Relay::start`] passes
-    /// [`precise_sleep_until`], whose spinning keeps the timing tight but a core busy per link;
-    /// a plain sleep scales to many links on few cores at the price of the timer's slack.
+    /// direction and must return at (or as soon as it can after) `t`. [`LinkParams::calibrated`]
+    /// measures the overhead with [`plain_sleep_until`], the wait of [`Relay::start`].
     pub fn start_with(
         listen: &str,
         target: &str,
@@ -165,29 +222,32 @@ impl Relay {
         wait_until: fn(Instant),
     ) -> std::io::Result<Relay> {
         let l = TcpListener::bind(listen)?;
-        l.set_nonblocking(true)?;
         let local_addr = l.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
         let stop2 = stop.clone();
         let target = target.to_string();
-        let handle = std::thread::spawn(move || {
-            while !stop2.load(Ordering::Relaxed) {
-                match l.accept() {
-                    Ok((a, _)) => {
+        let handle = spawn_named("netem-accept", move || {
+            for conn in l.incoming() {
+                if stop2.load(Ordering::Acquire) {
+                    break;
+                }
+                match conn {
+                    Ok(a) => {
                         let target = target.clone();
-                        std::thread::spawn(move || {
+                        let spawned = spawn_named("netem-conn", move || {
                             if let Err(e) = relay_conn(a, &target, p, wait_until) {
                                 tracing::warn!(error = %e, target, "relay connection failed");
                             }
                         });
+                        if let Err(e) = spawned {
+                            tracing::warn!(error = %e, "relay cannot start a thread");
+                        }
                     }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        std::thread::sleep(Duration::from_millis(2));
-                    }
+                    // e.g. out of file descriptors: back off rather than spin
                     Err(_) => std::thread::sleep(Duration::from_millis(10)),
                 }
             }
-        });
+        })?;
         Ok(Relay {
             local_addr,
             stop,
@@ -202,9 +262,22 @@ impl Relay {
 }
 
 impl Drop for Relay {
+    /// Stops accepting: sets the stop flag and wakes the blocked `accept` with a connection of
+    /// its own (if that connection fails, the acceptor is left blocked and detached rather than
+    /// the drop hanging). Connections already relayed run on until their ends close them.
     fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.handle.take() {
+        self.stop.store(true, Ordering::Release);
+        let mut wake = self.local_addr;
+        if wake.ip().is_unspecified() {
+            wake.set_ip(match wake.ip() {
+                IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::LOCALHOST),
+                IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::LOCALHOST),
+            });
+        }
+        let woken = TcpStream::connect_timeout(&wake, Duration::from_secs(2)).is_ok();
+        if let Some(h) = self.handle.take()
+            && woken
+        {
             let _ = h.join();
         }
     }
@@ -216,20 +289,26 @@ fn relay_conn(
     p: LinkParams,
     wait_until: fn(Instant),
 ) -> std::io::Result<()> {
-    a.set_nonblocking(false)?;
     let b = TcpStream::connect(target)?;
     a.set_nodelay(true)?;
     b.set_nodelay(true)?;
     let (a2, b2) = (a.try_clone()?, b.try_clone()?);
-    let up = std::thread::spawn(move || pump(a, b, p, wait_until));
-    pump(b2, a2, p, wait_until);
-    let _ = up.join();
-    Ok(())
+    let up = spawn_named("netem-pump", move || pump(a, b, p, wait_until))?;
+    let down = pump(b2, a2, p, wait_until);
+    let up = up
+        .join()
+        .map_err(|_| std::io::Error::other("relay thread panicked"))?;
+    down.and(up)
 }
 
-/// Result of [`self_check`].
+/// Result of [`self_check`]: what one relay achieves against what it was configured to do.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SelfCheck {
+    /// Configured one-way latency, seconds.
+    pub one_way_configured: f64,
+    /// Median measured one-way latency of a 1-byte message through the relay (sender's write to
+    /// receiver's read, one clock), seconds.
+    pub one_way_measured: f64,
     /// Configured round-trip time, seconds.
     pub rtt_configured: f64,
     /// Median measured round-trip time of a 1-byte ping-pong through the relay, seconds.
@@ -240,8 +319,49 @@ pub struct SelfCheck {
     pub overhead: f64,
     /// Configured rate, bit/s (0 when unlimited).
     pub rate_configured: f64,
-    /// Measured steady-state rate of a bulk transfer through the relay, bit/s.
+    /// Measured steady-state rate of a bulk transfer through the relay, bit/s (0 when no bulk
+    /// transfer was asked for).
     pub rate_measured: f64,
+}
+
+impl SelfCheck {
+    /// The relative error the emulator is held to, on each of one-way latency, round trip and
+    /// rate: 5%.
+    pub const TOLERANCE: f64 = 0.05;
+
+    /// Relative error of the measured one-way latency (0 when none is configured).
+    pub fn one_way_error(&self) -> f64 {
+        rel_err(self.one_way_measured, self.one_way_configured)
+    }
+
+    /// Relative error of the measured round trip (0 when none is configured).
+    pub fn rtt_error(&self) -> f64 {
+        rel_err(self.rtt_measured, self.rtt_configured)
+    }
+
+    /// Relative error of the measured rate (0 when unlimited or not measured).
+    pub fn rate_error(&self) -> f64 {
+        if self.rate_measured > 0.0 {
+            rel_err(self.rate_measured, self.rate_configured)
+        } else {
+            0.0
+        }
+    }
+
+    /// Whether one-way latency, round trip and rate are all within `tol` of the configuration.
+    pub fn within(&self, tol: f64) -> bool {
+        [self.one_way_error(), self.rtt_error(), self.rate_error()]
+            .iter()
+            .all(|e| e.abs() <= tol)
+    }
+}
+
+fn rel_err(measured: f64, configured: f64) -> f64 {
+    if configured > 0.0 {
+        (measured - configured) / configured
+    } else {
+        0.0
+    }
 }
 
 fn echo_server() -> std::io::Result<SocketAddr> {
@@ -264,30 +384,90 @@ fn echo_server() -> std::io::Result<SocketAddr> {
     Ok(addr)
 }
 
+fn median_after_warmup(mut v: Vec<f64>) -> f64 {
+    v.drain(..2.min(v.len()));
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(0.0)
+}
+
 fn ping_median(addr: SocketAddr, pings: usize) -> std::io::Result<f64> {
     let mut s = TcpStream::connect(addr)?;
     s.set_nodelay(true)?;
     let mut b = [7u8; 1];
-    let mut v = Vec::with_capacity(pings);
+    let mut v = Vec::with_capacity(pings + 2);
     for _ in 0..pings + 2 {
         let t = Instant::now();
         s.write_all(&b)?;
         s.read_exact(&mut b)?;
         v.push(t.elapsed().as_secs_f64());
     }
-    v.drain(..2);
-    v.sort_by(f64::total_cmp);
-    Ok(v[v.len() / 2])
+    Ok(median_after_warmup(v))
 }
 
-/// Measures the relay itself: the median round trip of `pings` 1-byte ping-pongs, and the rate of
-/// a `bulk_bytes` one-way transfer, measured at the receiver from the first to the last byte.
+/// Median one-way latency of `probes` 1-byte messages through a relay with `p` to a receiver in
+/// this process: from the write to the receiver's read, on one clock.
+fn one_way_median(p: LinkParams, probes: usize) -> std::io::Result<f64> {
+    let sink = TcpListener::bind("127.0.0.1:0")?;
+    let relay = Relay::start("127.0.0.1:0", &sink.local_addr()?.to_string(), p)?;
+    let (tx, rx) = mpsc::channel::<Instant>();
+    let receiver = std::thread::spawn(move || {
+        let Ok((mut r, _)) = sink.accept() else {
+            return;
+        };
+        let _ = r.set_nodelay(true);
+        let mut b = [0u8; 1];
+        while r.read_exact(&mut b).is_ok() {
+            if tx.send(Instant::now()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut s = TcpStream::connect(relay.local_addr())?;
+    s.set_nodelay(true)?;
+    let limit = p.one_way + Duration::from_secs(5);
+    let mut v = Vec::with_capacity(probes + 2);
+    for _ in 0..probes + 2 {
+        let t = Instant::now();
+        s.write_all(&[1])?;
+        let arrived = rx
+            .recv_timeout(limit)
+            .map_err(|_| std::io::Error::other("one-way probe never arrived"))?;
+        v.push((arrived - t).as_secs_f64());
+    }
+    drop(s);
+    let _ = receiver.join();
+    Ok(median_after_warmup(v))
+}
+
+/// Measures the relay itself: the median one-way latency of `pings` 1-byte messages, the median
+/// round trip of `pings` 1-byte ping-pongs, and (if `bulk_bytes > 0`) the rate of a `bulk_bytes`
+/// one-way transfer, measured at the receiver from the first to the last byte.
 pub fn self_check(p: LinkParams, pings: usize, bulk_bytes: usize) -> std::io::Result<SelfCheck> {
     let echo = echo_server()?;
     let relay = Relay::start("127.0.0.1:0", &echo.to_string(), p)?;
     let rtt_direct = ping_median(echo, pings.min(200))?;
     let rtt_measured = ping_median(relay.local_addr(), pings)?;
+    drop(relay);
+    let one_way_measured = one_way_median(p, pings)?;
+    let rate_measured = if bulk_bytes > 0 {
+        bulk_rate(p, bulk_bytes)?
+    } else {
+        0.0
+    };
+    Ok(SelfCheck {
+        one_way_configured: p.one_way.as_secs_f64(),
+        one_way_measured,
+        rtt_configured: p.one_way.as_secs_f64() * 2.0,
+        rtt_measured,
+        rtt_direct,
+        overhead: p.overhead.as_secs_f64(),
+        rate_configured: p.rate_bps.unwrap_or(0.0),
+        rate_measured,
+    })
+}
 
+/// Rate of a `bulk_bytes` one-way transfer through a relay with `p`, bit/s.
+fn bulk_rate(p: LinkParams, bulk_bytes: usize) -> std::io::Result<f64> {
     let sink = TcpListener::bind("127.0.0.1:0")?;
     let sink_addr = sink.local_addr()?;
     let recv = std::thread::spawn(move || -> std::io::Result<f64> {
@@ -311,9 +491,9 @@ pub fn self_check(p: LinkParams, pings: usize, bulk_bytes: usize) -> std::io::Re
         let secs = (last - t0).as_secs_f64().max(1e-9);
         Ok((got - k0) as f64 * 8.0 / secs)
     });
-    let brelay = Relay::start("127.0.0.1:0", &sink_addr.to_string(), p)?;
+    let relay = Relay::start("127.0.0.1:0", &sink_addr.to_string(), p)?;
     {
-        let mut s = TcpStream::connect(brelay.local_addr())?;
+        let mut s = TcpStream::connect(relay.local_addr())?;
         let block = vec![0x5au8; 1 << 16];
         let mut sent = 0;
         while sent < bulk_bytes {
@@ -323,19 +503,8 @@ pub fn self_check(p: LinkParams, pings: usize, bulk_bytes: usize) -> std::io::Re
         }
         s.shutdown(Shutdown::Write)?;
     }
-    let rate_measured = recv
-        .join()
-        .map_err(|_| std::io::Error::other("receiver panicked"))??;
-    drop(relay);
-    drop(brelay);
-    Ok(SelfCheck {
-        rtt_configured: p.one_way.as_secs_f64() * 2.0,
-        rtt_measured,
-        rtt_direct,
-        overhead: p.overhead.as_secs_f64(),
-        rate_configured: p.rate_bps.unwrap_or(0.0),
-        rate_measured,
-    })
+    recv.join()
+        .map_err(|_| std::io::Error::other("receiver panicked"))?
 }
 
 #[cfg(test)]
@@ -354,18 +523,42 @@ mod tests {
         );
         let r = self_check(p, 21, 0).unwrap();
         assert!(r.rtt_measured > 0.0015 && r.rtt_measured < 0.004, "{r:?}");
+        assert!(
+            r.one_way_measured > 0.00075 && r.one_way_measured < 0.002,
+            "{r:?}"
+        );
+        // nothing to subtract from a zero-latency link
+        let z = LinkParams::new(Duration::ZERO, 0.0).calibrated(11).unwrap();
+        assert_eq!(z.overhead, Duration::ZERO);
     }
 
     #[test]
     fn relay_delays_and_paces() {
-        // 20 ms RTT, 50 Mbit/s: loose bounds here (shared 2-core CI box); the 5% checks are run
-        // by bench/netem/selfcheck.sh.
+        // 20 ms RTT, 50 Mbit/s: loose bounds here (unit tests run in parallel on a shared 2-core
+        // box); the 5% checks are tests/netem.rs and bench/netem/selfcheck.sh.
         let p = LinkParams::new(Duration::from_millis(20), 50.0);
         let r = self_check(p, 10, 2_000_000).unwrap();
         assert!(r.rtt_measured >= 0.019 && r.rtt_measured < 0.030, "{r:?}");
         assert!(
+            r.one_way_measured >= 0.0095 && r.one_way_measured < 0.015,
+            "{r:?}"
+        );
+        assert!(
             r.rate_measured > 0.8 * 50e6 && r.rate_measured < 1.1 * 50e6,
             "{r:?}"
         );
+    }
+
+    #[test]
+    fn dropping_a_relay_stops_its_acceptor() {
+        let echo = echo_server().unwrap();
+        let p = LinkParams::new(Duration::from_millis(2), 0.0);
+        let r = Relay::start("0.0.0.0:0", &echo.to_string(), p).unwrap();
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, r.local_addr().port()));
+        assert!(ping_median(addr, 1).unwrap() >= 0.002);
+        let t = Instant::now();
+        drop(r);
+        assert!(t.elapsed() < Duration::from_secs(2));
+        assert!(TcpStream::connect(addr).is_err());
     }
 }

@@ -27,68 +27,28 @@ use coterie_threshold::online::decrypt;
 use coterie_threshold::pipelined::{decrypt_pipelined, decrypt_strict_single_check};
 use coterie_threshold::{LweCiphertext, Params, round_p};
 
-#[path = "support/emu.rs"]
-mod emu;
-
-/// The link model of a benchmark cell: coterie-net's spinning relay (`Net`) or this example's
-/// sleeping one (`Emu`, the default; see `support/emu.rs`).
-#[derive(Clone, Copy, Debug)]
-enum Link {
-    Net(LinkParams),
-    Emu(LinkParams),
-}
-
-/// Relays kept alive as long as a group runs.
-#[allow(dead_code)]
-enum Relays {
-    Net(Vec<Relay>),
-    Emu(Vec<Relay>),
-}
-
-async fn tls_group(n: usize, netem: Option<Link>) -> (Vec<TlsMesh>, Relays) {
+/// Connects `n` parties over loopback mutual TLS, every link through coterie-net's link emulator
+/// when `netem` is given (keep the relays alive as long as the meshes).
+async fn tls_group(n: usize, netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Relay>) {
     let opts = MeshOptions {
         timeout: Duration::from_secs(600),
         max_frame: 64 << 20,
         connect_deadline: Duration::from_secs(10),
     };
-    match netem {
-        None => {
-            let (g, r) = coterie_net::local::tls_group(n, opts, None).await.unwrap();
-            (g, Relays::Net(r))
-        }
-        Some(Link::Net(p)) => {
-            let (g, r) = coterie_net::local::tls_group(n, opts, Some(p))
-                .await
-                .unwrap();
-            (g, Relays::Net(r))
-        }
-        Some(Link::Emu(p)) => {
-            // A free port picked for a party can be taken by another socket before the party
-            // binds it (a race of free_loopback_addresses): retry the whole group.
-            for attempt in 0..4 {
-                match emu_group(n, &opts, p).await {
-                    Ok((g, r)) => return (g, Relays::Emu(r)),
-                    Err(e) if attempt < 3 => eprintln!("group set-up failed ({e}), retrying"),
-                    Err(e) => panic!("group set-up failed: {e}"),
-                }
-            }
-            unreachable!()
+    // A free port picked for a party can be taken by another socket before the party binds it
+    // (a race of free_loopback_addresses): retry the whole group.
+    for attempt in 0..4 {
+        match coterie_net::local::tls_group(n, opts.clone(), netem).await {
+            Ok(g) => return g,
+            Err(e) if attempt < 3 => eprintln!("group set-up failed ({e}), retrying"),
+            Err(e) => panic!("group set-up failed: {e}"),
         }
     }
-}
-
-async fn emu_group(
-    n: usize,
-    opts: &MeshOptions,
-    p: LinkParams,
-) -> Result<(Vec<TlsMesh>, Vec<Relay>), String> {
-    coterie_net::local::tls_group_with(n, opts.clone(), Some(p), emu::sleep_until)
-        .await
-        .map_err(|e| e.to_string())
+    unreachable!()
 }
 
 /// (gates/s, kB sent per gate by party 0)
-async fn bench_prep(a: u32, gates: usize, netem: Option<Link>) -> (f64, f64) {
+async fn bench_prep(a: u32, gates: usize, netem: Option<LinkParams>) -> (f64, f64) {
     let ring = Z2k::spdz2k_64();
     let mut rng = rand::rng();
     let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
@@ -140,7 +100,7 @@ async fn bench_prep(a: u32, gates: usize, netem: Option<Link>) -> (f64, f64) {
 
 /// Full gate bundles for the paper's parameters (8 Sign gates + 1 ModLTZ gate per decryption):
 /// (seconds per 1000 decryptions, MB sent per party per 1000 decryptions).
-async fn bench_bundles(count: usize, netem: Option<Link>) -> (f64, f64) {
+async fn bench_bundles(count: usize, netem: Option<LinkParams>) -> (f64, f64) {
     let lt = Params::paper().lt().unwrap();
     let ring = Z2k::spdz2k_64();
     let mut rng = rand::rng();
@@ -189,7 +149,7 @@ async fn bench_online(
     parties: usize,
     batch: usize,
     reps: usize,
-    netem: Option<Link>,
+    netem: Option<LinkParams>,
     mode: u8,
 ) -> (Vec<f64>, f64) {
     let p = Params::paper();
@@ -288,7 +248,7 @@ fn median(v: &mut [f64]) -> f64 {
 
 /// OT-based triple generation (coterie-spdz `OtPrep`, 2 parties): triples per second,
 /// set-up excluded, and MB sent per party per 1000 triples.
-async fn bench_ot_triples(triples: usize, netem: Option<Link>) -> (f64, f64) {
+async fn bench_ot_triples(triples: usize, netem: Option<LinkParams>) -> (f64, f64) {
     use coterie_spdz::ot_prep::OtPrep;
     let (meshes, _relays) = tls_group(2, netem).await;
     let mut hs = Vec::new();
@@ -329,14 +289,21 @@ async fn bench_ot_triples(triples: usize, netem: Option<Link>) -> (f64, f64) {
     )
 }
 
-fn emu_link(rtt_ms: u64, mbit: f64) -> Option<Link> {
-    Some(Link::Emu(
-        emu::calibrated(Duration::from_millis(rtt_ms), mbit).unwrap(),
-    ))
+/// A link of `rtt_ms` round trip and `mbit` Mbit/s (0 = unlimited), read in chunks of up to
+/// 64 KiB (fewer relay wake-ups with 16 parties on two cores), calibrated here (41 probes).
+fn link(rtt_ms: u64, mbit: f64) -> Option<LinkParams> {
+    Some(
+        LinkParams {
+            chunk: 64 * 1024,
+            ..LinkParams::new(Duration::from_millis(rtt_ms), mbit)
+        }
+        .calibrated(41)
+        .unwrap(),
+    )
 }
 
 /// Paper Tables 2 and 3 on this machine: pipelined schedule, 4/8/16 parties, 1/10/100 ms RTT,
-/// 100 Mbit/s and 1 Gbit/s, every party in this process, links through the sleeping emulator.
+/// 100 Mbit/s and 1 Gbit/s, every party in this process, links through coterie-net's emulator.
 async fn grid(quick: bool, out_dir: &str) {
     let mut text = String::new();
     let mut json = Vec::new();
@@ -351,7 +318,7 @@ async fn grid(quick: bool, out_dir: &str) {
     for parties in [4usize, 8, 16] {
         for rtt in [1u64, 10, 100] {
             for mbit in [100.0, 1000.0] {
-                let link = emu_link(rtt, mbit);
+                let link = link(rtt, mbit);
                 let reps = if quick || rtt == 100 { 3 } else { 5 };
                 let (mut lat, _) = bench_online(parties, 1, reps, link, 1).await;
                 let lat_ms = median(&mut lat) * 1e3;
@@ -397,7 +364,7 @@ async fn grid(quick: bool, out_dir: &str) {
 /// Paper Tables 4 and 5: gate preprocessing (2 parties, 1 ms, 1 Gbit/s) per input length,
 /// cost per 1000 decryptions, and the same including OT-based triple generation.
 async fn prep_tables(quick: bool, out_dir: &str) {
-    let link = emu_link(1, 1000.0);
+    let link = link(1, 1000.0);
     let lt = Params::paper().lt().unwrap();
     let mut text = String::new();
     let mut json = Vec::new();
@@ -485,11 +452,10 @@ async fn main() {
         let link = if args.iter().any(|a| a == "--loopback") {
             None
         } else if args.iter().any(|a| a == "--net-emu") {
-            one_ms.map(Link::Net)
+            // coterie-net's default chunk (16 KiB), as the legacy tables use
+            one_ms
         } else {
-            Some(Link::Emu(
-                emu::calibrated(Duration::from_millis(1), 1000.0).unwrap(),
-            ))
+            link(1, 1000.0)
         };
         eprintln!("{link:?}");
         let batch: usize = args
@@ -506,8 +472,7 @@ async fn main() {
         println!("median {:.3} ms", median(&mut t) * 1e3);
         return;
     }
-    let nets: Vec<(&str, Option<Link>)> =
-        vec![("loopback", None), ("1ms-1Gbit", one_ms.map(Link::Net))];
+    let nets: Vec<(&str, Option<LinkParams>)> = vec![("loopback", None), ("1ms-1Gbit", one_ms)];
     let mut json = Vec::new();
     let mut text = String::new();
     let log = |s: String, text: &mut String| {

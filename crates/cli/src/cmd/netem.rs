@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use clap::Subcommand;
-use coterie_net::netem::{LinkParams, Relay};
+use coterie_net::netem::{LinkParams, Relay, SelfCheck};
 
 /// `coterie netem ...`.
 #[derive(Subcommand)]
@@ -43,7 +43,8 @@ pub enum Netem {
         #[arg(long, default_value = "127.0.0.1")]
         host: String,
     },
-    /// Measure the emulator: ping-pong round trip and bulk rate through one relay.
+    /// Measure the emulator: one-way latency, ping-pong round trip and bulk rate through one
+    /// relay, each against the configuration (within 5%, `SelfCheck::TOLERANCE`, or exit 1).
     Selfcheck {
         /// Round-trip time in ms.
         #[arg(long)]
@@ -51,10 +52,10 @@ pub enum Netem {
         /// Bandwidth in Mbit/s (0 = unlimited).
         #[arg(long, default_value_t = 0.0)]
         rate_mbit: f64,
-        /// Ping-pongs (median reported).
+        /// One-way probes and ping-pongs, each (medians reported).
         #[arg(long, default_value_t = 50)]
         pings: usize,
-        /// Bulk transfer size in MB.
+        /// Bulk transfer size in MB (0: no rate measurement).
         #[arg(long, default_value_t = 20)]
         bulk_mb: usize,
     },
@@ -148,23 +149,20 @@ pub fn run(cmd: Netem) -> Result<(), String> {
             let p = link(rtt_ms, rate_mbit)?;
             let r = coterie_net::netem::self_check(p, pings, bulk_mb << 20)
                 .map_err(|e| e.to_string())?;
-            let rtt_err = (r.rtt_measured - r.rtt_configured) / r.rtt_configured.max(1e-12);
-            let rate_err = if r.rate_configured > 0.0 {
-                (r.rate_measured - r.rate_configured) / r.rate_configured
-            } else {
-                0.0
-            };
-            let ok = rtt_err.abs() <= 0.05 && rate_err.abs() <= 0.05;
+            let ok = r.within(SelfCheck::TOLERANCE);
             println!(
-                "{{\"rtt_ms_configured\": {:.3}, \"rtt_ms_measured\": {:.3}, \"rtt_ms_direct\": {:.4}, \"relay_overhead_us\": {:.1}, \"rtt_rel_err\": {:.4}, \"rate_mbit_configured\": {:.1}, \"rate_mbit_measured\": {:.2}, \"rate_rel_err\": {:.4}, \"within_5pct\": {}}}",
+                "{{\"one_way_ms_configured\": {:.3}, \"one_way_ms_measured\": {:.3}, \"one_way_rel_err\": {:.4}, \"rtt_ms_configured\": {:.3}, \"rtt_ms_measured\": {:.3}, \"rtt_ms_direct\": {:.4}, \"relay_overhead_us\": {:.1}, \"rtt_rel_err\": {:.4}, \"rate_mbit_configured\": {:.1}, \"rate_mbit_measured\": {:.2}, \"rate_rel_err\": {:.4}, \"within_5pct\": {}}}",
+                r.one_way_configured * 1e3,
+                r.one_way_measured * 1e3,
+                r.one_way_error(),
                 r.rtt_configured * 1e3,
                 r.rtt_measured * 1e3,
                 r.rtt_direct * 1e3,
                 r.overhead * 1e6,
-                rtt_err,
+                r.rtt_error(),
                 r.rate_configured / 1e6,
                 r.rate_measured / 1e6,
-                rate_err,
+                r.rate_error(),
                 ok
             );
             if ok {
