@@ -627,6 +627,11 @@ impl Shared {
                     "SPDZ_2k material too low for more gates ({triples} triples, {bits} bits left)"
                 )
             }
+            NodeEvent::Service(Event::Refused { reason, count }) => {
+                format!("refused {count} request(s): {}", reason.as_str())
+            }
+            // the store's levels after every step: too frequent for the log
+            NodeEvent::Service(Event::Material { .. }) => return,
         };
         s.log.push(format!("party {id}: {line}"));
         drop(s);

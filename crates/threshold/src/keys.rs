@@ -155,8 +155,12 @@ impl SharedKey {
             }
             None => None,
         };
-        let coeffs = eng.input(mesh, holder, vals.as_deref(), n).await?;
-        Ok(Self { coeffs })
+        let mut vals = vals;
+        let coeffs = eng.input(mesh, holder, vals.as_deref(), n).await;
+        if let Some(v) = vals.as_mut() {
+            v.zeroize();
+        }
+        Ok(Self { coeffs: coeffs? })
     }
 
     /// Key input for multi-key TFHE (issue 7): party `i` inputs its **own** LWE secret-key
@@ -538,4 +542,190 @@ impl SharedKey {
         }
         out.into_iter().map(|coeffs| Self { coeffs }).collect()
     }
+}
+
+/// Envelope tag of coterie's raw LWE secret-key file ([`lwe_key_file_to_bytes`]).
+pub const LWE_KEY_FILE_TAG: [u8; 4] = *b"THlk";
+/// Format version of coterie's raw LWE secret-key file.
+pub const LWE_KEY_FILE_VERSION: u16 = 1;
+
+/// Which format a key file read by [`read_lwe_key_file`] was in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LweKeyFileFormat {
+    /// coterie's raw format ([`lwe_key_file_to_bytes`]).
+    Coterie,
+    /// A TFHE-rs 1.8 `LweSecretKey<Vec<u64>>` in one of its encodings
+    /// ([`crate::tfhers::lwe_secret_key_from_tfhe_rs`]).
+    TfheRs(crate::tfhers::TfheRsEncoding),
+}
+
+impl std::fmt::Display for LweKeyFileFormat {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Coterie => f.write_str("coterie raw LWE key (THlk)"),
+            Self::TfheRs(e) => write!(f, "{e} of an LweSecretKey"),
+        }
+    }
+}
+
+/// Encodes a binary LWE secret key as coterie's **raw key file**: a coterie envelope
+/// (`coterie_base::envelope`, tag `THlk`, version 1) whose payload is the `n` coefficients as
+/// little-endian `u64` words, each 0 or 1 (`8·n` bytes). The result is **secret** (wiped on
+/// drop); write it with owner-only permissions and destroy it after an import.
+///
+/// # Errors
+/// [`Error::Key`] for an empty key, one longer than `MAX_DIMENSION`, or a coefficient other
+/// than 0 and 1.
+///
+/// ```
+/// use coterie_threshold::keys::{LweKeyFileFormat, lwe_key_file_to_bytes, read_lwe_key_file};
+/// let file = lwe_key_file_to_bytes(&[1, 0, 1]).unwrap();
+/// let (bits, format) = read_lwe_key_file(&file).unwrap();
+/// assert_eq!((&bits[..], format), (&[1u64, 0, 1][..], LweKeyFileFormat::Coterie));
+/// assert!(lwe_key_file_to_bytes(&[2]).is_err());
+/// ```
+pub fn lwe_key_file_to_bytes(bits: &[u64]) -> Result<zeroize::Zeroizing<Vec<u8>>> {
+    check_binary_key(bits)?;
+    let mut payload = zeroize::Zeroizing::new(Vec::with_capacity(8 * bits.len()));
+    bits.iter()
+        .for_each(|b| payload.extend_from_slice(&b.to_le_bytes()));
+    coterie_base::envelope::seal_bytes(LWE_KEY_FILE_TAG, LWE_KEY_FILE_VERSION, &payload)
+        .map(zeroize::Zeroizing::new)
+        .map_err(|e| Error::Key(format!("key file: {e}")))
+}
+
+fn check_binary_key(bits: &[u64]) -> Result<()> {
+    if bits.is_empty() || bits.len() > crate::params::MAX_DIMENSION {
+        return Err(Error::Key(format!(
+            "key of dimension {}: out of range",
+            bits.len()
+        )));
+    }
+    // one pass over every coefficient, no early exit on the first non-binary one
+    if bits.iter().fold(0u64, |acc, &w| acc | (w & !1)) != 0 {
+        return Err(Error::Key(
+            "a coefficient other than 0 and 1 (only binary keys are imported)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads an LWE secret-key file for an import ([`import_key_file`]), detecting its format:
+/// coterie's raw key file ([`lwe_key_file_to_bytes`]; the bytes open with a coterie envelope)
+/// or a TFHE-rs 1.8 `core_crypto::LweSecretKey<Vec<u64>>` in any of its encodings (safe
+/// serialization, versioned or plain bincode; [`crate::tfhers`]). Returns the key's bits, wiped
+/// on drop, and the format found.
+///
+/// # Errors
+/// [`Error::Key`] for a file in neither format, a malformed one, or a key that is not binary.
+///
+/// ```
+/// use coterie_threshold::keys::{LweKeyFileFormat, read_lwe_key_file};
+/// use coterie_threshold::tfhers::TfheRsEncoding;
+/// // bincode of a TFHE-rs LweSecretKey of dimension 2
+/// let mut b = 2u64.to_le_bytes().to_vec();
+/// b.extend(1u64.to_le_bytes());
+/// b.extend(0u64.to_le_bytes());
+/// let (bits, format) = read_lwe_key_file(&b).unwrap();
+/// assert_eq!(&bits[..], &[1u64, 0][..]);
+/// assert_eq!(format, LweKeyFileFormat::TfheRs(TfheRsEncoding::Unversioned));
+/// assert!(read_lwe_key_file(b"neither").is_err());
+/// ```
+pub fn read_lwe_key_file(bytes: &[u8]) -> Result<(zeroize::Zeroizing<Vec<u64>>, LweKeyFileFormat)> {
+    if bytes.starts_with(&coterie_base::envelope::MAGIC) {
+        let max = 8 * crate::params::MAX_DIMENSION;
+        let payload =
+            coterie_base::envelope::open_bytes(LWE_KEY_FILE_TAG, LWE_KEY_FILE_VERSION, bytes, max)
+                .map_err(|e| Error::Key(format!("coterie key file: {e}")))?;
+        if payload.len() % 8 != 0 {
+            return Err(Error::Key(
+                "coterie key file: payload is not a whole number of u64 words".into(),
+            ));
+        }
+        let bits = zeroize::Zeroizing::new(
+            payload
+                .chunks_exact(8)
+                .map(|c| {
+                    let mut w = [0u8; 8];
+                    w.copy_from_slice(c);
+                    let x = u64::from_le_bytes(w);
+                    w.zeroize();
+                    x
+                })
+                .collect::<Vec<u64>>(),
+        );
+        check_binary_key(&bits).map_err(|e| Error::Key(format!("coterie key file: {e}")))?;
+        return Ok((bits, LweKeyFileFormat::Coterie));
+    }
+    match crate::tfhers::detect(bytes) {
+        Some(enc) => {
+            let bits = crate::tfhers::lwe_secret_key_from_tfhe_rs(bytes)?;
+            Ok((bits, LweKeyFileFormat::TfheRs(enc)))
+        }
+        None => Err(Error::Key(
+            "neither a coterie key file (THlk envelope) nor a TFHE-rs LweSecretKey<Vec<u64>> \
+             (safe serialization or bincode, versioned or not)"
+                .into(),
+        )),
+    }
+}
+
+/// An LWE secret key read from a file for an import by its single holder
+/// ([`SharedKey::import_from_single_holder`]): checked to be binary and of the expected
+/// dimension; the coefficients are wiped on drop. `Debug` shows only the dimension and format.
+pub struct KeyToImport {
+    coeffs: zeroize::Zeroizing<Vec<i64>>,
+    format: LweKeyFileFormat,
+}
+
+impl std::fmt::Debug for KeyToImport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "KeyToImport {{ n: {}, format: {}, .. }}",
+            self.coeffs.len(),
+            self.format
+        )
+    }
+}
+
+impl KeyToImport {
+    /// The coefficients (secret).
+    pub fn coeffs(&self) -> &[i64] {
+        &self.coeffs
+    }
+
+    /// The format the file was in.
+    pub fn format(&self) -> LweKeyFileFormat {
+        self.format
+    }
+}
+
+/// Reads a key file ([`read_lwe_key_file`]: coterie's raw format or TFHE-rs, detected) and
+/// checks that the key is binary and of dimension `n` (the service's `params.n`), so an
+/// unusable key is refused before anything is sent. The file's bytes and every intermediate
+/// copy of the key are wiped.
+///
+/// # Errors
+/// [`Error::Key`] for a file in neither format, a malformed one, a non-binary key, or a key
+/// whose dimension is not `n`.
+///
+/// ```
+/// use coterie_threshold::keys::{import_key_file, lwe_key_file_to_bytes};
+/// let file = lwe_key_file_to_bytes(&[1, 0, 1, 1]).unwrap();
+/// assert_eq!(import_key_file(&file, 4).unwrap().coeffs(), &[1, 0, 1, 1]);
+/// let e = import_key_file(&file, 1024).unwrap_err().to_string();
+/// assert!(e.contains("dimension 4"), "{e}");
+/// ```
+pub fn import_key_file(bytes: &[u8], n: usize) -> Result<KeyToImport> {
+    let (bits, format) = read_lwe_key_file(bytes)?;
+    if bits.len() != n {
+        return Err(Error::Key(format!(
+            "the key in the file ({format}) has dimension {}, but the service's parameters need \
+             n = {n}",
+            bits.len()
+        )));
+    }
+    let coeffs = zeroize::Zeroizing::new(bits.iter().map(|&b| b as i64).collect());
+    Ok(KeyToImport { coeffs, format })
 }

@@ -99,6 +99,7 @@ mod error;
 pub mod gates;
 pub mod keys;
 pub mod linmaps;
+pub mod metrics;
 pub mod mk_rounding;
 pub mod node;
 pub mod online;

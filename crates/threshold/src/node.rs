@@ -4,7 +4,8 @@
 //!
 //! * [`run_node`]: one node of the decryption service on the SPDZ_2k store `DIR/party-<id>`
 //!   (made by OT preprocessing for real runs, or by the **insecure** dealer for tests). On first
-//!   start the nodes generate the key inside the ABB together and write
+//!   start the nodes generate the key inside the ABB together (or one holder imports an
+//!   existing LWE key, [`StartOptions::import_key`]) and write
 //!   `DIR/party-<id>/threshold-key.bin` (the node's key shares, mode 0600) and
 //!   `DIR/party-<id>/public-key.bin`; they keep a pool of gate bundles ready in
 //!   `DIR/party-<id>/gates`. Node 0 coordinates (see [`crate::service`]) and serves clients over
@@ -17,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use coterie_net::Mesh;
-use coterie_spdz::{PrepStore, Z2k};
+use coterie_spdz::{Kind, PrepStore, Z2k};
 use tokio::sync::mpsc;
 
 use crate::demo::DemoReport;
@@ -66,7 +67,8 @@ pub enum NodeEvent {
         /// The first 16 hex digits of the public key file's BLAKE3 hash.
         digest: String,
     },
-    /// What the start-up synchronisation did ([`Node::sync_at_start`]).
+    /// What start-up did: the synchronisation ([`Node::sync_at_start`]), or, before
+    /// [`NodeEvent::KeyReady`], that the key was imported by a party.
     StartUp(String),
     /// The gate store after start-up.
     Pool {
@@ -94,27 +96,94 @@ fn read_file(path: &Path) -> Result<Vec<u8>> {
     coterie_base::fsio::read_bounded(path, MAX_KEY_FILE).map_err(Error::File)
 }
 
+/// How a node starts besides its [`ServiceArgs`] ([`run_node_with`]). `Default` is what
+/// [`run_node`] and [`run_node_until`] use: no import.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct StartOptions {
+    /// The one holder of an existing LWE secret key passes its key file here to **import** the
+    /// key at first start instead of generating one (every other node passes `None`). The file
+    /// is coterie's raw key file ([`crate::keys::lwe_key_file_to_bytes`]) or a TFHE-rs 1.8
+    /// `LweSecretKey<Vec<u64>>` in any of its encodings (detected,
+    /// [`crate::keys::read_lwe_key_file`]); the key must be binary and of dimension
+    /// [`Params::paper`]'s `n` = 1024. **The former holder of the file can still decrypt
+    /// everything under the key**: an import migrates a key, it does not make it
+    /// threshold-secure against whoever knew it. Destroy the file after the import. On a restart
+    /// (a key already in `DIR/party-<id>`) an import is **refused** with an error: a key is
+    /// never replaced; restart without the option.
+    pub import_key: Option<PathBuf>,
+}
+
+impl StartOptions {
+    /// Options that import the key in `path` (this node is the key's holder).
+    pub fn import_key(path: impl Into<PathBuf>) -> Self {
+        Self {
+            import_key: Some(path.into()),
+        }
+    }
+}
+
+/// What the nodes exchange at start-up: whether this node has a key, its public key's hash, and
+/// whether it imports a key.
+type KeyState = (bool, [u8; 32], bool);
+
+/// Aborts the mesh with `reason` and returns the error `e`.
+async fn refuse<M: Mesh>(mesh: &mut M, e: Error) -> Error {
+    mesh.abort(&e.to_string()).await;
+    e
+}
+
 /// Loads this node's key shares and public key, or, the first time (at every node together),
-/// generates the key inside the ABB and its public samples and writes them.
+/// makes the key inside the ABB — generated from random bits, or imported by its single holder
+/// (the node with `import`) — and its public samples, and writes them. Returns the key, the
+/// public key and, when the key was made now by an import, the holder.
 async fn load_or_generate_key<M: Mesh>(
     mesh: &mut M,
     eng: &mut coterie_spdz::Engine<Z2k, PrepStore<Z2k>>,
     dir: &Path,
     params: &Params,
-) -> Result<(SharedKey, PublicKey)> {
+    import: Option<&Path>,
+) -> Result<(SharedKey, PublicKey, Option<usize>)> {
     let kp = dir.join("threshold-key.bin");
     let pp = dir.join("public-key.bin");
     let have = kp.exists() && pp.exists();
+    // The holder reads and checks its key file before anything is sent; a key is never
+    // replaced.
+    let to_import = match import {
+        Some(f) if have => {
+            let e = Error::Key(format!(
+                "--import-key {}: this node already has a key ({}); an import never replaces a key: restart without --import-key (and destroy the key file)",
+                f.display(),
+                kp.display()
+            ));
+            return Err(refuse(mesh, e).await);
+        }
+        Some(f) => {
+            let read = read_file(f).and_then(|bytes| {
+                let bytes = zeroize::Zeroizing::new(bytes);
+                crate::keys::import_key_file(&bytes, params.n)
+            });
+            match read {
+                Ok(k) => Some(k),
+                Err(e) => {
+                    let e = Error::Key(format!("--import-key {}: {e}", f.display()));
+                    return Err(refuse(mesh, e).await);
+                }
+            }
+        }
+        None => None,
+    };
     let digest: [u8; 32] = if have {
         *blake3::hash(&read_file(&pp)?).as_bytes()
     } else {
         [0; 32]
     };
-    let all: Vec<(bool, [u8; 32])> = mesh
-        .exchange_all_tagged(TAG_KEY_STATE, &(have, digest))
+    let mine: KeyState = (have, digest, to_import.is_some());
+    let all: Vec<KeyState> = mesh
+        .exchange_all_tagged(TAG_KEY_STATE, &mine)
         .await
         .map_err(coterie_spdz::Error::from)?;
-    if let Some(j) = all.iter().position(|x| *x != (have, digest)) {
+    if let Some(j) = all.iter().position(|x| (x.0, x.1) != (have, digest)) {
         mesh.abort("nodes disagree on the key state (some have a key, or different public keys)")
             .await;
         return Err(Error::Abort {
@@ -122,12 +191,65 @@ async fn load_or_generate_key<M: Mesh>(
             party: j,
         });
     }
+    let importers: Vec<usize> = (0..all.len()).filter(|&j| all[j].2).collect();
+    // a second importer, or an importer although every node has a key
+    let extra = if have {
+        importers.first()
+    } else {
+        importers.get(1)
+    };
+    if let Some(&j) = extra {
+        mesh.abort("at most one node imports a key, and only at first start")
+            .await;
+        return Err(Error::Abort {
+            check: "at most one node imports a key, and only at first start",
+            party: j,
+        });
+    }
+    // Echo: every node saw the same states (a node that told some nodes it imports and others
+    // that it does not is caught here, before any key material moves).
+    let seen = *blake3::hash(
+        &coterie_base::envelope::seal(*b"THks", 1, &all)
+            .map_err(|e| Error::Invariant(format!("key state: {e}")))?,
+    )
+    .as_bytes();
+    let echoes: Vec<[u8; 32]> = mesh
+        .exchange_all_tagged(TAG_KEY_STATE + 1, &seen)
+        .await
+        .map_err(coterie_spdz::Error::from)?;
+    if let Some(j) = echoes.iter().position(|x| *x != seen) {
+        mesh.abort("nodes saw different key states").await;
+        return Err(Error::Abort {
+            check: "nodes saw the same key states (who imports)",
+            party: j,
+        });
+    }
     if have {
         let key = SharedKey::from_bytes(&read_file(&kp)?)?;
         let pk = PublicKey::from_bytes(&read_file(&pp)?)?;
-        return Ok((key, pk));
+        return Ok((key, pk, None));
     }
-    let key = SharedKey::generate(eng, params.n, KeyDistribution::Binary)?;
+    let holder = importers.first().copied();
+    let key = match holder {
+        Some(h) => {
+            // The holder's n input masks, and the public samples' noise bits.
+            let p = eng.prep_mut();
+            let masks = p.available(Kind::InputMasks(h)).map_err(Error::from)?;
+            let bits = p.available(Kind::Bits).map_err(Error::from)?;
+            let need_bits = (PK_SAMPLES * PK_NOISE_BITS as usize) as u64;
+            if masks < params.n as u64 || bits < need_bits {
+                let e = Error::Key(format!(
+                    "not enough SPDZ_2k material to import the key of party {h}: {masks} input masks of party {h} and {bits} bits left, {} and {need_bits} needed",
+                    params.n
+                ));
+                return Err(refuse(mesh, e).await);
+            }
+            let mine = to_import.as_ref().map(crate::keys::KeyToImport::coeffs);
+            SharedKey::import_from_single_holder(eng, mesh, h, mine, params.n).await?
+        }
+        None => SharedKey::generate(eng, params.n, KeyDistribution::Binary)?,
+    };
+    drop(to_import);
     // The seed of the public samples' masks: agreed by a commit-then-open coin toss.
     let coin: [u8; 32] = rand::random();
     let coins: Vec<[u8; 32]> =
@@ -142,7 +264,7 @@ async fn load_or_generate_key<M: Mesh>(
     let pk = PublicKey::generate(eng, mesh, params, &key, seed, PK_SAMPLES, PK_NOISE_BITS).await?;
     coterie_base::fsio::write_atomic_private(&kp, &key.to_bytes()).map_err(Error::File)?;
     coterie_base::fsio::write_atomic(&pp, &pk.to_bytes()).map_err(Error::File)?;
-    Ok((key, pk))
+    Ok((key, pk, holder))
 }
 
 /// Runs one decryption node (see [`crate::service`]) on the SPDZ_2k store
@@ -219,12 +341,61 @@ pub async fn run_node_until<M: Mesh>(
     events: &mut (dyn FnMut(NodeEvent) + Send),
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<()> {
+    run_node_with(mesh, config, args, &StartOptions::default(), events, stop).await
+}
+
+/// [`run_node_until`] with [`StartOptions`]: at first start, the node whose `start` names a
+/// key file imports that key (see [`StartOptions::import_key`]) instead of the nodes generating
+/// one; the key shares and the public key made from it are written exactly as for a generated
+/// key, so restarts load them. Every node learns at start-up who imports (exactly one node, or
+/// nobody: the key is generated); nodes that disagree abort naming a party, and so does a second
+/// importer, an import while a key exists (refused: a key is never replaced), a key file that
+/// is not a binary key of dimension `n`, and a store without the import's material (`n` input
+/// masks of the holder, [`crate::service::material_for_import`]). Reports
+/// [`NodeEvent::StartUp`] naming the holder after an import.
+///
+/// # Example
+///
+/// ```no_run
+/// use coterie_net::{MeshOptions, TlsMesh};
+/// use coterie_threshold::node::{ServiceArgs, StartOptions, run_node_with};
+/// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = std::path::Path::new("certs/party.toml");
+/// let mut mesh = TlsMesh::connect_with_config(config, 2, None, None, MeshOptions::default()).await?;
+/// let args = ServiceArgs {
+///     dir: "stores".into(),
+///     pool: 64,
+///     chunk: 8,
+///     max_batch: 1024,
+///     client_listen: "127.0.0.1:47900".into(),
+///     idle_exit_s: 0,
+/// };
+/// // this node holds the TFHE-rs key file; the other nodes pass StartOptions::default()
+/// let start = StartOptions::import_key("lwe-key.bin");
+/// run_node_with(&mut mesh, config, &args, &start, &mut |e| println!("{e:?}"), std::future::pending()).await?;
+/// # Ok(()) }
+/// ```
+pub async fn run_node_with<M: Mesh>(
+    mesh: &mut M,
+    config: &Path,
+    args: &ServiceArgs,
+    start: &StartOptions,
+    events: &mut (dyn FnMut(NodeEvent) + Send),
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<()> {
     let id = mesh.id();
     let params = Params::paper();
     let dir = pdir(args, id);
     let store = PrepStore::open(&dir, Z2k::spdz2k_64(), id, mesh.n())?;
     let mut eng = coterie_spdz::Engine::new(store);
-    let (key, pk) = load_or_generate_key(mesh, &mut eng, &dir, &params).await?;
+    let (key, pk, holder) =
+        load_or_generate_key(mesh, &mut eng, &dir, &params, start.import_key.as_deref()).await?;
+    if let Some(h) = holder {
+        events(NodeEvent::StartUp(format!(
+            "key imported from party {h}'s key file (whoever held that file can still decrypt \
+             everything under this key)"
+        )));
+    }
     events(NodeEvent::KeyReady {
         n: params.n,
         samples: pk.b.len(),
@@ -336,8 +507,10 @@ pub async fn party_demo<M: Mesh>(mesh: &mut M, dir: &Path, count: usize) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::LweCiphertext;
     use coterie_net::{InMemoryMesh, MeshOptions, certs};
     use coterie_spdz::Counts;
+    use rand::Rng;
 
     /// A small pool, node 0 listening on a free loopback port, stopping after `idle_exit_s`.
     fn test_args(dir: &Path, idle_exit_s: u64) -> ServiceArgs {
@@ -362,9 +535,23 @@ mod tests {
         F: FnOnce(String) -> Fut,
         Fut: std::future::Future,
     {
+        service_n(3, dir, config, client).await
+    }
+
+    /// [`service`] with `n` nodes.
+    async fn service_n<F, Fut>(
+        n: usize,
+        dir: &Path,
+        config: &Path,
+        client: F,
+    ) -> (Vec<Vec<NodeEvent>>, Fut::Output)
+    where
+        F: FnOnce(String) -> Fut,
+        Fut: std::future::Future,
+    {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, NodeEvent)>();
         let mut nodes = Vec::new();
-        for mut mesh in InMemoryMesh::group(3, MeshOptions::default()) {
+        for mut mesh in InMemoryMesh::group(n, MeshOptions::default()) {
             let args = test_args(dir, 2);
             let (config, tx) = (config.to_path_buf(), tx.clone());
             nodes.push(tokio::spawn(async move {
@@ -378,7 +565,7 @@ mod tests {
             }));
         }
         drop(tx);
-        let mut seen = vec![Vec::new(); 3];
+        let mut seen = vec![Vec::new(); n];
         let addr = loop {
             let (id, e) = rx.recv().await.expect("node 0 never served clients");
             seen[id].push(e.clone());
@@ -457,6 +644,161 @@ mod tests {
                 .unwrap();
         }
         drop(idle_client);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Runs `n` nodes once (in-memory mesh), node `holder` with `start`, the others with the
+    /// default; returns each node's result and events.
+    async fn run_once(
+        dir: &Path,
+        config: &Path,
+        n: usize,
+        holder: usize,
+        start: StartOptions,
+        idle_exit_s: u64,
+    ) -> Vec<(Result<()>, Vec<NodeEvent>)> {
+        let mut runs = Vec::new();
+        for mut mesh in InMemoryMesh::group(n, MeshOptions::default()) {
+            let args = test_args(dir, idle_exit_s);
+            let config = config.to_path_buf();
+            let start = if mesh.id() == holder {
+                start.clone()
+            } else {
+                StartOptions::default()
+            };
+            runs.push(tokio::spawn(async move {
+                let mut seen = Vec::new();
+                let mut events = |e: NodeEvent| seen.push(e);
+                let r = run_node_with(
+                    &mut mesh,
+                    &config,
+                    &args,
+                    &start,
+                    &mut events,
+                    std::future::pending(),
+                )
+                .await;
+                mesh.close().await.ok();
+                (r, seen)
+            }));
+        }
+        let mut out = Vec::new();
+        for r in runs {
+            out.push(r.await.unwrap());
+        }
+        out
+    }
+
+    /// Key import at first start by one holder (coterie's raw key file): bad files are refused at
+    /// every node before anything is sent, the imported key decrypts ciphertexts made with the
+    /// secret key, its public key encrypts under it, and a restart with the import again is
+    /// refused (the key is never replaced) while one without it loads the same key.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_holder_imports_a_key_the_others_learn_it_and_it_is_never_replaced() {
+        let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node-import");
+        let pki = certs::generate_pki(2).unwrap();
+        let addrs = certs::free_loopback_addresses(2).unwrap();
+        let config = certs::write_pki(&dir.join("certs"), &pki, &addrs).unwrap();
+        let p = Params::paper();
+        let (triples, bits, randoms, masks) =
+            crate::service::material_for_import(&p, 4, PK_SAMPLES, PK_NOISE_BITS).unwrap();
+        let counts = Counts {
+            triples,
+            bits,
+            randoms,
+            masks_per_party: masks,
+        };
+        coterie_spdz::tools::insecure_deal_counts_to_stores(
+            &dir.join("stores"),
+            Z2k::spdz2k_64(),
+            2,
+            counts,
+            1 << 16,
+        )
+        .unwrap();
+        let mut rng = rand::rng();
+        let sk: Vec<u64> = (0..p.n).map(|_| rng.next_u64() & 1).collect();
+        let good = dir.join("key.thlk");
+        std::fs::write(&good, &*crate::keys::lwe_key_file_to_bytes(&sk).unwrap()).unwrap();
+        // refused before anything is sent: wrong dimension, not binary, not a key file
+        let short = dir.join("short.thlk");
+        std::fs::write(
+            &short,
+            &*crate::keys::lwe_key_file_to_bytes(&sk[..512]).unwrap(),
+        )
+        .unwrap();
+        let mut three = sk.clone();
+        three[7] = 3;
+        let ternary = dir.join("ternary.bin");
+        let mut tb = (three.len() as u64).to_le_bytes().to_vec(); // TFHE-rs bincode
+        three.iter().for_each(|w| tb.extend(w.to_le_bytes()));
+        std::fs::write(&ternary, &tb).unwrap();
+        for (f, says) in [
+            (&short, "dimension 512"),
+            (&ternary, "other than 0 and 1"),
+            (&config, "neither"),
+        ] {
+            let out = run_once(&dir, &config, 2, 1, StartOptions::import_key(f), 1).await;
+            let e = out[1].0.as_ref().unwrap_err().to_string();
+            assert!(e.contains(says) && e.contains("--import-key"), "{e}");
+            let e0 = out[0].0.as_ref().unwrap_err().to_string();
+            assert!(e0.contains("party 1") || e0.contains("peer 1"), "{e0}");
+        }
+        assert!(!dir.join("stores/party-0/threshold-key.bin").exists());
+        let masks0 = || {
+            let st = PrepStore::<Z2k>::open(&dir.join("stores/party-0"), Z2k::spdz2k_64(), 0, 2)
+                .unwrap();
+            st.available(Kind::InputMasks(1)).unwrap()
+        };
+        assert_eq!(masks0(), p.n as u64, "nothing was input");
+        // the import
+        let out = run_once(&dir, &config, 2, 1, StartOptions::import_key(&good), 1).await;
+        for (r, seen) in &out {
+            assert!(r.is_ok(), "{r:?}");
+            assert!(
+                seen.iter().any(
+                    |e| matches!(e, NodeEvent::StartUp(s) if s.contains("imported from party 1"))
+                ),
+                "{seen:?}"
+            );
+        }
+        assert_eq!(masks0(), 0, "the holder's input masks are used");
+        let d = digest(&out[0].1);
+        // ciphertexts under the imported key (made with the secret key, and with the public key)
+        let sk_i: Vec<i64> = sk.iter().map(|&b| b as i64).collect();
+        let pk = PublicKey::from_bytes(
+            &std::fs::read(dir.join("stores/party-0/public-key.bin")).unwrap(),
+        )
+        .unwrap();
+        let cts: Vec<Vec<u8>> = vec![
+            LweCiphertext::encrypt_with_secret_key(&sk_i, 1, -(1 << 40), 64, 1, &mut rng)
+                .to_bytes(),
+            LweCiphertext::encrypt_with_secret_key(&sk_i, 0, 1 << 40, 64, 1, &mut rng).to_bytes(),
+            pk.encrypt(1, 1, &mut rng).unwrap().to_bytes(),
+        ];
+        let (c, k) = (dir.join("certs/party1.crt"), dir.join("certs/party1.key"));
+        let (seen, got) = service_n(2, &dir, &config, |addr| {
+            let (config, c, k) = (config.clone(), c.clone(), k.clone());
+            async move {
+                let ch = crate::client::connect(&config, &addr, &c, &k)
+                    .await
+                    .unwrap();
+                crate::client::decrypt_over(ch, cts).await.unwrap()
+            }
+        })
+        .await;
+        assert_eq!(got, vec![Ok(1), Ok(0), Ok(1)]);
+        assert!(
+            seen.iter().all(|s| digest(s) == d),
+            "the imported key is loaded"
+        );
+        // a restart with the import again is refused at every node, the key kept
+        let out = run_once(&dir, &config, 2, 1, StartOptions::import_key(&good), 1).await;
+        let e = out[1].0.as_ref().unwrap_err().to_string();
+        assert!(e.contains("already has a key"), "{e}");
+        assert!(out[0].0.is_err());
+        let out = run_once(&dir, &config, 2, 1, StartOptions::default(), 1).await;
+        assert!(out.iter().all(|(r, s)| r.is_ok() && digest(s) == d));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

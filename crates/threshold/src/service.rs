@@ -143,6 +143,49 @@ pub enum Event {
         /// Random bits left.
         bits: u64,
     },
+    /// SPDZ_2k material left in this node's store: reported when the service loop starts and
+    /// after every preprocessing or decryption step (for metrics; not worth a log line).
+    Material {
+        /// Triples left.
+        triples: u64,
+        /// Random bits left.
+        bits: u64,
+        /// Random authenticated values left.
+        randoms: u64,
+    },
+    /// The coordinator answered requests with an error instead of a result.
+    Refused {
+        /// Why.
+        reason: Refusal,
+        /// Requests refused for this reason at once.
+        count: usize,
+    },
+}
+
+/// Why the coordinator answered a request with an error ([`Event::Refused`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Refusal {
+    /// The ciphertext did not decode or does not fit the parameters (refused before anything
+    /// is spent).
+    Malformed,
+    /// No random authenticated values left in the SPDZ_2k store.
+    NoRandoms,
+    /// No gate bundles left and no material to make more.
+    NoGates,
+    /// The decryption run failed (the node aborts).
+    Aborted,
+}
+
+impl Refusal {
+    /// A short name (a metric label value): `malformed`, `no_randoms`, `no_gates`, `aborted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Refusal::Malformed => "malformed",
+            Refusal::NoRandoms => "no_randoms",
+            Refusal::NoGates => "no_gates",
+            Refusal::Aborted => "aborted",
+        }
+    }
 }
 
 /// One decryption node: parameters, its key shares, its engine over its SPDZ_2k store, and its
@@ -202,6 +245,16 @@ impl Node {
         let b = st.available(Kind::Bits).map_err(Error::from)?;
         Ok(t >= count * self.lt.mults_per_bundle() as u64
             && b >= count * self.lt.bits_per_bundle() as u64)
+    }
+
+    /// [`Event::Material`] for this node's store now.
+    fn material(&mut self) -> Event {
+        let st = self.eng.prep_mut();
+        Event::Material {
+            triples: st.available(Kind::Triples).unwrap_or(0),
+            bits: st.available(Kind::Bits).unwrap_or(0),
+            randoms: st.available(Kind::Randoms).unwrap_or(0),
+        }
     }
 
     fn material_left(&mut self) -> (u64, u64) {
@@ -349,11 +402,12 @@ impl Node {
         let mut pending: Vec<(LweCiphertext, Request)> = Vec::new();
         let mut closed = false;
         let mut warned_low = false;
+        events(self.material());
         loop {
             // Take what has arrived; refuse malformed ciphertexts before anything is spent.
             while pending.len() < self.cfg.max_batch {
                 match requests.try_recv() {
-                    Ok(r) => self.admit(r, &mut pending),
+                    Ok(r) => self.admit(r, &mut pending, events),
                     Err(mpsc::error::TryRecvError::Empty) => break,
                     Err(mpsc::error::TryRecvError::Disconnected) => {
                         closed = true;
@@ -370,6 +424,10 @@ impl Node {
                 .map_err(Error::from)?;
             if randoms < 5 * pending.len() as u64 {
                 let keep = (randoms / 5) as usize;
+                events(Event::Refused {
+                    reason: Refusal::NoRandoms,
+                    count: pending.len() - keep,
+                });
                 for (_, r) in pending.drain(keep..) {
                     let _ = r
                         .reply
@@ -389,6 +447,10 @@ impl Node {
                 }
             } else if !pending.is_empty() {
                 // Not enough gates and no material to make more: refuse what cannot be served.
+                events(Event::Refused {
+                    reason: Refusal::NoGates,
+                    count: pending.len(),
+                });
                 for (_, r) in pending.drain(..) {
                     let _ = r.reply.send(Err("no preprocessed gates left".into()));
                 }
@@ -403,7 +465,7 @@ impl Node {
                 }
                 match tokio::time::timeout(self.cfg.idle, requests.recv()).await {
                     Ok(Some(r)) => {
-                        self.admit(r, &mut pending);
+                        self.admit(r, &mut pending, events);
                         continue;
                     }
                     Ok(None) => {
@@ -439,9 +501,16 @@ impl Node {
                     }
                     if let Some(ev) = ev {
                         events(ev);
+                        events(self.material());
                     }
                 }
                 Err(e) => {
+                    if !pending.is_empty() {
+                        events(Event::Refused {
+                            reason: Refusal::Aborted,
+                            count: pending.len(),
+                        });
+                    }
                     for (_, r) in pending.drain(..) {
                         let _ = r.reply.send(Err(format!("decryption aborted: {e}")));
                     }
@@ -452,10 +521,19 @@ impl Node {
         }
     }
 
-    fn admit(&self, r: Request, pending: &mut Vec<(LweCiphertext, Request)>) {
+    fn admit(
+        &self,
+        r: Request,
+        pending: &mut Vec<(LweCiphertext, Request)>,
+        events: &mut (dyn FnMut(Event) + Send),
+    ) {
         match LweCiphertext::from_bytes(&r.ct).and_then(|ct| ct.check(&self.params).map(|()| ct)) {
             Ok(ct) => pending.push((ct, r)),
             Err(e) => {
+                events(Event::Refused {
+                    reason: Refusal::Malformed,
+                    count: 1,
+                });
                 let _ = r
                     .reply
                     .send(Err(format!("malformed ciphertext refused: {e}")));
@@ -472,6 +550,7 @@ impl Node {
     ) -> Result<()> {
         let step_timeout = mesh.options().timeout;
         let mut last = 0u64;
+        events(self.material());
         loop {
             // Waiting for the next step: the coordinator sends a heartbeat at least every
             // `idle`, so allow that plus the step timeout.
@@ -497,7 +576,10 @@ impl Node {
                 return Ok(());
             }
             match self.step(mesh, &msg.control, msg.seq).await {
-                Ok((_, Some(ev))) => events(ev),
+                Ok((_, Some(ev))) => {
+                    events(ev);
+                    events(self.material());
+                }
                 Ok(_) => {}
                 Err(e) => {
                     mesh.abort(&e.to_string()).await;
@@ -510,7 +592,8 @@ impl Node {
 
 /// SPDZ_2k material one node needs to make `bundles` gate bundles and decrypt that many
 /// ciphertexts with the pipelined schedule, plus the key generation of [`Params::paper`]-size
-/// keys with `samples` public samples of `noise_bits` bits (as (triples, bits, randoms)).
+/// keys with `samples` public samples of `noise_bits` bits (as (triples, bits, randoms); no
+/// input masks). An imported key needs [`material_for_import`] instead.
 pub fn material_for(
     params: &Params,
     bundles: usize,
@@ -523,6 +606,32 @@ pub fn material_for(
         bundles * lt.bits_per_bundle() + params.n + samples * noise_bits as usize,
         5 * bundles + samples + 16,
     ))
+}
+
+/// SPDZ_2k material one node needs when the key is **imported** by one holder
+/// ([`crate::node::StartOptions::import_key`]) instead of generated, for `bundles` gate bundles
+/// and decryptions and `samples` public samples of `noise_bits` bits, as
+/// `(triples, bits, randoms, input masks per owner)`. The key's `n` coefficients come in through
+/// the holder's input masks instead of `n` random bits: the bits are [`material_for`]'s less
+/// `n`, plus `n` input masks of the holder (producers make input masks for every owner alike,
+/// so `masks_per_party = n`). At [`Params::paper`] with 64 samples of 40 bits: 2,560 bits and
+/// 1,024 masks for the key, against 3,584 bits to generate it.
+///
+/// ```
+/// use coterie_threshold::Params;
+/// use coterie_threshold::service::{material_for, material_for_import};
+/// let p = Params::paper();
+/// let (t, b, r) = material_for(&p, 10, 64, 40).unwrap();
+/// assert_eq!(material_for_import(&p, 10, 64, 40).unwrap(), (t, b - 1024, r, 1024));
+/// ```
+pub fn material_for_import(
+    params: &Params,
+    bundles: usize,
+    samples: usize,
+    noise_bits: u32,
+) -> Result<(usize, usize, usize, usize)> {
+    let (triples, bits, randoms) = material_for(params, bundles, samples, noise_bits)?;
+    Ok((triples, bits - params.n, randoms, params.n))
 }
 
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! Reading LWE ciphertexts (and, for a later key-import feature, LWE secret keys) that TFHE-rs
+//! Reading LWE ciphertexts (and, for a key import, LWE secret keys) that TFHE-rs
 //! serialized, without depending on TFHE-rs: the byte layouts below are parsed here by hand, and
 //! the `tfhe` crate is only a **dev-dependency** of coterie-threshold (its tests produce the bytes
 //! with the real crate and check that they parse to exactly what
@@ -446,7 +446,8 @@ pub fn lwe_ciphertext_from_tfhe_rs(bytes: &[u8], message_log: u32) -> Result<Lwe
 /// Reads a TFHE-rs `core_crypto::LweSecretKey<Vec<u64>>` (a binary key) serialized by
 /// `safe_serialize` (versioned or unversioned mode), by `bincode::serialize(&key.versionize())`
 /// or by `bincode::serialize(&key)`, and returns its bits, in a buffer that is wiped on drop.
-/// For a later key-import feature (an existing TFHE-rs key imported into the ABB by its holder).
+/// Used by the key import ([`crate::keys::read_lwe_key_file`], `coterie party ... threshold
+/// --import-key`): an existing TFHE-rs key imported into the ABB by its holder.
 ///
 /// # Errors
 /// [`Error::Key`] for bytes that are not one of these encodings, a header naming another type or

@@ -112,7 +112,8 @@ pub enum Protocol {
         #[arg(long)]
         mpc_rounding: bool,
     },
-    /// Threshold decryption node (seed 000): key generation on first start, a pool of gate
+    /// Threshold decryption node (seed 000): key generation on first start (or the import of an
+    /// existing LWE key by the one node that holds it, `--import-key`), a pool of gate
     /// bundles kept topped up from the SPDZ_2k store DIR/party-<id> (made by `spdz-prep-ot`, or by
     /// the INSECURE `coterie spdz deal-insecure` for tests), and decryption of client requests
     /// (node 0 serves clients over mutual TLS and batches concurrent requests).
@@ -135,6 +136,22 @@ pub enum Protocol {
         /// Node 0: stop all nodes after this many seconds without a client request (0: never).
         #[arg(long, default_value_t = 0)]
         idle_exit_s: u64,
+        /// Serve this node's Prometheus metrics over plain HTTP at ADDR (`GET /metrics`), e.g.
+        /// 127.0.0.1:9464; off by default. Unauthenticated: bind a loopback or private address.
+        #[arg(long, value_name = "ADDR")]
+        metrics: Option<String>,
+        /// First start only, at the ONE node that holds an existing LWE secret key: import that
+        /// key instead of generating one (the other nodes start without this option and learn
+        /// who imports). FILE is a TFHE-rs 1.8 `core_crypto::LweSecretKey<Vec<u64>>` (bincode of
+        /// the key or of `key.versionize()`, or `tfhe::safe_serialization::safe_serialize`) or
+        /// coterie's raw key file (envelope tag `THlk`: the key's bits as little-endian u64
+        /// words, `coterie_threshold::keys::lwe_key_file_to_bytes`); the format is detected. The
+        /// key must be binary, of dimension 1024. WARNING: whoever held FILE (this holder
+        /// included) can still decrypt everything under the key; destroy FILE after the import.
+        /// Needs 1024 input masks per owner in the SPDZ_2k stores (`--masks 1024`). Refused when
+        /// a key already exists (a key is never replaced).
+        #[arg(long, value_name = "FILE")]
+        import_key: Option<PathBuf>,
     },
     /// Multi-key BFV with threshold proxy re-encryption (seed 001): each party's role (user,
     /// proxy, server, receiver) comes from the config's roles; one step per run, the state kept
@@ -233,6 +250,8 @@ async fn run_party(
             max_batch,
             client_listen,
             idle_exit_s,
+            metrics,
+            import_key,
         } => {
             let args = coterie_threshold::node::ServiceArgs {
                 dir,
@@ -242,7 +261,18 @@ async fn run_party(
                 client_listen,
                 idle_exit_s,
             };
-            super::threshold::run_node(&mut mesh, config, &args)
+            let mut start = coterie_threshold::node::StartOptions::default();
+            if let Some(f) = import_key {
+                eprintln!(
+                    "party {id}: WARNING: importing the LWE key in {}: whoever held this file \
+                     before (you included) can still decrypt everything encrypted under this key; \
+                     the threshold service does not protect against them. Destroy the file after \
+                     the import (e.g. shred -u).",
+                    f.display()
+                );
+                start.import_key = Some(f);
+            }
+            super::threshold::run_node(&mut mesh, config, &args, metrics.as_deref(), &start)
                 .await
                 .map_err(|e| Error::Protocol(format!("threshold node: {e}")))?;
             "threshold node stopped".to_string()

@@ -3,26 +3,49 @@
 //!
 //! The service: nodes run on the SPDZ_2k stores `DIR/party-<id>` (made by `coterie party ...
 //! spdz-prep-ot --dir DIR`, or by the INSECURE `coterie spdz deal-insecure --out DIR` for
-//! tests), generate the key on first start (`DIR/party-<id>/threshold-key.bin`, mode 0600, and
-//! `public-key.bin`), keep `--pool` gate bundles ready, and node 0 serves clients over mutual
+//! tests), generate the key on first start, or import an existing one from its single holder
+//! (`--import-key FILE`, TFHE-rs or coterie format), write it (`DIR/party-<id>/threshold-key.bin`,
+//! mode 0600, and `public-key.bin`), keep `--pool` gate bundles ready, and node 0 serves clients over mutual
 //! TLS at `--client-listen`. Clients: `coterie certs-client`, `coterie threshold-encrypt`,
-//! `coterie decrypt` (see `coterie_threshold::client`).
+//! `coterie decrypt` (see `coterie_threshold::client`). With `--metrics ADDR` a node also serves
+//! its Prometheus metrics (`coterie_threshold::metrics`) over plain, unauthenticated HTTP at ADDR.
 
 use std::path::Path;
 
 use coterie_net::Mesh;
-use coterie_threshold::node::{NodeEvent, ServiceArgs};
+use coterie_threshold::node::{NodeEvent, ServiceArgs, StartOptions};
 use coterie_threshold::service::Event;
 
-/// Runs one decryption node, printing its progress (`party <id>: ...` lines on stdout).
+/// Runs one decryption node, printing its progress (`party <id>: ...` lines on stdout), and with
+/// `metrics` serving its metrics over HTTP at that address; `start` may import a key.
 pub async fn run_node<M: Mesh>(
     mesh: &mut M,
     config: &Path,
     args: &ServiceArgs,
+    metrics: Option<&str>,
+    start: &StartOptions,
 ) -> coterie_threshold::Result<()> {
     let id = mesh.id();
+    let endpoint = match metrics {
+        Some(addr) => {
+            let m = coterie_threshold::metrics::NodeMetrics::new(id);
+            let l = coterie_threshold::metrics::bind(addr)
+                .await
+                .map_err(|e| coterie_threshold::Error::Params(format!("--metrics {addr}: {e}")))?;
+            let at = l.local_addr().map(|a| a.to_string());
+            println!(
+                "party {id}: metrics on http://{}/metrics",
+                at.as_deref().unwrap_or(addr)
+            );
+            Some((
+                m.clone(),
+                tokio::spawn(coterie_threshold::metrics::serve(l, m)),
+            ))
+        }
+        None => None,
+    };
     let pool = args.pool;
-    let mut print = move |e: NodeEvent| match e {
+    let print = move |e: NodeEvent| match e {
         NodeEvent::KeyReady { n, samples, digest } => {
             println!(
                 "party {id}: key ready (n = {n}, public key {samples} samples, digest {digest})"
@@ -49,8 +72,28 @@ pub async fn run_node<M: Mesh>(
         NodeEvent::Service(Event::MaterialLow { triples, bits }) => println!(
             "party {id}: SPDZ_2k material too low for more gates ({triples} triples, {bits} bits left); top-up paused"
         ),
+        NodeEvent::Service(Event::Refused { reason, count }) => {
+            println!(
+                "party {id}: refused {count} request(s): {}",
+                reason.as_str()
+            )
+        }
+        NodeEvent::Service(Event::Material { .. }) => {}
     };
-    coterie_threshold::node::run_node(mesh, config, args, &mut print).await
+    let observer = endpoint.as_ref().map(|(m, _)| m.clone());
+    let mut observe = move |e: NodeEvent| {
+        if let Some(m) = &observer {
+            m.observe(&e);
+        }
+        print(e)
+    };
+    let stop = std::future::pending();
+    let r =
+        coterie_threshold::node::run_node_with(mesh, config, args, start, &mut observe, stop).await;
+    if let Some((_, task)) = endpoint {
+        task.abort();
+    }
+    r
 }
 
 /// Runs the threshold decryption demo at this party on its store at `dir` and prints the result.
