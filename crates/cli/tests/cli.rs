@@ -232,6 +232,43 @@ fn demo_threshold_four_processes() {
 }
 
 #[test]
+fn demo_threshold_with_ot_preprocessing() {
+    let out = coterie()
+        .args([
+            "demo",
+            "threshold",
+            "--parties",
+            "2",
+            "--count",
+            "1",
+            "--prep",
+            "ot",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // the OT preprocessing is named, timed, and replaces the dealer
+    assert!(
+        text.contains("maliciously secure OT preprocessing"),
+        "{text}"
+    );
+    assert!(text.contains("triples/s"), "{text}");
+    assert!(!text.contains("INSECURE dealer"), "{text}");
+    assert_eq!(
+        text.matches("decrypted 1 ciphertexts correctly in both schedules")
+            .count(),
+        2,
+        "{text}"
+    );
+    assert_eq!(text.matches("all 2 parties succeeded").count(), 2, "{text}");
+}
+
+#[test]
 fn certs_with_roles_writes_them_and_refuses_a_bad_one() {
     let dir = scratch("roles");
     let out = coterie()

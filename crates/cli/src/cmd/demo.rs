@@ -24,7 +24,8 @@ pub enum Demo {
         parties: usize,
     },
     /// Threshold decryption among N party processes over TLS (paper parameters n = 1024,
-    /// q = 2^64, p = 2); the SPDZ_2k material comes from the INSECURE dealer (demo only).
+    /// q = 2^64, p = 2); the SPDZ_2k material comes from the INSECURE dealer (demo only) or,
+    /// with `--prep ot`, from maliciously secure OT preprocessing among the party processes.
     Threshold {
         /// Number of parties.
         #[arg(long, default_value_t = 4)]
@@ -32,6 +33,9 @@ pub enum Demo {
         /// Number of ciphertexts.
         #[arg(long, default_value_t = 8)]
         count: usize,
+        /// Source of the SPDZ_2k material.
+        #[arg(long, value_enum, default_value = "insecure-dealer")]
+        prep: PrepArg,
     },
     /// SPDZ_2k among N party processes over TLS: OT-based preprocessing into per-party stores,
     /// then a MAC-checked product of every party's input.
@@ -168,6 +172,16 @@ pub enum Demo {
     },
 }
 
+/// Where `demo threshold` gets its SPDZ_2k material.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrepArg {
+    /// INSECURE trusted dealer: one process makes every party's material (demo only).
+    InsecureDealer,
+    /// OT-based preprocessing among the party processes (`spdz-prep-ot`; maliciously secure
+    /// with abort).
+    Ot,
+}
+
 /// Runs `coterie demo ...`.
 pub fn run(which: Demo) -> Result<(), String> {
     match which {
@@ -180,7 +194,11 @@ pub fn run(which: Demo) -> Result<(), String> {
             proxies,
             insecure_toy,
         } => super::reenc::demo(users, proxies, insecure_toy),
-        Demo::Threshold { parties, count } => demo_threshold(parties, count),
+        Demo::Threshold {
+            parties,
+            count,
+            prep,
+        } => demo_threshold(parties, count, prep),
         Demo::HssVote {
             clients,
             mode,
@@ -229,8 +247,9 @@ pub fn run(which: Demo) -> Result<(), String> {
     }
 }
 
-/// `demo threshold`: insecure-dealer material into per-party stores, then the decryption demo.
-fn demo_threshold(parties: usize, count: usize) -> Result<(), String> {
+/// `demo threshold`: SPDZ_2k material into per-party stores (by the insecure dealer, or by OT
+/// preprocessing among the party processes), then the decryption demo.
+fn demo_threshold(parties: usize, count: usize, prep: PrepArg) -> Result<(), String> {
     if parties < 2 {
         return Err("need at least 2 parties".into());
     }
@@ -241,13 +260,16 @@ fn demo_threshold(parties: usize, count: usize) -> Result<(), String> {
     let stores = dir.join("stores");
     let res = coterie_threshold::demo::demo_counts(count)
         .map_err(|e| e.to_string())
-        .and_then(|c| {
-            println!(
-                "INSECURE dealer: one process makes every party's SPDZ_2k material \
-                 ({} triples, {} bits, {} randoms per party) — demo only",
-                c.triples, c.bits, c.randoms
-            );
-            super::spdz::insecure_deal(&stores, parties, c)
+        .and_then(|c| match prep {
+            PrepArg::InsecureDealer => {
+                println!(
+                    "INSECURE dealer: one process makes every party's SPDZ_2k material \
+                     ({} triples, {} bits, {} randoms per party) — demo only",
+                    c.triples, c.bits, c.randoms
+                );
+                super::spdz::insecure_deal(&stores, parties, c)
+            }
+            PrepArg::Ot => threshold_prep_ot(&dir.join("prep"), &stores, parties, c),
         })
         .and_then(|()| {
             demo_in(
@@ -264,6 +286,50 @@ fn demo_threshold(parties: usize, count: usize) -> Result<(), String> {
         });
     let _ = std::fs::remove_dir_all(&dir);
     res
+}
+
+/// `demo threshold --prep ot`: one `spdz-prep-ot` process per party makes exactly `c` into the
+/// stores under `stores`; prints the wall time and the triple rate.
+fn threshold_prep_ot(
+    dir: &Path,
+    stores: &Path,
+    parties: usize,
+    c: coterie_spdz::Counts,
+) -> Result<(), String> {
+    println!(
+        "maliciously secure OT preprocessing (SPDZ_2k, coterie_spdz::OtPrep) among the {parties} \
+         party processes: {} triples, {} bits, {} randoms per party",
+        c.triples, c.bits, c.randoms
+    );
+    let config = write_config(dir, &vec![coterie_net::Role::Node; parties])?;
+    let t = Instant::now();
+    run_processes(
+        &config,
+        parties,
+        &[
+            "spdz-prep-ot",
+            "--dir",
+            &stores.to_string_lossy(),
+            "--triples",
+            &c.triples.to_string(),
+            "--bits",
+            &c.bits.to_string(),
+            "--randoms",
+            &c.randoms.to_string(),
+            "--masks",
+            &c.masks_per_party.to_string(),
+        ],
+        600,
+    )?;
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "OT preprocessing (maliciously secure) took {secs:.1} s wall time for {parties} parties: \
+         {} triples ({:.0} triples/s, with the bits and randoms; process start and TLS set-up \
+         included)",
+        c.triples,
+        c.triples as f64 / secs.max(1e-9)
+    );
+    Ok(())
 }
 
 /// `demo spdz`: OT preprocessing, then the online product, in one scratch directory.
