@@ -4,7 +4,7 @@
 # material, loopback TLS), each called from Python and timed inside Rust on the same objects,
 # alternating rounds in one process (bench/python_binding.py). Builds and installs the release
 # wheel into .venv first (scripts/python.sh).
-#   bench/python-binding.sh [--quick] [--wait-idle S] [--out DIR] [--label L] [--skip-build]
+#   bench/python-binding.sh [--quick] [--wait-idle S] [--out DIR] [--label L] [--no-build]
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -13,7 +13,7 @@ build=1
 while (($#)); do
   bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
   case "$1" in
-    --skip-build) build=0; shift ;;
+    --no-build) build=0; shift ;;
     *) die "unknown argument '$1' (see -h)" ;;
   esac
 done

@@ -95,7 +95,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--only", choices=["bfv", "threshold"], default=None)
     a = ap.parse_args()
-    rounds = a.rounds or (3 if a.quick else 11)
+    rounds = a.rounds or (3 if a.quick else 31)
     summary = []
     for name, f, per in (("bfv_multiply", bfv, 5 if a.quick else 20),
                          ("threshold_decrypt", threshold, 2 if a.quick else 5)):
