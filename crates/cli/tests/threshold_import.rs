@@ -8,55 +8,29 @@
 //! with `--import-key` when the key exists is refused (the key is never replaced).
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tfhe::Versionize;
 use tfhe::core_crypto::prelude as tc;
 
+mod common;
+use common::{Nodes, coterie, run_ok as run};
+
 const N: usize = 4;
 /// The node that holds the key.
 const HOLDER: usize = 2;
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_coterie"))
-}
-
-fn run(args: &[&str]) -> Output {
-    let o = Command::new(bin())
-        .args(args)
-        .output()
-        .expect("run coterie");
-    assert!(
-        o.status.success(),
-        "coterie {args:?} failed: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-struct Nodes(Vec<Child>);
-
-impl Drop for Nodes {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 /// Starts the 4 nodes on `stores`, node `HOLDER` with `--import-key import` when given; logs in
 /// `dir/node<i>-<tag>.log`.
 fn start(dir: &Path, stores: &Path, client: &str, import: Option<&Path>, tag: &str) -> Nodes {
     let cfg = dir.join("certs/party.toml");
-    Nodes(
+    Nodes::new(
         (0..N)
             .map(|i| {
                 let log = std::fs::File::create(dir.join(format!("node{i}-{tag}.log"))).unwrap();
                 let err = log.try_clone().unwrap();
-                let mut c = Command::new(bin());
+                let mut c = coterie();
                 c.args(["party", "--config"])
                     .arg(&cfg)
                     .args(["--id", &i.to_string(), "--timeout-s", "10", "threshold"])
@@ -77,7 +51,7 @@ fn start(dir: &Path, stores: &Path, client: &str, import: Option<&Path>, tag: &s
 fn finish(dir: &Path, mut nodes: Nodes, tag: &str) -> Vec<(bool, String)> {
     let t = Instant::now();
     let mut out = Vec::new();
-    for (i, c) in nodes.0.iter_mut().enumerate() {
+    for (i, c) in nodes.0.iter_mut().flatten().enumerate() {
         let st = loop {
             if let Ok(Some(s)) = c.try_wait() {
                 break s;
@@ -97,7 +71,7 @@ fn finish(dir: &Path, mut nodes: Nodes, tag: &str) -> Vec<(bool, String)> {
 fn decrypt(dir: &Path, client: &str, files: &[PathBuf]) -> Vec<String> {
     let t = Instant::now();
     let o = loop {
-        let o = Command::new(bin())
+        let o = coterie()
             .arg("decrypt")
             .arg("--config")
             .arg(dir.join("certs/party.toml"))

@@ -7,41 +7,15 @@ use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
+
+mod common;
+use common::{Nodes, coterie, run_ok as run};
 
 const N: usize = 4;
 /// Pool target; bundles are made one per step, so the pool never exceeds it.
 const POOL: u64 = 4;
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_coterie"))
-}
-
-fn run(args: &[&str]) -> Output {
-    let o = Command::new(bin())
-        .args(args)
-        .output()
-        .expect("run coterie");
-    assert!(
-        o.status.success(),
-        "coterie {args:?} failed: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-struct Nodes(Vec<Child>);
-
-impl Drop for Nodes {
-    fn drop(&mut self) {
-        for c in &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 /// One HTTP/1.1 request over plain TCP: (status line, head, body).
 fn http_get(addr: &str, path: &str) -> std::io::Result<(String, String, String)> {
@@ -154,12 +128,12 @@ fn nodes_expose_pool_material_decryptions_and_refusals_as_metrics() {
         "0",
     ]);
     let cfg = dir.join("certs/party.toml");
-    let _nodes = Nodes(
+    let _nodes = Nodes::new(
         (0..N)
             .map(|i| {
                 let log = std::fs::File::create(dir.join(format!("node{i}.log"))).unwrap();
                 let err = log.try_clone().unwrap();
-                Command::new(bin())
+                coterie()
                     .args(["party", "--config"])
                     .arg(&cfg)
                     .args(["--id", &i.to_string(), "--timeout-s", "10", "threshold"])
@@ -269,7 +243,7 @@ fn nodes_expose_pool_material_decryptions_and_refusals_as_metrics() {
 fn decrypt(dir: &Path, client: &str, files: &[PathBuf]) -> Output {
     let t = Instant::now();
     loop {
-        let o = Command::new(bin())
+        let o = coterie()
             .arg("decrypt")
             .arg("--config")
             .arg(dir.join("certs/party.toml"))

@@ -8,36 +8,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{Nodes, coterie, run_ok as run};
+
 const N: usize = 4;
-
-fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_coterie"))
-}
-
-fn run(args: &[&str]) -> Output {
-    let o = Command::new(bin())
-        .args(args)
-        .output()
-        .expect("run coterie");
-    assert!(
-        o.status.success(),
-        "coterie {args:?} failed: {}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    );
-    o
-}
-
-struct Nodes(Vec<Option<Child>>);
-
-impl Drop for Nodes {
-    fn drop(&mut self) {
-        for c in self.0.iter_mut().flatten() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
 
 fn start(dir: &Path, client: &str, idle_exit: u32, tag: &str) -> Nodes {
     let cfg = dir.join("certs/party.toml");
@@ -48,7 +22,7 @@ fn start(dir: &Path, client: &str, idle_exit: u32, tag: &str) -> Nodes {
                 let log = std::fs::File::create(dir.join(format!("node{i}-{tag}.log"))).unwrap();
                 let err = log.try_clone().unwrap();
                 Some(
-                    Command::new(bin())
+                    coterie()
                         .args(["party", "--config"])
                         .arg(&cfg)
                         .args(["--id", &i.to_string(), "--timeout-s", "10", "threshold"])
@@ -98,7 +72,7 @@ fn encrypt(dir: &Path, msgs: &[u64], prefix: &str) -> Vec<PathBuf> {
 }
 
 fn client_cmd(dir: &Path, client: &str, files: &[PathBuf]) -> Command {
-    let mut c = Command::new(bin());
+    let mut c = coterie();
     c.arg("decrypt")
         .arg("--config")
         .arg(dir.join("certs/party.toml"))

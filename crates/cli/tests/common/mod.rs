@@ -37,3 +37,31 @@ pub fn finish(children: Vec<Child>, limit: Duration) -> Vec<Output> {
         })
         .collect()
 }
+
+/// Runs `coterie args...` to completion and returns its output; panics with that output if it
+/// failed.
+pub fn run_ok(args: &[&str]) -> Output {
+    let o = coterie().args(args).output().expect("run coterie");
+    assert!(o.status.success(), "coterie {args:?} failed: {}", text(&o));
+    o
+}
+
+/// Party processes that are killed (and reaped) when the value is dropped, so that a failing
+/// test leaves no node behind; `None` marks one the test already stopped.
+pub struct Nodes(pub Vec<Option<Child>>);
+
+impl Nodes {
+    /// All of `children`, running.
+    pub fn new(children: Vec<Child>) -> Self {
+        Self(children.into_iter().map(Some).collect())
+    }
+}
+
+impl Drop for Nodes {
+    fn drop(&mut self) {
+        for c in self.0.iter_mut().flatten() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
