@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test suite: formatting, lints, every test of the default workspace members built with
 # optimizations (profile `ci`: release speed, debug assertions on), then the Python package's wheel
-# (same profile) and its pytest suite with the doctests of its modules. Exits non-zero on any failure.
+# (same profile) and its pytest suite with the doctests of its modules, on .venv's Python and on
+# the oldest CPython found. Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
@@ -16,3 +17,5 @@ bash scripts/python.sh --ci
 # From bindings/python, so that the installed wheel is imported (not the source tree).
 (cd bindings/python && ../../.venv/bin/python -m pytest -q -p no:cacheprovider tests \
   && ../../.venv/bin/python -m pytest -q -p no:cacheprovider --doctest-modules --pyargs coterie)
+# The same wheel on the oldest CPython found (abi3: one wheel for 3.9 and later).
+bash scripts/python-versions.sh --oldest

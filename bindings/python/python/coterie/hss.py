@@ -237,7 +237,8 @@ def _as_int(v: object) -> Optional[int]:
     if isinstance(v, (float, complex, str)):
         return None
     try:
-        return operator.index(v)  # type: ignore[arg-type]
+        # int(): an exact int (Python 3.9's operator.index returns a bool as it is)
+        return int(operator.index(v))  # type: ignore[arg-type]
     except TypeError:
         return None
 
