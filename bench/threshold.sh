@@ -4,7 +4,7 @@
 # (crates/net/src/netem.rs, relay threads that sleep). Insecure dealer material (online phase
 # and gate preprocessing only), except Table 5's OT-based triple generation.
 #
-# Usage: bench/threshold.sh [--quick] [all|grid|prep|legacy] [--skip-plot] [--wait-idle S]
+# Usage: bench/threshold.sh [--quick] [all|grid|prep|legacy|king] [--skip-plot] [--wait-idle S]
 #                           [--out DIR] [--label NAME]
 #   grid:   Tables 2 and 3: latency and throughput, pipelined 5-round schedule, 4/8/16 parties x
 #           1/10/100 ms RTT x 100 Mbit/s / 1 Gbit/s, and the plot
@@ -12,6 +12,11 @@
 #           cost per 1000 decryptions, OT-based triples
 #   legacy: the older three-schedule comparison (2/4/8/16 parties, loopback and coterie-net's
 #           emulator)
+#   king:   issue 17 item 2: single-ciphertext latency (pipelined) at 4/8/16 parties, loopback
+#           and 1 ms / 1 Gbit/s, over the all-to-all mesh and through a king (coterie-net's
+#           KingMesh: 2(n-1) messages a round instead of n(n-1)), with the process CPU time per
+#           decryption; raw rows only: DIR/threshold-king.txt and DIR/threshold-king.jsonl (not
+#           merged into threshold.jsonl).
 #   all (default): grid and prep.
 #   --quick: the example's quick settings (fewer repetitions and gates; about 3 min for `all`,
 #           1 min for `prep`).
@@ -31,7 +36,7 @@ what=all
 while (($#)); do
   bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
   case "$1" in
-    all|grid|prep|legacy) what="$1"; shift ;;
+    all|grid|prep|legacy|king) what="$1"; shift ;;
     *) die "unknown argument '$1' (see -h)" ;;
   esac
 done
@@ -50,12 +55,19 @@ for part in "${parts[@]}"; do
     grid) "$bin" --grid "${quick[@]}" --out "$BENCH_WORK"; name=threshold-grid ;;
     prep) "$bin" --prep "${quick[@]}" --out "$BENCH_WORK"; name=threshold-prep ;;
     legacy) "$bin" "${quick[@]}" --out "$BENCH_WORK"; name=threshold-bench ;;
+    king) "$bin" --king-latency "${quick[@]}" --out "$BENCH_WORK"; name=threshold-king ;;
   esac
   cp "$BENCH_WORK/$name.txt" "$BENCH_OUT/$name.txt"
-  bench_convert threshold "$BENCH_WORK/$name.json"
+  if [[ "$part" == king ]]; then
+    # stamp each raw row with the run's date and revision
+    sed "s/^{/{\"date\":\"$BENCH_DATE\",\"rev\":\"$(bench_git_rev)\",/" "$BENCH_WORK/$name.json" \
+      >> "$BENCH_OUT/$name.jsonl"
+  else
+    bench_convert threshold "$BENCH_WORK/$name.json"
+  fi
 done
 note "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
-bench_write
+[[ "$what" == king ]] || bench_write
 if [[ " ${parts[*]} " == *" grid "* ]] && ! bench_skip plot; then
   VENV="${VENV:-$CARGO_TARGET_DIR/venv}"
   if [[ ! -x "$VENV/bin/python" ]]; then

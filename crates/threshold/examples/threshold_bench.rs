@@ -12,11 +12,18 @@
 //!
 //! Each configuration runs on the bare loopback and at 1 ms round trip / 1 Gbit/s through the
 //! link emulator. All parties share this machine's cores.
+//!
+//! Other modes: `--grid` (Tables 2 and 3), `--prep` (Tables 4 and 5), `--king-latency`
+//! (single-ciphertext latency at 4/8/16 parties over the all-to-all mesh and through a king,
+//! coterie-net's `KingMesh`: `threshold-king.{txt,json}`), and
+//! `--probe PARTIES MODE [--batch B] [--king K] [--loopback | --net-emu]` (one configuration;
+//! MODE 0 strict batched checks, 1 pipelined, 2 strict-9; `--king K` relays every exchange
+//! through party K).
 
 use std::time::{Duration, Instant};
 
 use coterie_net::netem::{LinkParams, Relay};
-use coterie_net::{Mesh, MeshOptions, TlsMesh};
+use coterie_net::{KingMesh, Mesh, MeshOptions, TlsMesh};
 use coterie_spdz::{Counts, Engine, InsecureDealer, Z2k};
 use coterie_threshold::gates::{
     GatePool, ShareOps, insecure_deal_bundles, prep_bundles, prep_subset_prods,
@@ -144,13 +151,15 @@ async fn bench_bundles(count: usize, netem: Option<LinkParams>) -> (f64, f64) {
     )
 }
 
-/// (seconds for the batch, bytes sent by party 0 per decryption)
+/// (seconds for the batch, bytes sent by party 0 per decryption); with `king`, every exchange is
+/// relayed through that party ([`KingMesh`], key set-up not timed).
 async fn bench_online(
     parties: usize,
     batch: usize,
     reps: usize,
     netem: Option<LinkParams>,
     mode: u8,
+    king: Option<usize>,
 ) -> (Vec<f64>, f64) {
     let p = Params::paper();
     let lt = p.lt().unwrap();
@@ -185,41 +194,26 @@ async fn bench_online(
     let (meshes, _relays) = tls_group(parties, netem).await;
     let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(parties));
     let mut hs = Vec::new();
-    for (((mut mesh, prep), key), b) in meshes.into_iter().zip(preps).zip(keys).zip(bundles) {
-        let cts = cts.clone();
-        let want = want.clone();
-        let barrier = barrier.clone();
+    for (((mesh, prep), key), b) in meshes.into_iter().zip(preps).zip(keys).zip(bundles) {
+        let run = OnlineParty {
+            cts: cts.clone(),
+            want: want.clone(),
+            barrier: barrier.clone(),
+            batch,
+            mode,
+            p,
+        };
         hs.push(tokio::spawn(async move {
             let mut eng = Engine::new(prep);
             let mut pool = GatePool::new(lt);
             pool.push(b).unwrap();
-            let sent0 = mesh.stats().total_sent();
-            let mut times = Vec::new();
-            for (sid, chunk) in cts.chunks(batch).zip(want.chunks(batch)).enumerate() {
-                let sid = sid as u64;
-                // every iteration starts at all parties together (a request reaching every node
-                // at once); the latency is from the earliest start to the latest end
-                barrier.wait().await;
-                let t = Instant::now();
-                let out = match mode {
-                    1 => decrypt_pipelined(&mut eng, &mut mesh, &p, &key, chunk.0, &mut pool, sid)
-                        .await
-                        .unwrap(),
-                    2 => decrypt_strict_single_check(
-                        &mut eng, &mut mesh, &p, &key, chunk.0, &mut pool, sid,
-                    )
-                    .await
-                    .unwrap(),
-                    _ => decrypt(&mut eng, &mut mesh, &p, &key, chunk.0, &mut pool)
-                        .await
-                        .unwrap(),
-                };
-                times.push((t, Instant::now()));
-                assert_eq!(out, chunk.1);
+            match king {
+                Some(k) => {
+                    let mesh = KingMesh::new(mesh, k).await.unwrap();
+                    run.run(mesh, &mut eng, &mut pool, &key).await
+                }
+                None => run.run(mesh, &mut eng, &mut pool, &key).await,
             }
-            let sent = mesh.stats().total_sent() - sent0;
-            mesh.close().await.ok();
-            (times, sent)
         }));
     }
     let mut spans: Vec<(Instant, Instant)> = Vec::new();
@@ -239,6 +233,152 @@ async fn bench_online(
     let times: Vec<f64> = spans.iter().map(|(a, b)| (*b - *a).as_secs_f64()).collect();
     assert_eq!(round_p(0, 64, 1), 0);
     (times, sent as f64 / total as f64)
+}
+
+/// One party's part of [`bench_online`].
+struct OnlineParty {
+    cts: Vec<LweCiphertext>,
+    want: Vec<u64>,
+    barrier: std::sync::Arc<tokio::sync::Barrier>,
+    batch: usize,
+    mode: u8,
+    p: Params,
+}
+
+impl OnlineParty {
+    /// Decrypts every batch over `mesh`: (start and end of each batch, bytes sent).
+    async fn run<M: Mesh>(
+        self,
+        mut mesh: M,
+        eng: &mut Engine<Z2k, coterie_spdz::VecPrep<Z2k>>,
+        pool: &mut GatePool,
+        key: &SharedKey,
+    ) -> (Vec<(Instant, Instant)>, u64) {
+        let p = &self.p;
+        let sent0 = mesh.stats().total_sent();
+        let mut times = Vec::new();
+        let mut cpu0 = 0.0;
+        let batches = self
+            .cts
+            .chunks(self.batch)
+            .zip(self.want.chunks(self.batch));
+        for (sid, chunk) in batches.enumerate() {
+            let sid = sid as u64;
+            // every iteration starts at all parties together (a request reaching every node
+            // at once); the latency is from the earliest start to the latest end
+            self.barrier.wait().await;
+            let t = Instant::now();
+            if sid == 0 && mesh.id() == 0 {
+                cpu0 = process_cpu_s();
+            }
+            let out = match self.mode {
+                1 => decrypt_pipelined(eng, &mut mesh, p, key, chunk.0, pool, sid)
+                    .await
+                    .unwrap(),
+                2 => decrypt_strict_single_check(eng, &mut mesh, p, key, chunk.0, pool, sid)
+                    .await
+                    .unwrap(),
+                _ => decrypt(eng, &mut mesh, p, key, chunk.0, pool)
+                    .await
+                    .unwrap(),
+            };
+            times.push((t, Instant::now()));
+            assert_eq!(out, chunk.1);
+        }
+        if mesh.id() == 0 {
+            // every party has finished its last decryption once all pass this barrier
+            self.barrier.wait().await;
+            let window = times
+                .first()
+                .map_or(0.0, |(t, _)| t.elapsed().as_secs_f64());
+            *TIMED_CPU.lock().unwrap() = (process_cpu_s() - cpu0, window);
+        } else {
+            self.barrier.wait().await;
+        }
+        let sent = mesh.stats().total_sent() - sent0;
+        mesh.close().await.ok();
+        (times, sent)
+    }
+}
+
+/// Process CPU time and wall time (seconds) from the first timed decryption of the last
+/// [`bench_online`] call to the end of its last one (as seen by party 0).
+static TIMED_CPU: std::sync::Mutex<(f64, f64)> = std::sync::Mutex::new((0.0, 0.0));
+
+/// CPU time (user + system) of this process so far, in seconds (0 where /proc is missing).
+fn process_cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // fields after the command name (which may contain spaces) start at state, field 3
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|x| x.parse::<f64>().ok()).unwrap_or(0.0);
+    // utime and stime are fields 14 and 15 (1-based), i.e. 11 and 12 after the state field
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+/// Issue 17 item 2: single-ciphertext latency (pipelined, 5 rounds) at 4, 8 and 16 parties over
+/// the all-to-all mesh and through a king (party 0), on the loopback and at 1 ms / 1 Gbit/s;
+/// with the process's CPU time per decryption (all parties and the emulator's relay threads
+/// share this process and its two worker threads) to tell a CPU-bound run from a
+/// latency-bound one. Writes `threshold-king.txt` and `threshold-king.json` (one object per
+/// line) to `out_dir`.
+async fn king_table(quick: bool, out_dir: &str) {
+    let reps = if quick { 7 } else { 21 };
+    let one_ms = link(1, 1000.0);
+    // the emulator subtracts its calibrated own cost from the one-way delay: an overhead
+    // measured on a busy machine above the real one shortens the emulated latency
+    let overhead_us = one_ms.map_or(0.0, |l| l.overhead.as_secs_f64() * 1e6);
+    let mut text = String::new();
+    let mut json = Vec::new();
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let head = format!(
+        "# single-ciphertext latency, pipelined (5 rounds), all-to-all vs king (party 0); {reps} reps, median and min; cpu = process CPU time per decryption over the timed window (user+sys, all parties and relays; 10 ms ticks), cores_busy = that CPU time / the window's wall time; 1 ms link: {one_ms:?} (calibrated relay overhead {overhead_us:.0} us); load average at start: {}",
+        load.trim()
+    );
+    println!("{head}");
+    text.push_str(&head);
+    text.push('\n');
+    for (net, lp) in [("loopback", None), ("1ms-1Gbit", one_ms)] {
+        for parties in [4usize, 8, 16] {
+            for (mesh, king) in [("all-to-all", None), ("king", Some(0usize))] {
+                let n = parties as u64;
+                let msgs = if king.is_some() {
+                    2 * (n - 1)
+                } else {
+                    n * (n - 1)
+                };
+                let (mut t, bytes) = bench_online(parties, 1, reps, lp, 1, king).await;
+                let (cpu, wall) = *TIMED_CPU.lock().unwrap();
+                let cpu_per_dec_ms = cpu / reps as f64 * 1e3;
+                // cores kept busy over the timed window (it includes the barriers between
+                // decryptions); 2 = both cores of this machine saturated
+                let busy = cpu / wall.max(1e-9);
+                let min = t.iter().cloned().fold(f64::MAX, f64::min) * 1e3;
+                let med = median(&mut t) * 1e3;
+                let line = format!(
+                    "king net={net} parties={parties} mesh={mesh} msgs_per_round={msgs} median_ms={med:.2} min_ms={min:.2} cpu_ms_per_dec={cpu_per_dec_ms:.1} cores_busy={busy:.2} bytes_per_dec_party0={bytes:.0} samples_ms={:?}",
+                    t.iter()
+                        .map(|x| (x * 1e5).round() / 1e2)
+                        .collect::<Vec<_>>()
+                );
+                println!("{line}");
+                text.push_str(&line);
+                text.push('\n');
+                json.push(format!(
+                    "{{\"bench\":\"king-latency\",\"net\":\"{net}\",\"mesh\":\"{mesh}\",\"schedule\":\"pipelined\",\"parties\":{parties},\"msgs_per_round\":{msgs},\"rounds\":5,\"median_ms\":{med:.3},\"min_ms\":{min:.3},\"cpu_ms_per_dec\":{cpu_per_dec_ms:.2},\"cores_busy\":{busy:.2},\"reps\":{reps},\"relay_overhead_us\":{:.1},\"bytes_per_dec_party0\":{bytes:.0},\"load\":\"{}\"}}",
+                    lp.map_or(0.0, |_| overhead_us),
+                    load.trim()
+                ));
+            }
+        }
+    }
+    std::fs::create_dir_all(out_dir).ok();
+    std::fs::write(format!("{out_dir}/threshold-king.txt"), &text).unwrap();
+    std::fs::write(
+        format!("{out_dir}/threshold-king.json"),
+        format!("{}\n", json.join("\n")),
+    )
+    .unwrap();
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -320,7 +460,7 @@ async fn grid(quick: bool, out_dir: &str) {
             for mbit in [100.0, 1000.0] {
                 let link = link(rtt, mbit);
                 let reps = if quick || rtt == 100 { 3 } else { 5 };
-                let (mut lat, _) = bench_online(parties, 1, reps, link, 1).await;
+                let (mut lat, _) = bench_online(parties, 1, reps, link, 1, None).await;
                 let lat_ms = median(&mut lat) * 1e3;
                 // one batch in flight: larger batches at larger RTT amortize the 5 rounds (the
                 // gate bundles are dealt per cell, ~80 kB per bundle per party in memory)
@@ -337,7 +477,7 @@ async fn grid(quick: bool, out_dir: &str) {
                         (4, true) => 300,
                         _ => 100,
                     };
-                let (t, bytes) = bench_online(parties, batch, 2, link, 1).await;
+                let (t, bytes) = bench_online(parties, batch, 2, link, 1, None).await;
                 let best = t.iter().cloned().fold(f64::MAX, f64::min);
                 let thr = batch as f64 / best;
                 let line = format!(
@@ -442,6 +582,10 @@ async fn main() {
         grid(quick, &out_dir).await;
         return;
     }
+    if args.iter().any(|a| a == "--king-latency") {
+        king_table(quick, &out_dir).await;
+        return;
+    }
     if args.iter().any(|a| a == "--prep") {
         prep_tables(quick, &out_dir).await;
         return;
@@ -462,8 +606,19 @@ async fn main() {
             .iter()
             .position(|a| a == "--batch")
             .map_or(1, |i| args[i + 1].parse().unwrap());
-        let (mut t, bytes) =
-            bench_online(parties, batch, if batch > 1 { 3 } else { 10 }, link, mode).await;
+        let king: Option<usize> = args
+            .iter()
+            .position(|a| a == "--king")
+            .map(|i| args[i + 1].parse().unwrap());
+        let (mut t, bytes) = bench_online(
+            parties,
+            batch,
+            if batch > 1 { 3 } else { 10 },
+            link,
+            mode,
+            king,
+        )
+        .await;
         println!(
             "bytes/dec party0 {bytes:.0}; dec/s {:.0}",
             batch as f64 / t.iter().cloned().fold(f64::MAX, f64::min)
@@ -516,7 +671,7 @@ async fn main() {
                 ("pipelined", 1),
             ] {
                 let batch = if quick || parties > 4 { 200 } else { 1000 };
-                let (t, bytes) = bench_online(parties, batch, 2, *lp, pipelined).await;
+                let (t, bytes) = bench_online(parties, batch, 2, *lp, pipelined, None).await;
                 let best = t.iter().cloned().fold(f64::MAX, f64::min);
                 let thr = batch as f64 / best;
                 log(
@@ -527,7 +682,7 @@ async fn main() {
                 );
                 json.push(format!("{{\"bench\":\"online-throughput\",\"net\":\"{net}\",\"mode\":\"{mode}\",\"parties\":{parties},\"batch\":{batch},\"dec_per_s\":{thr:.1},\"bytes_per_dec\":{bytes:.1}}}"));
                 let reps = if quick { 10 } else { 30 };
-                let (mut t, bytes1) = bench_online(parties, 1, reps, *lp, pipelined).await;
+                let (mut t, bytes1) = bench_online(parties, 1, reps, *lp, pipelined, None).await;
                 let med = median(&mut t) * 1000.0;
                 log(
                     format!(
