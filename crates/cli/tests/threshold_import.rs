@@ -110,13 +110,14 @@ fn decrypt(dir: &Path, client: &str, files: &[PathBuf]) -> Vec<String> {
 }
 
 /// Insecure dealer material for an imported key (`coterie_threshold::service::material_for_import`
-/// at the paper's parameters, 64 public samples of 40 bits): per bundle 2351 triples and 72 bits;
-/// the public key 2560 bits; the key 1024 input masks (of every owner, so of the holder).
+/// at the paper's parameters, the secure public key's 1,024 samples of 45 bits): per bundle 2351
+/// triples and 72 bits; the public key 46,080 bits; the key 1024 input masks (of every owner, so
+/// of the holder).
 fn deal(dir: &Path, stores: &str, bundles: usize) {
     let p = coterie_threshold::Params::paper();
     let (triples, bits, randoms, masks) =
-        coterie_threshold::service::material_for_import(&p, bundles, 64, 40).unwrap();
-    assert_eq!((bits, masks), (72 * bundles + 2560, 1024));
+        coterie_threshold::service::material_for_import(&p, bundles, 1024, 45).unwrap();
+    assert_eq!((bits, masks), (72 * bundles + 46_080, 1024));
     run(&[
         "spdz",
         "deal-insecure",

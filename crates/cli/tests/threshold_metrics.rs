@@ -121,9 +121,9 @@ fn nodes_expose_pool_material_decryptions_and_refusals_as_metrics() {
         "--triples",
         &(2351 * bundles).to_string(),
         "--bits",
-        &(3584 + 72 * bundles).to_string(),
+        &(common::keygen_material().0 + 72 * bundles).to_string(),
         "--randoms",
-        "1000",
+        &(common::keygen_material().1 + 1000).to_string(),
         "--masks",
         "0",
     ]);

@@ -308,13 +308,40 @@ impl SharedKey {
     }
 }
 
-/// Public LWE samples `(a_i, b_i = <a_i, s> + e_i)` of a shared key: the public key of a
-/// secret-key LWE scheme, usable for encryption by subset sums. The `a_i` are expanded from a
-/// public 32-byte seed (a common reference string the parties agreed on beforehand).
-/// Format version 1.
+/// Public LWE samples `(a_i, b_i = <a_i, s> + e_i)` of a shared key: the public key of the
+/// service, from which anyone encrypts. The `a_i` are expanded from a public 32-byte seed (a
+/// common reference string the parties agreed on by a coin toss).
+///
+/// # Encryption (format 2) and its security
+///
+/// With `m` samples `A ∈ Z_q^{m×n}`, `b = A·s + e`, [`PublicKey::encrypt`] draws a binary
+/// `r ∈ {0,1}^m` and uniform noise `e₁ ∈ Z^n`, `e₂` of the key's noise width and outputs
+/// `(Aᵀr + e₁, bᵀr + e₂ + Δ·μ)` (the dual-style LWE public-key encryption of Lindner–Peikert,
+/// CT-RSA 2011, without a ring). Security rests on two LWE instances: the key's own samples
+/// (secret `s`, dimension `n`), and, once those are pseudorandom, the ciphertext (secret `r`,
+/// dimension `m`, `n + 1` samples, same noise). [`PublicKey::secure_samples`] is therefore
+/// `m = n`: both instances then have the same dimension and noise. Fewer samples are
+/// **insecure**: format 1 (a subset sum of 64 samples without fresh noise) let anyone solve
+/// the subset `r` from the `n` equations of the mask by linear algebra and strip the
+/// plaintext; format-1 keys still decode (their nodes keep decrypting) but refuse to encrypt.
+///
+/// [`PublicKey::secure_noise_bits`] gives the noise width: uniform noise in
+/// `[-2^{w-1}, 2^{w-1})` has `σ = 2^w/√12`; the 128-bit requirement on `log2(q/σ)` is
+/// interpolated linearly in `n` between two estimator-backed 128-bit parameter sets with
+/// binary secrets and `q = 2^64` — TFHE-rs 1.8's default `PARAM_MESSAGE_2_CARRY_2_KS_PBS`
+/// (Gaussian, p_fail 2^-64): LWE `n = 833`, `σ = 3.616·10^-6·q` (`log2(q/σ) = 18.08`), and
+/// GLWE `N = 2048`, `σ = 2.845·10^-15·q` (`log2(q/σ) = 48.32`) — plus two bits of margin. For the
+/// paper's `(n, q) = (1024, 2^64)` this is `w = 45` (`σ = 2^43.2`, `log2(q/σ) = 20.8` against
+/// the interpolated 22.8 allowed at 128 bits): **about 128-bit** security by that
+/// interpolation (source: TFHE-rs's parameters, which its authors sized with the
+/// lattice-estimator; no estimator was run here). The decryption noise is at most
+/// `(m + n + 1)·2^{w-1}` (`< 2^55.01` for these parameters), far below `q/(2p) = 2^62`.
+///
+/// Format: version 2 (1 still decodes).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PublicKey {
-    /// Format version (1).
+    /// Format version: 2 (secure encryption), or 1 (a legacy subset-sum key that refuses to
+    /// encrypt).
     pub version: u8,
     /// `k`, `q = 2^k`.
     pub k: u32,
@@ -325,29 +352,103 @@ pub struct PublicKey {
     /// The bodies `b_i`.
     pub b: Vec<u64>,
     /// Noise width `w`: `e_i` is uniform in `[-2^{w-1}, 2^{w-1})`, made from `w` random bits
-    /// inside the ABB (`e = Σ_{j<w} 2^j·x_j − 2^{w-1}`).
+    /// inside the ABB (`e = Σ_{j<w} 2^j·x_j − 2^{w-1}`); encryption adds fresh noise of the same
+    /// width.
     pub noise_bits: u32,
 }
 
+/// `(n, log2(q/σ))` of the two 128-bit parameter sets the secure noise width is interpolated
+/// between (TFHE-rs 1.8, `V1_1_PARAM_MESSAGE_2_CARRY_2_KS_PBS_GAUSSIAN_2M64`: the LWE key and
+/// the GLWE key; binary secrets, `q = 2^64`).
+const SECURITY_ANCHORS: [(f64, f64); 2] = [(833.0, 18.08), (2048.0, 48.32)];
+/// Bits of noise width added above the interpolated minimum.
+const NOISE_MARGIN_BITS: u32 = 2;
+
 impl PublicKey {
+    /// The number of public samples for a secure key: `n` (see the type's docs: the encryption
+    /// randomness is an LWE secret of dimension `m`, which must be as large as the key's).
+    pub fn secure_samples(params: &Params) -> usize {
+        params.n
+    }
+
+    /// The noise width `w` (bits) of a secure public key for `params` (see the type's docs for
+    /// the source and the interpolation), checked against decryption correctness:
+    /// `(2n + 1)·2^{w-1} < 2^{k−m−1}`.
+    ///
+    /// # Errors
+    /// `Error::Params` when `n < 833` (below the interpolation's range there is no documented
+    /// secure width; larger `n` uses the `n = 2048` anchor, which is conservative), or when
+    /// that much noise leaves no room for the message.
+    pub fn secure_noise_bits(params: &Params) -> Result<u32> {
+        let [(n0, r0), (n1, r1)] = SECURITY_ANCHORS;
+        let n = params.n as f64;
+        if n < n0 {
+            return Err(Error::Params(format!(
+                "no secure public-key noise is documented for n = {} (needs n >= {n0})",
+                params.n
+            )));
+        }
+        let allowed = r0 + (n.min(n1) - n0) * (r1 - r0) / (n1 - n0);
+        // σ = 2^w/√12 ≥ q/2^allowed  ⇔  w ≥ k − allowed + log2(√12).
+        let min_w = f64::from(params.k) - allowed + 12f64.sqrt().log2();
+        let w = min_w.ceil().max(1.0) as u32 + NOISE_MARGIN_BITS;
+        let room = params.k.saturating_sub(params.m + 1);
+        // (2n + 1)·2^{w-1} < 2^{w + log2(2n+1) - 1}
+        let bound_bits = u64::BITS - (2 * params.n as u64 + 1).leading_zeros() + w - 1;
+        if bound_bits >= room {
+            return Err(Error::Params(format!(
+                "a secure public key needs {w}-bit noise, which leaves no room for a {}-bit message mod 2^{}",
+                params.m, params.k
+            )));
+        }
+        Ok(w)
+    }
+
     /// The mask `a_i` of sample `i`.
     pub fn a(&self, i: usize) -> Vec<u64> {
         let mut x = Xof::new(&self.seed, b"coterie-threshold/public-key/a", i as u64);
-        let mask = if self.k >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << self.k) - 1
-        };
+        let mask = self.mask();
         (0..self.n).map(|_| x.next_u64() & mask).collect()
     }
 
-    /// Computes `count` public samples of `key` inside the ABB with uniform noise of
-    /// `noise_bits` bits made from random bits, and opens the bodies (MAC-checked).
+    fn mask(&self) -> u64 {
+        if self.k >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << self.k) - 1
+        }
+    }
+
+    /// Computes the service's public key of `key` inside the ABB:
+    /// [`PublicKey::secure_samples`] samples (`count` must be at least that) with uniform noise
+    /// of `noise_bits` bits (at least [`PublicKey::secure_noise_bits`]) made from random bits,
+    /// and opens the bodies (MAC-checked). Consumes `count·noise_bits` random bits (46,080 for
+    /// the paper's parameters: `1024 · 45`).
     ///
-    /// Security is the caller's choice of `(n, q, noise_bits)`: it must meet an LWE estimate
-    /// (lattice-estimator) for uniform error of standard deviation `2^w/√12`; no parameter set
-    /// here is claimed secure. Decryption correctness needs about `count/2 · 2^{w-1} < 2^{l-1}`
-    /// for [`PublicKey::encrypt`]. Consumes `count·w` random bits.
+    /// # Errors
+    /// `Error::Params` for fewer samples or less noise than a secure key needs (tests with toy
+    /// parameters use [`PublicKey::insecure_toy_generate`]); errors of the engine and mesh.
+    pub async fn generate<P: Preprocessing<Z2k>, M: Mesh>(
+        eng: &mut Engine<Z2k, P>,
+        mesh: &mut M,
+        params: &Params,
+        key: &SharedKey,
+        seed: [u8; 32],
+        count: usize,
+        noise_bits: u32,
+    ) -> Result<Self> {
+        let w = Self::secure_noise_bits(params)?;
+        let m = Self::secure_samples(params);
+        if count < m || noise_bits < w {
+            return Err(Error::Params(format!(
+                "an insecure public key was asked for ({count} samples of {noise_bits}-bit noise; a secure one needs at least {m} samples of {w}-bit noise)"
+            )));
+        }
+        Self::make(eng, mesh, params, key, seed, count, noise_bits).await
+    }
+
+    /// [`PublicKey::generate`] without the security checks: any `count` and `noise_bits`, for
+    /// **insecure toy** parameters in tests and documentation only.
     ///
     /// # Example
     ///
@@ -371,7 +472,8 @@ impl PublicKey {
     ///     tasks.push(tokio::spawn(async move {
     ///         let mut eng = Engine::new(prep);
     ///         let key = SharedKey::generate(&mut eng, 4, KeyDistribution::Binary)?;
-    ///         let pk = PublicKey::generate(&mut eng, &mut mesh, &p, &key, [5; 32], 16, 2).await?;
+    ///         let pk = PublicKey::insecure_toy_generate(&mut eng, &mut mesh, &p, &key, [5; 32], 8, 2)
+    ///             .await?;
     ///         mesh.close().await.ok();
     ///         Ok::<_, coterie_threshold::Error>(pk)
     ///     }));
@@ -385,7 +487,19 @@ impl PublicKey {
     /// assert!(ct.check(&p).is_ok());
     /// # });
     /// ```
-    pub async fn generate<P: Preprocessing<Z2k>, M: Mesh>(
+    pub async fn insecure_toy_generate<P: Preprocessing<Z2k>, M: Mesh>(
+        eng: &mut Engine<Z2k, P>,
+        mesh: &mut M,
+        params: &Params,
+        key: &SharedKey,
+        seed: [u8; 32],
+        count: usize,
+        noise_bits: u32,
+    ) -> Result<Self> {
+        Self::make(eng, mesh, params, key, seed, count, noise_bits).await
+    }
+
+    async fn make<P: Preprocessing<Z2k>, M: Mesh>(
         eng: &mut Engine<Z2k, P>,
         mesh: &mut M,
         params: &Params,
@@ -405,40 +519,23 @@ impl PublicKey {
             ));
         }
         let mut pk = Self {
-            version: 1,
+            version: 2,
             k: params.k,
             n: params.n,
             seed,
             b: Vec::new(),
             noise_bits,
         };
-        let w = noise_bits as usize;
-        let bits = eng.rand_bits(w * count)?;
-        let ring = *eng.ring();
-        let offset = ring.neg(&(1u128 << (w - 1)));
-        let mut vals = Vec::with_capacity(count);
-        for i in 0..count {
-            let a = pk.a(i);
-            let terms: Vec<(u128, &Sh)> =
-                a.iter().map(|&x| u128::from(x)).zip(&key.coeffs).collect();
-            let mut acc = eng.lin_comb(&offset, &terms);
-            for (j, bit) in bits[w * i..w * (i + 1)].iter().enumerate() {
-                acc = eng.add(&acc, &eng.mul_const(bit, &(1u128 << j)));
-            }
-            vals.push(acc);
-        }
-        let opened = eng.open(mesh, &vals).await?;
-        eng.check(mesh).await?;
-        pk.b = opened.iter().map(|&x| x as u64).collect();
+        pk.b = noisy_samples(eng, mesh, key, count, noise_bits, |i| pk.a(i)).await?;
         Ok(pk)
     }
 
-    /// Encodes the public key: magic `b"CTPK"`, version 1, `k` `u8`, `n` `u32`, seed, noise
+    /// Encodes the public key: magic `b"CTPK"`, version (2), `k` `u8`, `n` `u32`, seed, noise
     /// bits `u8`, count `u32`, bodies as little-endian `u64`.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(46 + 8 * self.b.len());
+        let mut out = Vec::with_capacity(47 + 8 * self.b.len());
         out.extend_from_slice(b"CTPK");
-        out.push(1);
+        out.push(self.version);
         out.push(self.k as u8);
         out.extend_from_slice(&(self.n as u32).to_le_bytes());
         out.extend_from_slice(&self.seed);
@@ -450,13 +547,15 @@ impl PublicKey {
         out
     }
 
-    /// Decodes [`PublicKey::to_bytes`] (sizes bounded and checked before allocating).
+    /// Decodes [`PublicKey::to_bytes`] (versions 1 and 2; sizes bounded and checked before
+    /// allocating).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let bad = |s: &str| Error::Key(format!("public key: {s}"));
         if bytes.len() < 47 || &bytes[..4] != b"CTPK" {
             return Err(bad("bad header"));
         }
-        if bytes[4] != 1 {
+        let version = bytes[4];
+        if version != 1 && version != 2 {
             return Err(bad("unsupported version"));
         }
         let k = u32::from(bytes[5]);
@@ -484,7 +583,7 @@ impl PublicKey {
             })
             .collect();
         Ok(Self {
-            version: 1,
+            version,
             k,
             n,
             seed,
@@ -493,30 +592,140 @@ impl PublicKey {
         })
     }
 
-    /// Encrypts `mu ∈ [2^m]`: the sum of a uniformly random subset of the samples plus
-    /// `2^{k-m}·mu`. The noise is a sum of about `count/2` of the samples' noise terms.
+    /// Encrypts `mu ∈ [2^m]` (format 2, see the type's docs): `(Aᵀr + e₁, bᵀr + e₂ + 2^{k-m}·mu)`
+    /// with `r ∈ {0,1}^count` and `e₁, e₂` uniform of the key's noise width, from `rng` (give it
+    /// a cryptographic generator).
+    ///
+    /// # Errors
+    /// `Error::Params` for a message out of range or one the noise bound
+    /// `(count + n + 1)·2^{w-1} < 2^{k-m-1}` does not leave room for; `Error::Key` for a format-1
+    /// key (insecure, see the type's docs).
     pub fn encrypt<G: Rng + ?Sized>(&self, mu: u64, m: u32, rng: &mut G) -> Result<LweCiphertext> {
+        if self.version < 2 {
+            return Err(Error::Key(
+                "this public key has format 1, whose encryption is insecure (a subset sum of too few samples without fresh noise); the nodes must make a new public key".into(),
+            ));
+        }
         if m == 0 || m >= self.k || mu >> m != 0 {
             return Err(Error::Params("message out of range".into()));
         }
-        let mask = if self.k >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << self.k) - 1
-        };
-        let mut a = vec![0u64; self.n + 1];
-        let mut b = mu << (self.k - m);
+        let terms = (self.b.len() + self.n + 1) as u64;
+        let bound_bits = u64::BITS - terms.leading_zeros() + self.noise_bits - 1;
+        if bound_bits >= self.k - m - 1 {
+            return Err(Error::Params(format!(
+                "a {m}-bit message leaves too little room for this public key's noise (up to 2^{bound_bits}, mod 2^{})",
+                self.k
+            )));
+        }
+        let mask = self.mask();
+        let w = self.noise_bits;
+        let half = 1u64 << (w - 1);
+        let wmask = (1u64 << w) - 1;
+        let noise = |rng: &mut G| (rng.next_u64() & wmask).wrapping_sub(half);
+        let mut a: Vec<u64> = (0..self.n).map(|_| noise(rng)).collect();
+        let mut b = (mu << (self.k - m)).wrapping_add(noise(rng));
+        let mut r = 0u64;
         for (i, bi) in self.b.iter().enumerate() {
-            if rng.next_u64() & 1 == 1 {
-                for (x, y) in a[..self.n].iter_mut().zip(self.a(i)) {
-                    *x = x.wrapping_add(y) & mask;
+            if i % 64 == 0 {
+                r = rng.next_u64();
+            }
+            let take = r & 1 == 1;
+            r >>= 1;
+            if take {
+                let mut x = Xof::new(&self.seed, b"coterie-threshold/public-key/a", i as u64);
+                for ai in a.iter_mut() {
+                    *ai = ai.wrapping_add(x.next_u64() & mask);
                 }
                 b = b.wrapping_add(*bi);
             }
         }
-        a[self.n] = b & mask;
+        for ai in a.iter_mut() {
+            *ai &= mask;
+        }
+        a.push(b & mask);
         LweCiphertext::from_parts(a, self.k, m).map_err(|e| Error::Key(e.to_string()))
     }
+}
+
+/// Opens `<a_i, s> + e_i` for `i < count` (masks from `mask(i)`), `e_i` uniform in
+/// `[-2^{w-1}, 2^{w-1})` from `w` random bits each, MAC-checked: fresh LWE samples of the shared
+/// key.
+async fn noisy_samples<P: Preprocessing<Z2k>, M: Mesh>(
+    eng: &mut Engine<Z2k, P>,
+    mesh: &mut M,
+    key: &SharedKey,
+    count: usize,
+    noise_bits: u32,
+    mask: impl Fn(usize) -> Vec<u64>,
+) -> Result<Vec<u64>> {
+    let w = noise_bits as usize;
+    let bits = eng.rand_bits(w * count)?;
+    let ring = *eng.ring();
+    let offset = ring.neg(&(1u128 << (w - 1)));
+    let mut vals = Vec::with_capacity(count);
+    for i in 0..count {
+        let a = mask(i);
+        let terms: Vec<(u128, &Sh)> = a.iter().map(|&x| u128::from(x)).zip(&key.coeffs).collect();
+        let mut acc = eng.lin_comb(&offset, &terms);
+        for (j, bit) in bits[w * i..w * (i + 1)].iter().enumerate() {
+            acc = eng.add(&acc, &eng.mul_const(bit, &(1u128 << j)));
+        }
+        vals.push(acc);
+    }
+    let opened = eng.open(mesh, &vals).await?;
+    eng.check(mesh).await?;
+    Ok(opened.iter().map(|&x| x as u64).collect())
+}
+
+/// Encrypts public `messages` (each `< 2^m`) under the shared key inside the ABB, without a
+/// public key: ciphertext `j` is a fresh LWE sample `(a_j, <a_j, s> + e_j + 2^{k-m}·μ_j)` with
+/// `a_j` expanded from the public `seed` and `e_j` uniform of
+/// [`PublicKey::secure_noise_bits`] bits, made from random bits (that many per ciphertext) and
+/// MAC-checked. As secure as one sample of the public key; the parties know the messages. What
+/// the demo uses to make its ciphertexts cheaply (a secure public key costs `n·w` random bits,
+/// 46,080 for the paper's parameters, which dominate OT preprocessing for a short run).
+///
+/// # Errors
+/// `Error::Params` for a message out of range or parameters without a secure noise width;
+/// errors of the engine and mesh.
+pub async fn encrypt_inside_abb<P: Preprocessing<Z2k>, M: Mesh>(
+    eng: &mut Engine<Z2k, P>,
+    mesh: &mut M,
+    params: &Params,
+    key: &SharedKey,
+    seed: [u8; 32],
+    messages: &[u64],
+) -> Result<Vec<LweCiphertext>> {
+    key.check(params)?;
+    let w = PublicKey::secure_noise_bits(params)?;
+    if messages.iter().any(|&mu| mu >> params.m != 0) {
+        return Err(Error::Params("message out of range".into()));
+    }
+    let probe = PublicKey {
+        version: 2,
+        k: params.k,
+        n: params.n,
+        seed,
+        b: Vec::new(),
+        noise_bits: w,
+    };
+    let mask = |i: usize| {
+        let mut x = Xof::new(&seed, b"coterie-threshold/abb-encrypt/a", i as u64);
+        (0..params.n)
+            .map(|_| x.next_u64() & probe.mask())
+            .collect::<Vec<u64>>()
+    };
+    let bodies = noisy_samples(eng, mesh, key, messages.len(), w, mask).await?;
+    bodies
+        .iter()
+        .zip(messages)
+        .enumerate()
+        .map(|(j, (&b, &mu))| {
+            let mut a = mask(j);
+            a.push(b.wrapping_add(mu << (params.k - params.m)) & probe.mask());
+            LweCiphertext::from_parts(a, params.k, params.m).map_err(|e| Error::Key(e.to_string()))
+        })
+        .collect()
 }
 
 impl SharedKey {
@@ -728,4 +937,128 @@ pub fn import_key_file(bytes: &[u8], n: usize) -> Result<KeyToImport> {
     }
     let coeffs = zeroize::Zeroizing::new(bits.iter().map(|&b| b as i64).collect());
     Ok(KeyToImport { coeffs, format })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coterie_net::{InMemoryMesh, MeshOptions};
+    use coterie_spdz::{Counts, InsecureDealer};
+
+    /// A format-2 public key of a plaintext binary key, made in the clear (tests only).
+    fn plain_key(n: usize, w: u32, rng: &mut impl Rng) -> (Vec<u64>, PublicKey) {
+        let s: Vec<u64> = (0..n).map(|_| rng.next_u64() & 1).collect();
+        let mut pk = PublicKey {
+            version: 2,
+            k: 64,
+            n,
+            seed: rand::RngExt::random(rng),
+            b: Vec::new(),
+            noise_bits: w,
+        };
+        for i in 0..n {
+            let e = (rng.next_u64() & ((1 << w) - 1)).wrapping_sub(1 << (w - 1));
+            let dot = pk
+                .a(i)
+                .iter()
+                .zip(&s)
+                .fold(e, |acc, (a, s)| acc.wrapping_add(a.wrapping_mul(*s)));
+            pk.b.push(dot);
+        }
+        (s, pk)
+    }
+
+    #[test]
+    fn secure_public_key_size_for_the_paper() {
+        let p = Params::paper();
+        assert_eq!(PublicKey::secure_samples(&p), 1024);
+        assert_eq!(PublicKey::secure_noise_bits(&p).unwrap(), 45);
+        assert_eq!(crate::node::PK_SAMPLES, PublicKey::secure_samples(&p));
+        assert_eq!(
+            crate::node::PK_NOISE_BITS,
+            PublicKey::secure_noise_bits(&p).unwrap()
+        );
+        assert_eq!(
+            crate::demo::NOISE_BITS,
+            PublicKey::secure_noise_bits(&p).unwrap()
+        );
+        // below the interpolation's range: no claim
+        let toy = Params::insecure_toy(512, 64, 1, 8).unwrap();
+        assert!(PublicKey::secure_noise_bits(&toy).is_err());
+        // larger n needs less noise (monotone), never more than at n = 1024
+        let big = Params::for_lwe(2048, 64, 1, 8).unwrap();
+        assert!(PublicKey::secure_noise_bits(&big).unwrap() < 45);
+        // too much noise for the message: a 40-bit message cannot fit
+        let wide = Params::for_lwe(1024, 64, 40, 8);
+        if let Ok(wide) = wide {
+            assert!(PublicKey::secure_noise_bits(&wide).is_err());
+        }
+    }
+
+    #[test]
+    fn encryption_decrypts_with_fresh_noise_inside_the_bound() {
+        let mut rng = rand::rng();
+        let (n, w) = (1024, 45);
+        let (s, pk) = plain_key(n, w, &mut rng);
+        let bound = (2 * n as u64 + 1) << (w - 1);
+        let mut largest = 0u64;
+        for i in 0..40u64 {
+            let mu = i % 2;
+            let ct = pk.encrypt(mu, 1, &mut rng).unwrap();
+            let dot = ct
+                .mask()
+                .iter()
+                .zip(&s)
+                .fold(0u64, |acc, (a, s)| acc.wrapping_add(a.wrapping_mul(*s)));
+            let phase = ct.body().wrapping_sub(dot);
+            let noise = phase.wrapping_sub(mu << 63) as i64;
+            assert!(noise.unsigned_abs() < bound, "noise {noise} over the bound");
+            assert_eq!(crate::round_p(phase, 64, 1), mu);
+            largest = largest.max(noise.unsigned_abs());
+        }
+        // the noise is a sum of about (m + n)/2 + 1 uniform 45-bit terms: its standard deviation
+        // is about 2^43.2 · √1025 ≈ 2^48.2; 40 samples all below 2^45 would mean it is missing
+        assert!(largest > 1 << 45, "largest noise {largest} is too small");
+    }
+
+    #[test]
+    fn format_1_decodes_but_refuses_to_encrypt() {
+        let mut rng = rand::rng();
+        let (_, mut pk) = plain_key(1024, 45, &mut rng);
+        let bytes = pk.to_bytes();
+        assert_eq!(bytes[4], 2);
+        assert_eq!(PublicKey::from_bytes(&bytes).unwrap(), pk);
+        pk.version = 1;
+        let old = PublicKey::from_bytes(&pk.to_bytes()).unwrap();
+        assert_eq!(old.version, 1);
+        let e = old.encrypt(1, 1, &mut rng).unwrap_err().to_string();
+        assert!(e.contains("format 1"), "{e}");
+        let mut bad = bytes.clone();
+        bad[4] = 3;
+        assert!(PublicKey::from_bytes(&bad).is_err());
+    }
+
+    #[tokio::test]
+    async fn generate_refuses_an_insecure_size() {
+        let p = Params::paper();
+        let mut rng = rand::rng();
+        let dealer = InsecureDealer::insecure_new(Z2k::spdz2k_64(), 2, &mut rng).unwrap();
+        let counts = Counts {
+            triples: 0,
+            bits: 0,
+            randoms: 0,
+            masks_per_party: 0,
+        };
+        let prep = dealer.deal(counts, &mut rng).remove(0);
+        let mut eng = Engine::new(prep);
+        let mut mesh = InMemoryMesh::group(2, MeshOptions::default()).remove(0);
+        let key = SharedKey { coeffs: Vec::new() };
+        for (count, w) in [(64, 45), (1024, 40)] {
+            let e = PublicKey::generate(&mut eng, &mut mesh, &p, &key, [0; 32], count, w)
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("insecure public key"), "{e}");
+        }
+    }
 }

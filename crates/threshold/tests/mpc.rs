@@ -121,8 +121,8 @@ async fn paper_parameters_keygen_public_key_2_parties() {
     let p = Params::paper();
     let lt = p.lt().unwrap();
     for dist in [KeyDistribution::Binary, KeyDistribution::Ternary] {
-        let samples = 64;
-        let eta = 40; // noise bits
+        let samples = PublicKey::secure_samples(&p);
+        let eta = PublicKey::secure_noise_bits(&p).unwrap() as usize; // noise bits
         let decs = 3;
         let c = counts(&lt, decs, decs, 2 * p.n + eta * samples, 0, samples);
         let res = run_mem(deal(2, 64, c), move |_, mut eng, mut mesh| async move {

@@ -19,7 +19,11 @@ async fn four_party_decryption_over_loopback_tls() {
     let n = 4;
     let p = Params::paper();
     let lt = p.lt().unwrap();
-    let (samples, eta, decs) = (32usize, 40u32, 4usize);
+    let (samples, eta, decs) = (
+        PublicKey::secure_samples(&p),
+        PublicKey::secure_noise_bits(&p).unwrap(),
+        4usize,
+    );
     let pki = generate_pki(n).unwrap();
     let r = loopback_roster(&pki, false).unwrap();
     let opts = MeshOptions {

@@ -11,6 +11,18 @@ pub fn coterie() -> Command {
     Command::new(env!("CARGO_BIN_EXE_coterie"))
 }
 
+/// Random bits and random values of the threshold service's key generation at the paper's
+/// parameters: the key's coefficients and the secure public key's noise bits, and one random per
+/// public sample for its MAC check (`coterie_threshold::service::material_for` without bundles:
+/// 1,024 + 1,024 · 45 bits, 1,040 randoms).
+pub fn keygen_material() -> (usize, usize) {
+    use coterie_threshold::node::{PK_NOISE_BITS, PK_SAMPLES};
+    let p = coterie_threshold::Params::paper();
+    coterie_threshold::service::material_for(&p, 0, PK_SAMPLES, PK_NOISE_BITS)
+        .map(|(_, bits, randoms)| (bits, randoms))
+        .unwrap_or((usize::MAX, usize::MAX))
+}
+
 /// Stdout then stderr of `o`, as text.
 pub fn text(o: &Output) -> String {
     format!(
