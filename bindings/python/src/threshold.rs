@@ -630,8 +630,17 @@ impl Shared {
             NodeEvent::Service(Event::Refused { reason, count }) => {
                 format!("refused {count} request(s): {}", reason.as_str())
             }
-            // the store's levels after every step: too frequent for the log
-            NodeEvent::Service(Event::Material { .. }) => return,
+            NodeEvent::PeerLost { node, cause } => {
+                format!("lost node {node} ({cause}); reconnecting")
+            }
+            NodeEvent::Waiting { node, cause } => {
+                format!("waiting for node {node} to reconnect ({cause})")
+            }
+            NodeEvent::Reconnected { session } => {
+                format!("reconnected to every node (reconnection {session})")
+            }
+            // the store's levels and the gates taken, after every step: too frequent for the log
+            NodeEvent::Service(Event::Material { .. } | Event::GatesTaken { .. }) => return,
         };
         s.log.push(format!("party {id}: {line}"));
         drop(s);

@@ -11,15 +11,28 @@
 //! * Clients call [`client_decrypt`] (files: CTLW, or TFHE-rs ciphertexts converted to CTLW by
 //!   [`crate::tfhers`]) or [`connect`] and [`decrypt_over`] (CTLW bytes): node
 //!   0's certificate is checked against the config's CA and the name `party-0.coterie`.
+//! * **The client trusts no single node**: each request carries a fresh random nonce, and each
+//!   decrypted message comes back with every node's signed statement of it
+//!   ([`crate::statement`]); [`decrypt_over`] accepts the results only when every node's
+//!   statement verifies under the certificate the party config binds to that node and gives
+//!   the message node 0 returned. Otherwise it fails with an error naming the node at fault (a
+//!   follower whose statement is missing, does not verify or disagrees, or node 0 when it
+//!   returns what its own signed statement contradicts). Refusals (errors per ciphertext) carry
+//!   no statements: they are node 0's word, as a denial of service always is.
+//! * A client certificate that node 0 does not accept (not issued by the service's CA) is
+//!   reported as such (TLS 1.3 refuses it with an alert on the first read, not at connect).
 //! * [`encrypt_file`] makes a ciphertext file under the service's public key.
 //!
 //! Wire format: channel byte frames (bounded by [`MAX_CLIENT_FRAME`]), each holding one envelope
-//! (`coterie_base::envelope`): requests [`ClientRequest`] `{id, ct}` (CTLW bytes; envelope tag
-//! `THcq`) with channel tag [`TAG_REQUEST`], responses [`ClientResponse`] `{id, result}`
-//! (envelope tag `THcr`) with channel tag [`TAG_RESPONSE`]; both at format version 2 (version 1
-//! carried a `version` byte in the message). Responses may come back in any order; `id` matches
-//! them to requests. A request node 0 cannot open (another format version, a malformed
-//! envelope) is answered with an error under the id [`UNREADABLE_ID`].
+//! (`coterie_base::envelope`): requests [`ClientRequest`] `{id, ct, nonce}` (CTLW bytes;
+//! envelope tag `THcq`) with channel tag [`TAG_REQUEST`], responses [`ClientResponse`] `{id,
+//! result, statements}` (envelope tag `THcr`) with channel tag [`TAG_RESPONSE`]; both at format
+//! version 3 (version 2 had no nonce and no statements; version 1 carried a `version` byte in
+//! the message). Responses may come back in any order; `id` matches them to requests. A request
+//! node 0 cannot open (another format version, a malformed envelope) is answered with an error
+//! under the id [`UNREADABLE_ID`]. So an older (version 2) client gets a version-3 response it
+//! cannot open and reports that; this client, talking to an older node 0, gets a version-2
+//! response and fails with "node 0 speaks client protocol version 2, this client version 3".
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -34,6 +47,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::keys::PublicKey;
 use crate::service::Request;
+use crate::statement::{SignedStatement, Verifier, ciphertext_hash};
 use crate::{Error, LweCiphertext, Result};
 
 /// The id of the response to a request that node 0 could not open (another format version or
@@ -58,6 +72,8 @@ pub struct ClientRequest {
     pub id: u64,
     /// The ciphertext, CTLW-encoded ([`LweCiphertext::to_bytes`]).
     pub ct: Vec<u8>,
+    /// Fresh random bytes, bound into every node's statement of the result.
+    pub nonce: [u8; 32],
 }
 
 /// The answer to one [`ClientRequest`] (sent as an envelope, see the module docs).
@@ -67,11 +83,83 @@ pub struct ClientResponse {
     pub id: u64,
     /// The decrypted message, or why the node refused or failed it.
     pub result: std::result::Result<u64, String>,
+    /// With a message: node `i`'s signed statement of it at position `i` (`None` where node 0
+    /// has none from node `i`); empty with an error.
+    pub statements: Vec<Option<SignedStatement>>,
 }
 
 coterie_base::versioned! {
-    ClientRequest => b"THcq" v 2,
-    ClientResponse => b"THcr" v 2,
+    ClientRequest => b"THcq" v 3,
+    ClientResponse => b"THcr" v 3,
+}
+
+/// A connection to node 0 ([`connect`]): the mutual-TLS channel and the check of the nodes'
+/// statements from the party config.
+pub struct Connection {
+    channel: Channel,
+    verifier: Verifier,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Connection {{ peer: {}, .. }}", self.channel.peer_name())
+    }
+}
+
+impl Connection {
+    /// A connection on `channel` (to node 0) whose results are checked with `verifier`.
+    pub fn new(channel: Channel, verifier: Verifier) -> Self {
+        Self { channel, verifier }
+    }
+
+    /// The channel (to send or read frames of the client protocol directly).
+    pub fn channel_mut(&mut self) -> &mut Channel {
+        &mut self.channel
+    }
+
+    /// The channel and the verifier.
+    pub fn into_parts(self) -> (Channel, Verifier) {
+        (self.channel, self.verifier)
+    }
+
+    /// Ends the connection normally.
+    pub async fn close(self) -> Result<()> {
+        self.channel.close().await.map_err(client_err)
+    }
+}
+
+/// TLS alerts by which a server refuses the client's certificate.
+const CERT_ALERTS: [&str; 9] = [
+    "BadCertificate",
+    "UnsupportedCertificate",
+    "CertificateRevoked",
+    "CertificateExpired",
+    "CertificateUnknown",
+    "UnknownCA",
+    "DecryptError",
+    "AccessDenied",
+    "CertificateRequired",
+];
+
+/// The client's error for a failure on the connection to node 0: a refusal of the client's
+/// certificate (a TLS alert naming a certificate problem) said as such, anything else as it is.
+fn connection_err(e: coterie_net::Error) -> Error {
+    let text = e.to_string();
+    let refused = text
+        .split("alert")
+        .skip(1)
+        .any(|after| CERT_ALERTS.iter().any(|a| after.contains(a)));
+    if refused {
+        client_err(format!(
+            "node 0 refused this client's certificate (it must be issued by the service's CA: \
+             `coterie certs-client --dir <the CA's directory> --name <client>`): {text}"
+        ))
+    } else {
+        match e {
+            coterie_net::Error::Closed { .. } => client_err("node 0 closed the connection"),
+            e => client_err(e),
+        }
+    }
 }
 
 /// Seals a message and sends it as one byte frame.
@@ -202,6 +290,7 @@ pub async fn serve_clients(
                             .send(ClientResponse {
                                 id: UNREADABLE_ID,
                                 result: Err(format!("request refused: {e}")),
+                                statements: Vec::new(),
                             })
                             .await;
                         continue;
@@ -211,6 +300,7 @@ pub async fn serve_clients(
                 if tx
                     .send(Request {
                         ct: req.ct,
+                        nonce: req.nonce,
                         reply: otx,
                     })
                     .await
@@ -219,8 +309,20 @@ pub async fn serve_clients(
                     break;
                 }
                 tokio::spawn(async move {
-                    let result = orx.await.unwrap_or_else(|_| Err("node stopped".into()));
-                    let _ = rtx.send(ClientResponse { id: req.id, result }).await;
+                    let reply = orx.await.unwrap_or_else(|_| Err("node stopped".into()));
+                    let r = match reply {
+                        Ok(a) => ClientResponse {
+                            id: req.id,
+                            result: Ok(a.message),
+                            statements: a.statements,
+                        },
+                        Err(e) => ClientResponse {
+                            id: req.id,
+                            result: Err(e),
+                            statements: Vec::new(),
+                        },
+                    };
+                    let _ = rtx.send(r).await;
                 });
             }
             drop(rtx);
@@ -231,7 +333,8 @@ pub async fn serve_clients(
 
 /// Connects to node 0 at `node` over mutual TLS: client certificate `cert`/`key` (PEM, issued by
 /// the config's CA), node 0's certificate checked against the CA of the party `config` and the
-/// name `party-0.coterie`.
+/// name `party-0.coterie`. The connection checks the nodes' statements on every result with the
+/// party certificates of `config` ([`crate::statement::Verifier`]).
 ///
 /// # Example
 ///
@@ -248,57 +351,92 @@ pub async fn serve_clients(
 /// let results = decrypt_over(ch, vec![std::fs::read("ct.bin").unwrap()]).await?;
 /// # Ok(()) }
 /// ```
-pub async fn connect(config: &Path, node: &str, cert: &Path, key: &Path) -> Result<Channel> {
+pub async fn connect(config: &Path, node: &str, cert: &Path, key: &Path) -> Result<Connection> {
     let roster = Roster::load(config).map_err(client_err)?;
     let ca = roster.ca.clone().ok_or_else(|| {
         client_err("the config names no CA (clients are authenticated by the CA)")
     })?;
+    let verifier = Verifier::new(&roster)?;
     let identity = Identity::from_pem_files(cert, key).map_err(client_err)?;
-    connect_channel(node, &party_name(0), identity, ca, channel_options())
+    let channel = connect_channel(node, &party_name(0), identity, ca, channel_options())
         .await
-        .map_err(|e| client_err(format!("node 0 at {node}: {e}")))
+        .map_err(|e| match connection_err(e) {
+            Error::Client(e) => client_err(format!("node 0 at {node}: {e}")),
+            e => e,
+        })?;
+    Ok(Connection::new(channel, verifier))
 }
 
-/// Sends the CTLW ciphertexts `cts` on `ch` (a channel to node 0, see [`connect`]) and returns
-/// one result per ciphertext, in order: the message, or the node's reason for refusing or
-/// failing it. Errors (typed) when the connection fails, node 0 answers out of protocol, or node 0
-/// could not open a request (it speaks another format version).
+/// Sends the CTLW ciphertexts `cts` on `conn` (a connection to node 0, see [`connect`]), each
+/// with a fresh random nonce, and returns one result per ciphertext, in order: the message, or
+/// the node's reason for refusing or failing it. A message is returned only when every node's
+/// signed statement of it verifies and agrees ([`crate::statement::Verifier::check`]). Errors
+/// (typed) when the connection fails (a refused client certificate is said as such), node 0
+/// answers out of protocol, node 0 could not open a request (it speaks another format version),
+/// or a node's statement is missing, does not verify or disagrees with node 0's answer (the
+/// error names the node).
 ///
 /// # Example
 ///
 /// See [`connect`].
 pub async fn decrypt_over(
-    ch: Channel,
+    conn: Connection,
     cts: Vec<Vec<u8>>,
 ) -> Result<Vec<std::result::Result<u64, String>>> {
+    let (ch, mut verifier) = conn.into_parts();
     let (mut rd, mut wr) = ch.split();
     let count = cts.len();
+    let hashes: Vec<[u8; 32]> = cts.iter().map(|c| ciphertext_hash(c)).collect();
+    let nonces: Vec<[u8; 32]> = (0..count).map(|_| rand::random()).collect();
+    let sent = nonces.clone();
     let sender = tokio::spawn(async move {
-        for (i, ct) in cts.into_iter().enumerate() {
-            let req = ClientRequest { id: i as u64, ct };
+        for (i, (ct, nonce)) in cts.into_iter().zip(sent).enumerate() {
+            let req = ClientRequest {
+                id: i as u64,
+                ct,
+                nonce,
+            };
             send_envelope(&mut wr, TAG_REQUEST, &req).await?;
         }
         Ok::<_, Error>(wr)
     });
     let mut results: Vec<Option<std::result::Result<u64, String>>> = vec![None; count];
     for _ in 0..count {
-        let bytes = rd.recv_bytes(TAG_RESPONSE).await.map_err(|e| match e {
-            coterie_net::Error::Closed { .. } => client_err("node 0 closed the connection"),
-            e => client_err(e),
-        })?;
-        let r: ClientResponse = envelope::from_envelope(&bytes, MAX_CLIENT_FRAME)
-            .map_err(|e| client_err(format!("node 0's response: {e}")))?;
+        let bytes = match rd.recv_bytes(TAG_RESPONSE).await {
+            Ok(b) => b,
+            Err(e) => {
+                sender.abort();
+                return Err(connection_err(e));
+            }
+        };
+        let r: ClientResponse =
+            envelope::from_envelope(&bytes, MAX_CLIENT_FRAME).map_err(|e| match envelope::peek(
+                &bytes,
+            ) {
+                Ok((tag, v)) if tag == ClientResponse::TAG && v != ClientResponse::VERSION => {
+                    client_err(format!(
+                        "node 0 speaks client protocol version {v}, this client version {}",
+                        ClientResponse::VERSION
+                    ))
+                }
+                _ => client_err(format!("node 0's response: {e}")),
+            })?;
         if r.id == UNREADABLE_ID {
             let why = r.result.err().unwrap_or_default();
             return Err(client_err(format!(
                 "node 0 could not read a request: {why}"
             )));
         }
-        let slot = usize::try_from(r.id)
+        let i = usize::try_from(r.id)
             .ok()
-            .and_then(|i| results.get_mut(i))
+            .filter(|&i| i < count)
             .ok_or_else(|| client_err("response for an unknown request"))?;
-        *slot = Some(r.result);
+        if let Ok(m) = r.result {
+            verifier
+                .check(i, &nonces[i], &hashes[i], m, &r.statements)
+                .map_err(|why| client_err(format!("result refused: {why}")))?;
+        }
+        results[i] = Some(r.result);
     }
     let wr = sender.await.map_err(client_err)??;
     let _ = Channel::unsplit(rd, wr).close().await;
@@ -409,6 +547,8 @@ pub fn encrypt_file(public_key: &Path, message: u64, out: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::service::Attested;
+    use crate::statement::Signer;
     use coterie_net::certs;
     use std::time::Instant;
 
@@ -416,15 +556,30 @@ mod tests {
         coterie_base::fsio::unique_temp_dir(&format!("coterie-thr-client-{name}"))
     }
 
+    /// The statement signers of every party of the config in `dir` (as [`certs::write_pki`]
+    /// writes it: every party's key is there).
+    fn signers(config: &Path, n: usize) -> Vec<Signer> {
+        (0..n)
+            .map(|i| Signer::from_config(config, i, None, None, [7; 32]).unwrap())
+            .collect()
+    }
+
     /// A node stub behind the real listener: answers every ciphertext with its body's top bit,
-    /// and refuses what does not parse (as the coordinator does).
-    async fn stub_node(mut rx: mpsc::Receiver<Request>) -> usize {
+    /// signed by every node, and refuses what does not parse (as the coordinator does).
+    async fn stub_node(mut rx: mpsc::Receiver<Request>, signers: Vec<Signer>) -> usize {
         let mut served = 0;
         while let Some(r) = rx.recv().await {
             served += 1;
             let res = LweCiphertext::from_bytes(&r.ct)
                 .map(|ct| ct.body() >> (ct.modulus_log() - 1))
-                .map_err(|e| format!("malformed ciphertext refused: {e}"));
+                .map_err(|e| format!("malformed ciphertext refused: {e}"))
+                .map(|message| Attested {
+                    message,
+                    statements: signers
+                        .iter()
+                        .map(|s| Some(s.sign(&r.nonce, &r.ct, message).unwrap()))
+                        .collect(),
+                });
             let _ = r.reply.send(res);
         }
         served
@@ -442,7 +597,7 @@ mod tests {
         let last = Arc::new(std::sync::Mutex::new(Instant::now()));
         let t0 = *last.lock().unwrap();
         let server = tokio::spawn(serve_clients(server, tx, last.clone()));
-        let stub = tokio::spawn(stub_node(rx));
+        let stub = tokio::spawn(stub_node(rx, signers(&config, 2)));
         // messages as the top bit of b; any certificate the CA issued authenticates a client
         let mut files = Vec::new();
         for (i, top) in [1u64, 0, 1].iter().enumerate() {
@@ -495,15 +650,18 @@ mod tests {
         assert!(*last.lock().unwrap() > t0, "requests update the idle clock");
 
         // a wrong envelope version is answered with an error and never reaches the node
-        let mut ch = connect(&config, &addr, &c, &k).await.unwrap();
-        let req = ClientRequest { id: 9, ct: vec![] };
-        let old = envelope::seal(ClientRequest::TAG, ClientRequest::VERSION - 1, &(1u8, &req));
+        let (mut ch, _) = connect(&config, &addr, &c, &k).await.unwrap().into_parts();
+        let old = envelope::seal(
+            ClientRequest::TAG,
+            ClientRequest::VERSION - 1,
+            &(9u64, Vec::<u8>::new()),
+        );
         ch.send_bytes(TAG_REQUEST, &old.unwrap()).await.unwrap();
         let r: ClientResponse =
             envelope::from_envelope(&ch.recv_bytes(TAG_RESPONSE).await.unwrap(), 1 << 10).unwrap();
         assert_eq!(r.id, UNREADABLE_ID);
         let e = r.result.unwrap_err();
-        assert!(e.contains("version 1") && e.contains("version 2"), "{e}");
+        assert!(e.contains("version 2") && e.contains("version 3"), "{e}");
         // so are bytes that are no envelope at all (a version-1 request's encoding)
         // (postcard: version 1, id 9, an empty ciphertext)
         ch.send_bytes(TAG_REQUEST, &[1, 9, 0]).await.unwrap();
@@ -515,23 +673,26 @@ mod tests {
         let req = ClientRequest {
             id: 11,
             ct: good.to_bytes(),
+            nonce: [3; 32],
         };
         ch.send_bytes(TAG_REQUEST, &envelope::to_envelope(&req).unwrap())
             .await
             .unwrap();
         let r: ClientResponse =
-            envelope::from_envelope(&ch.recv_bytes(TAG_RESPONSE).await.unwrap(), 1 << 10).unwrap();
+            envelope::from_envelope(&ch.recv_bytes(TAG_RESPONSE).await.unwrap(), 1 << 12).unwrap();
         assert_eq!((r.id, r.result), (11, Ok(1)));
+        assert_eq!(r.statements.len(), 2, "one statement per node");
         // an oversized request is refused before it is sent (the node would refuse it too)
         let big = ClientRequest {
             id: 10,
             ct: vec![0; MAX_CLIENT_FRAME + 1],
+            nonce: [0; 32],
         };
         let (_, mut wr) = ch.split();
         assert!(send_envelope(&mut wr, TAG_REQUEST, &big).await.is_err());
         drop(wr);
 
-        // a client certificate from another CA is refused
+        // a client certificate from another CA is refused, and the client says so
         let other = scratch("tls-other");
         let opki = certs::generate_pki(2).unwrap();
         certs::write_pki(&other, &opki, &addrs).unwrap();
@@ -544,7 +705,22 @@ mod tests {
             1,
         )
         .await;
-        assert!(matches!(refused, Err(Error::Client(_))), "{refused:?}");
+        let Err(Error::Client(e)) = refused else {
+            panic!("{refused:?}")
+        };
+        assert!(
+            e.contains("node 0 refused this client's certificate")
+                && e.contains("issued by the service's CA")
+                && e.contains("certs-client")
+                && e.contains("alert"),
+            "{e}"
+        );
+        // an issued client certificate (not a party's) is accepted
+        let (ic, ik) = certs::issue_client_cert(&dir, "alice").unwrap();
+        let got = client_decrypt(&config, &addr, &ic, &ik, &files[..1], 1)
+            .await
+            .unwrap();
+        assert_eq!(got[0].1, Ok(1));
 
         // nothing listening: a typed error naming the node
         server.abort();
@@ -555,7 +731,7 @@ mod tests {
         assert!(e.to_string().contains("node 0 at"), "{e}");
         assert_eq!(
             stub.await.unwrap(),
-            6,
+            7,
             "the stub saw exactly the requests it could open"
         );
         let _ = std::fs::remove_dir_all(&dir);

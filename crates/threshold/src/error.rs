@@ -61,3 +61,41 @@ pub enum Error {
 
 /// Result alias.
 pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// The peer whose loss ended a run, when that is what this error is: the link with it broke
+    /// (crash, kill, reset), it closed, it was silent past the deadline, or it could not be
+    /// reached — the failures a decryption node recovers from by reconnecting
+    /// ([`crate::node::run_node_reconnecting`]). `None` for everything else: an abort by a party,
+    /// a failed check (MAC, consistency, a malformed message), a local failure.
+    ///
+    /// ```
+    /// use coterie_threshold::Error;
+    /// let lost = Error::from(coterie_spdz::Error::from(coterie_net::Error::Disconnected {
+    ///     party: 2,
+    ///     cause: "connection reset".into(),
+    /// }));
+    /// assert_eq!(lost.lost_peer(), Some(2));
+    /// let cheat = Error::Abort { check: "mac", party: 2 };
+    /// assert_eq!(cheat.lost_peer(), None);
+    /// ```
+    pub fn lost_peer(&self) -> Option<usize> {
+        match self {
+            Error::Spdz(coterie_spdz::Error::Net(e)) => net_lost_peer(e),
+            _ => None,
+        }
+    }
+}
+
+/// [`Error::lost_peer`] of a coterie-net error.
+pub(crate) fn net_lost_peer(e: &coterie_net::Error) -> Option<usize> {
+    use coterie_net::Error as N;
+    match e {
+        N::Disconnected { party, .. }
+        | N::Closed { party }
+        | N::Timeout { party, .. }
+        | N::Io { party, .. }
+        | N::Connect { party, .. } => Some(*party),
+        _ => None,
+    }
+}

@@ -43,6 +43,8 @@
 //! * [`store`]: per-party on-disk gate store with a durable consumption cursor.
 //! * [`service`]: the decryption node behind `coterie party ... threshold` (coordinator and
 //!   followers, background gate top-up, batching of concurrent requests).
+//! * [`statement`]: the nodes' signed statements of each decryption, which let a client accept a
+//!   result only when every node agrees (a lying node is named).
 //! * [`demo`]: the self-checking end-to-end run behind `coterie demo threshold`.
 //! * [`node`], [`client`], [`mk_rounding`]: the flows behind `coterie party ... threshold`,
 //!   `coterie decrypt` / `threshold-encrypt` and `coterie party ... mktfhe --mpc-rounding`.
@@ -107,6 +109,7 @@ pub mod params;
 pub mod pipelined;
 pub mod plain;
 pub mod service;
+pub mod statement;
 pub mod store;
 pub mod tfhers;
 

@@ -15,7 +15,7 @@
 //! | `coterie_threshold_decryptions_total` | counter | ciphertexts decrypted |
 //! | `coterie_threshold_batches_total` | counter | decryption runs (batches) |
 //! | `coterie_threshold_batch_duration_seconds` | histogram | wall time of a decryption run |
-//! | `coterie_threshold_requests_refused_total{reason}` | counter | requests answered with an error (node 0 only): `malformed`, `no_randoms`, `no_gates`, `aborted` |
+//! | `coterie_threshold_requests_refused_total{reason}` | counter | requests answered with an error (node 0 only): `malformed`, `no_randoms`, `no_gates`, `aborted`, `waiting` |
 //! | `coterie_threshold_topup_steps_total` | counter | gate preprocessing steps |
 //! | `coterie_threshold_bundles_prepared_total` | counter | gate bundles made |
 //!
@@ -62,11 +62,12 @@ const MAX_CONNECTIONS: usize = 32;
 type Label = [(&'static str, &'static str); 1];
 
 const KINDS: [&str; 3] = ["triples", "bits", "randoms"];
-const REASONS: [Refusal; 4] = [
+const REASONS: [Refusal; 5] = [
     Refusal::Malformed,
     Refusal::NoRandoms,
     Refusal::NoGates,
     Refusal::Aborted,
+    Refusal::Waiting,
 ];
 
 /// The metrics of one decryption node (see the module docs for the names). Cloning gives
@@ -231,7 +232,11 @@ impl NodeMetrics {
                 self.pool_target.set(gauge(*target));
                 self.serving.set(1);
             }
-            NodeEvent::StartUp(_) | NodeEvent::Serving { .. } => {}
+            NodeEvent::StartUp(_)
+            | NodeEvent::Serving { .. }
+            | NodeEvent::PeerLost { .. }
+            | NodeEvent::Waiting { .. }
+            | NodeEvent::Reconnected { .. } => {}
             NodeEvent::Service(e) => self.observe_service(e),
         }
     }
@@ -278,6 +283,7 @@ impl NodeMetrics {
                     .get_or_create(&[("reason", reason.as_str())])
                     .inc_by(*count as u64);
             }
+            Event::GatesTaken { .. } => {}
         }
     }
 
@@ -545,6 +551,7 @@ mod tests {
         assert_eq!(refused("no_gates"), "4");
         assert_eq!(refused("no_randoms"), "0");
         assert_eq!(refused("aborted"), "0");
+        assert_eq!(refused("waiting"), "0");
         assert!(t.contains(r#"coterie_threshold_node_info{party="1",role="follower"} 1"#));
         assert!(t.contains("# TYPE coterie_threshold_decryptions counter"));
         assert!(t.ends_with("# EOF\n"));

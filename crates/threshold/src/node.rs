@@ -10,6 +10,10 @@
 //!   `DIR/party-<id>/public-key.bin`; they keep a pool of gate bundles ready in
 //!   `DIR/party-<id>/gates`. Node 0 coordinates (see [`crate::service`]) and serves clients over
 //!   mutual TLS ([`crate::client`]).
+//! * [`run_node_reconnecting`]: the same node, surviving the loss of a peer: it stays up, node 0
+//!   answers clients with "the service is waiting for node i to reconnect", every node
+//!   reconnects when the peer returns (or a node restarts) and resumes from its stores on disk,
+//!   never reusing a gate. `coterie party ... threshold` runs this one.
 //! * [`party_demo`]: the self-checking demo ([`crate::demo::run_demo_party`]) on this party's
 //!   SPDZ_2k store.
 
@@ -23,19 +27,28 @@ use tokio::sync::mpsc;
 
 use crate::demo::DemoReport;
 use crate::keys::{KeyDistribution, PublicKey, SharedKey};
-use crate::service::{Event, Node, NodeConfig, Request};
+use crate::service::{Event, Node, NodeConfig, Refusal, Request};
 use crate::store::GateStore;
 use crate::{Error, Params, Result};
 
 /// Public samples in the service's public key (what sizes the material of its key generation:
 /// `n + PK_SAMPLES · PK_NOISE_BITS` random bits, see [`crate::service::material_for`]).
-pub const PK_SAMPLES: usize = 64;
-/// Noise width, in bits, of each public sample of the service's public key.
-pub const PK_NOISE_BITS: u32 = 40;
+/// It is the secure count for the paper's parameters, `n = 1024`
+/// ([`PublicKey::secure_samples`]; see [`PublicKey`] for why fewer samples are insecure).
+pub const PK_SAMPLES: usize = 1024;
+/// Noise width, in bits, of each public sample of the service's public key: 45, the secure width
+/// for the paper's parameters ([`PublicKey::secure_noise_bits`], about 128-bit security; the
+/// source is in [`PublicKey`]'s docs).
+pub const PK_NOISE_BITS: u32 = 45;
 /// Tag of the start-up exchange of the key state.
 const TAG_KEY_STATE: u32 = 0x7E00_0000;
 /// Largest key file a node reads.
 const MAX_KEY_FILE: u64 = 256 << 20;
+/// First pause between reconnection attempts ([`run_node_reconnecting`]); it doubles up to
+/// [`RECONNECT_MAX_PAUSE`].
+const RECONNECT_MIN_PAUSE: Duration = Duration::from_millis(200);
+/// Longest pause between reconnection attempts.
+const RECONNECT_MAX_PAUSE: Duration = Duration::from_secs(5);
 
 /// Settings of a decryption node (`coterie party ... threshold`).
 #[derive(Debug, Clone)]
@@ -86,6 +99,30 @@ pub enum NodeEvent {
     },
     /// An event of the running service.
     Service(Event),
+    /// The session with the other nodes ended because node `node` was lost (it crashed, was
+    /// killed, its link broke or it went silent); this node reconnects
+    /// ([`run_node_reconnecting`]).
+    PeerLost {
+        /// The lost node.
+        node: usize,
+        /// What was observed.
+        cause: String,
+    },
+    /// A reconnection attempt failed; the node keeps waiting for node `node` (and retries after
+    /// a pause of at most 5 s).
+    Waiting {
+        /// The node waited for.
+        node: usize,
+        /// Why the attempt failed.
+        cause: String,
+    },
+    /// Every node is connected again (`session` counts the reconnections); the start-up events
+    /// ([`NodeEvent::KeyReady`], [`NodeEvent::StartUp`], [`NodeEvent::Pool`]) follow, as at a
+    /// restart.
+    Reconnected {
+        /// Reconnections so far.
+        session: u64,
+    },
 }
 
 fn pdir(a: &ServiceArgs, id: usize) -> PathBuf {
@@ -384,44 +421,7 @@ pub async fn run_node_with<M: Mesh>(
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<()> {
     let id = mesh.id();
-    let params = Params::paper();
-    let dir = pdir(args, id);
-    let store = PrepStore::open(&dir, Z2k::spdz2k_64(), id, mesh.n())?;
-    let mut eng = coterie_spdz::Engine::new(store);
-    let (key, pk, holder) =
-        load_or_generate_key(mesh, &mut eng, &dir, &params, start.import_key.as_deref()).await?;
-    if let Some(h) = holder {
-        events(NodeEvent::StartUp(format!(
-            "key imported from party {h}'s key file (whoever held that file can still decrypt \
-             everything under this key)"
-        )));
-    }
-    events(NodeEvent::KeyReady {
-        n: params.n,
-        samples: pk.b.len(),
-        digest: blake3::hash(&pk.to_bytes()).to_hex()[..16].to_string(),
-    });
-    let lt = params.lt()?;
-    let gdir = dir.join("gates");
-    let gates = if gdir.join("header.bin").exists() {
-        GateStore::open(&gdir, lt)
-    } else {
-        GateStore::create(&gdir, lt)
-    }?;
-    let cfg = NodeConfig {
-        pool_target: args.pool,
-        prep_chunk: args.chunk,
-        max_batch: args.max_batch,
-        idle: Duration::from_millis(200),
-    };
-    let mut node = Node::new(params, eng, key, gates, cfg)?;
-    let sync = node.sync_at_start(mesh).await?;
-    events(NodeEvent::StartUp(sync));
-    events(NodeEvent::Pool {
-        cursor: node.cursor()?,
-        available: node.available()?,
-        target: args.pool,
-    });
+    let mut node = open_session(mesh, config, args, start, events).await?;
     if id != 0 {
         let mut log = |e: Event| events(NodeEvent::Service(e));
         return node.run_follower(mesh, &mut log).await;
@@ -485,6 +485,389 @@ pub async fn run_node_with<M: Mesh>(
         }
     }
     coordinator.await
+}
+
+/// Starts a session of this node on a connected `mesh`, exactly as a (re)start does: opens the
+/// SPDZ_2k store and the gate store from disk, loads the key (or, the first time, makes it)
+/// through the start-up exchange, and brings every node's cursors to the furthest position
+/// ([`Node::sync_at_start`]). Nothing of an earlier session's memory is kept.
+async fn open_session<M: Mesh>(
+    mesh: &mut M,
+    config: &Path,
+    args: &ServiceArgs,
+    start: &StartOptions,
+    events: &mut (dyn FnMut(NodeEvent) + Send),
+) -> Result<Node> {
+    let id = mesh.id();
+    let params = Params::paper();
+    let dir = pdir(args, id);
+    let store = PrepStore::open(&dir, Z2k::spdz2k_64(), id, mesh.n())?;
+    let mut eng = coterie_spdz::Engine::new(store);
+    let (key, pk, holder) =
+        load_or_generate_key(mesh, &mut eng, &dir, &params, start.import_key.as_deref()).await?;
+    if let Some(h) = holder {
+        events(NodeEvent::StartUp(format!(
+            "key imported from party {h}'s key file (whoever held that file can still decrypt \
+             everything under this key)"
+        )));
+    }
+    events(NodeEvent::KeyReady {
+        n: params.n,
+        samples: pk.b.len(),
+        digest: blake3::hash(&pk.to_bytes()).to_hex()[..16].to_string(),
+    });
+    let lt = params.lt()?;
+    let gdir = dir.join("gates");
+    let gates = if gdir.join("header.bin").exists() {
+        GateStore::open(&gdir, lt)
+    } else {
+        GateStore::create(&gdir, lt)
+    }?;
+    let cfg = NodeConfig {
+        pool_target: args.pool,
+        prep_chunk: args.chunk,
+        max_batch: args.max_batch,
+        idle: Duration::from_millis(200),
+    };
+    // Statements of each decryption are signed with this party's certificate and key from the
+    // config (as node 0's client listener uses them), under the public key's digest.
+    let signer = crate::statement::Signer::from_config(
+        config,
+        id,
+        None,
+        None,
+        *blake3::hash(&pk.to_bytes()).as_bytes(),
+    )?;
+    let mut node = Node::new(params, eng, key, gates, cfg, signer)?;
+    let sync = node.sync_at_start(mesh).await?;
+    events(NodeEvent::StartUp(sync));
+    events(NodeEvent::Pool {
+        cursor: node.cursor()?,
+        available: node.available()?,
+        target: args.pool,
+    });
+    Ok(node)
+}
+
+/// [`run_node_with`] for a node that **survives the loss of a peer**: `connect` makes a fresh
+/// mesh (the first call, and again after each loss). When a peer is lost
+/// ([`Error::lost_peer`]: a crash, a kill, a broken link, a peer silent past the deadline) the
+/// node reports [`NodeEvent::PeerLost`], drops the mesh and calls `connect` until it succeeds,
+/// pausing between failed attempts (200 ms, doubling to at most 5 s, [`NodeEvent::Waiting`]).
+/// Meanwhile node 0 keeps its client listener and answers every request at once with the error
+/// "the service is waiting for node i to reconnect (...); retry later"; the requests node 0 had
+/// taken when the peer was lost get "node i was lost while this request was being served ...".
+/// Once reconnected ([`NodeEvent::Reconnected`]) every node starts a new session exactly as at a
+/// restart: the stores are reopened from disk, the key is loaded through the start-up exchange
+/// and the cursors of the gate stores and SPDZ_2k material are brought to the furthest position
+/// of any node ([`Node::sync_at_start`]), so a gate bundle or triple taken before the loss is
+/// never used again, and no state of the failed session is reused. A lost node that restarts
+/// (the same command) simply joins; so does node 0, whose clients cannot connect while it is
+/// down.
+///
+/// Anything else ends the node with its error as [`run_node_with`] does: an abort or a failed
+/// check (MAC, consistency, a malformed control message), a local failure, or a failed first
+/// `connect`; so does a `connect` error that is not about reaching a peer (a bad
+/// configuration). `start` applies to the first session; a later one imports only while this
+/// node has no key yet. `stop` (watched by node 0 once it serves clients, as in
+/// [`run_node_until`]) stops every node cleanly while all are connected; while node 0 waits for
+/// a lost node, a stop (or `args.idle_exit_s` without a request) ends node 0 alone, and the other
+/// nodes keep waiting for it. The node closes its last mesh when it stops cleanly.
+///
+/// # Example
+///
+/// ```no_run
+/// use coterie_net::{MeshOptions, TlsMesh};
+/// use coterie_threshold::node::{ServiceArgs, StartOptions, run_node_reconnecting};
+/// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = std::path::Path::new("certs/party.toml");
+/// let connect = || TlsMesh::connect_with_config(config, 1, None, None, MeshOptions::default());
+/// let args = ServiceArgs {
+///     dir: "stores".into(),
+///     pool: 64,
+///     chunk: 8,
+///     max_batch: 1024,
+///     client_listen: "127.0.0.1:47900".into(),
+///     idle_exit_s: 0,
+/// };
+/// run_node_reconnecting(
+///     connect,
+///     config,
+///     &args,
+///     &StartOptions::default(),
+///     &mut |e| println!("{e:?}"),
+///     std::future::pending(),
+/// )
+/// .await?;
+/// # Ok(()) }
+/// ```
+pub async fn run_node_reconnecting<M, C, F, S>(
+    mut connect: C,
+    config: &Path,
+    args: &ServiceArgs,
+    start: &StartOptions,
+    events: &mut (dyn FnMut(NodeEvent) + Send),
+    stop: S,
+) -> Result<()>
+where
+    M: Mesh,
+    C: FnMut() -> F,
+    F: std::future::Future<Output = coterie_net::Result<M>>,
+    S: std::future::Future<Output = ()> + Send + 'static,
+{
+    let mut mesh = connect().await.map_err(coterie_spdz::Error::from)?;
+    let id = mesh.id();
+    let key_file = pdir(args, id).join("threshold-key.bin");
+    let mut stop = Some(stop);
+    let mut serving: Option<Serving> = None;
+    let mut session = 0u64;
+    loop {
+        // A key is imported at most once: a later session imports only while no key was written.
+        let mut opts = start.clone();
+        if session > 0 && key_file.exists() {
+            opts.import_key = None;
+        }
+        let r = run_session(
+            &mut mesh,
+            config,
+            args,
+            &opts,
+            events,
+            &mut serving,
+            &mut stop,
+        )
+        .await;
+        let (lost, cause) = match r {
+            Ok(()) => {
+                return mesh
+                    .close()
+                    .await
+                    .map_err(|e| Error::from(coterie_spdz::Error::from(e)));
+            }
+            Err(e) => match e.lost_peer() {
+                Some(j) => (j, e.to_string()),
+                None => return Err(e),
+            },
+        };
+        events(NodeEvent::PeerLost {
+            node: lost,
+            cause: cause.clone(),
+        });
+        drop(mesh);
+        let requests = serving.as_mut().map(|s| &mut s.requests);
+        mesh = match reconnect(&mut connect, id, lost, cause, requests, events).await? {
+            Some(m) => m,
+            None => return Ok(()),
+        };
+        session += 1;
+        events(NodeEvent::Reconnected { session });
+    }
+}
+
+/// Node 0's client side across sessions: the queue of requests from its client listener, and
+/// the tasks that feed it (stopped when this is dropped).
+struct Serving {
+    requests: mpsc::Receiver<Request>,
+    tasks: Vec<tokio::task::AbortHandle>,
+}
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        self.tasks.iter().for_each(tokio::task::AbortHandle::abort);
+    }
+}
+
+impl Serving {
+    /// Binds the client listener and starts serving clients into a queue that ends at `stop`,
+    /// or when the listener ends (after `args.idle_exit_s` without a request).
+    async fn start<S>(
+        config: &Path,
+        args: &ServiceArgs,
+        stop: Option<S>,
+        events: &mut (dyn FnMut(NodeEvent) + Send),
+    ) -> Result<Self>
+    where
+        S: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let server = crate::client::bind_server(config, &args.client_listen).await?;
+        let addr = server
+            .local_addr()
+            .map(|a| a.to_string())
+            .unwrap_or_else(|_| args.client_listen.clone());
+        events(NodeEvent::Serving { addr });
+        let (tx, rx) = mpsc::channel::<Request>(4096);
+        let last_request = Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
+        let listener = tokio::spawn(crate::client::serve_clients(
+            server,
+            tx,
+            last_request.clone(),
+        ));
+        let mut tasks = vec![listener.abort_handle()];
+        if args.idle_exit_s > 0 {
+            let idle = Duration::from_secs(args.idle_exit_s);
+            let abort = listener.abort_handle();
+            let watcher = tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    let t = last_request.lock().map(|t| t.elapsed()).unwrap_or_default();
+                    if t > idle {
+                        break;
+                    }
+                }
+                abort.abort();
+            });
+            tasks.push(watcher.abort_handle());
+        }
+        // The queue the coordinator reads ends at `stop` even while clients stay connected.
+        let (ftx, frx) = mpsc::channel::<Request>(4096);
+        let abort = listener.abort_handle();
+        let forward = async move {
+            let mut rx = rx;
+            while let Some(r) = rx.recv().await {
+                if ftx.send(r).await.is_err() {
+                    break;
+                }
+            }
+        };
+        let forwarder = tokio::spawn(async move {
+            match stop {
+                Some(stop) => {
+                    tokio::select! {
+                        () = forward => {}
+                        () = stop => {}
+                    }
+                }
+                None => forward.await,
+            }
+            abort.abort();
+        });
+        tasks.push(forwarder.abort_handle());
+        Ok(Self {
+            requests: frx,
+            tasks,
+        })
+    }
+}
+
+/// One session of [`run_node_reconnecting`] on a connected mesh: start-up from disk, then the
+/// follower's loop, or at node 0 the coordinator's on the queue of `serving` (set up by the first
+/// session of node 0).
+async fn run_session<M, S>(
+    mesh: &mut M,
+    config: &Path,
+    args: &ServiceArgs,
+    start: &StartOptions,
+    events: &mut (dyn FnMut(NodeEvent) + Send),
+    serving: &mut Option<Serving>,
+    stop: &mut Option<S>,
+) -> Result<()>
+where
+    M: Mesh,
+    S: std::future::Future<Output = ()> + Send + 'static,
+{
+    let id = mesh.id();
+    let mut node = open_session(mesh, config, args, start, events).await?;
+    if id != 0 {
+        let mut log = |e: Event| events(NodeEvent::Service(e));
+        return node.run_follower(mesh, &mut log).await;
+    }
+    let serving = match serving {
+        Some(s) => s,
+        None => serving.insert(Serving::start(config, args, stop.take(), events).await?),
+    };
+    let mut log = |e: Event| events(NodeEvent::Service(e));
+    node.coordinate(mesh, &mut serving.requests, &mut log).await
+}
+
+/// Reconnects after node `lost` was lost: calls `connect` until it succeeds, pausing between
+/// failed attempts, while node 0 (`requests` given) answers every request with an error naming
+/// the node it waits for. A `connect` error that is not about reaching a peer ends the node.
+/// Returns `None` when the request queue closed meanwhile (a stop).
+async fn reconnect<M, C, F>(
+    connect: &mut C,
+    me: usize,
+    lost: usize,
+    cause: String,
+    mut requests: Option<&mut mpsc::Receiver<Request>>,
+    events: &mut (dyn FnMut(NodeEvent) + Send),
+) -> Result<Option<M>>
+where
+    M: Mesh,
+    C: FnMut() -> F,
+    F: std::future::Future<Output = coterie_net::Result<M>>,
+{
+    let (mut waiting, mut cause) = (lost, cause);
+    let mut pause = RECONNECT_MIN_PAUSE;
+    loop {
+        let why = format!(
+            "the service is waiting for node {waiting} to reconnect ({cause}); retry later"
+        );
+        let Some(r) = refusing(connect(), requests.as_deref_mut(), &why, events).await else {
+            return Ok(None);
+        };
+        match r {
+            Ok(m) => return Ok(Some(m)),
+            Err(e) if crate::error::net_lost_peer(&e).is_some() => {
+                if let Some(j) = e.party().filter(|&j| j != me) {
+                    waiting = j;
+                }
+                cause = e.to_string();
+                events(NodeEvent::Waiting {
+                    node: waiting,
+                    cause: cause.clone(),
+                });
+            }
+            Err(e) => return Err(coterie_spdz::Error::from(e).into()),
+        }
+        let why = format!(
+            "the service is waiting for node {waiting} to reconnect ({cause}); retry later"
+        );
+        let paused = tokio::time::sleep(pause);
+        if refusing(paused, requests.as_deref_mut(), &why, events)
+            .await
+            .is_none()
+        {
+            return Ok(None);
+        }
+        pause = (pause * 2).min(RECONNECT_MAX_PAUSE);
+    }
+}
+
+/// Runs `fut` to completion while answering every request on `requests` (if given) at once with
+/// the error `why`. `None` if the queue closed first.
+async fn refusing<T>(
+    fut: impl std::future::Future<Output = T>,
+    requests: Option<&mut mpsc::Receiver<Request>>,
+    why: &str,
+    events: &mut (dyn FnMut(NodeEvent) + Send),
+) -> Option<T> {
+    let Some(rx) = requests else {
+        return Some(fut.await);
+    };
+    tokio::pin!(fut);
+    loop {
+        tokio::select! {
+            biased;
+            r = &mut fut => return Some(r),
+            req = rx.recv() => match req {
+                Some(req) => {
+                    // this request and any others already queued, in one report
+                    let mut count = 0;
+                    let mut next = Some(req);
+                    while let Some(req) = next {
+                        let _ = req.reply.send(Err(why.to_string()));
+                        count += 1;
+                        next = rx.try_recv().ok();
+                    }
+                    events(NodeEvent::Service(Event::Refused {
+                        reason: Refusal::Waiting,
+                        count,
+                    }));
+                }
+                None => return None,
+            },
+        }
+    }
 }
 
 /// Runs the demo ([`crate::demo::run_demo_party`], the paper's parameters, `count`
@@ -799,6 +1182,164 @@ mod tests {
         assert!(out[0].0.is_err());
         let out = run_once(&dir, &config, 2, 1, StartOptions::default(), 1).await;
         assert!(out.iter().all(|(r, s)| r.is_ok() && digest(s) == d));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// `run_node_reconnecting` over loopback TLS (3 nodes): node 2's task is dropped while node 0
+    /// serves (its links break); nodes 0 and 1 stay up, node 0 answers "waiting for node 2";
+    /// node 2 comes back, every node reconnects, the client's ciphertexts decrypt again from gate
+    /// bundles no node took before, and a stop ends every node cleanly.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn nodes_wait_for_a_lost_peer_and_resume_when_it_returns() {
+        let n = 3;
+        let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node-reconnect");
+        let pki = certs::generate_pki(n).unwrap();
+        let addrs = certs::free_loopback_addresses(n).unwrap();
+        let config = certs::write_pki(&dir.join("certs"), &pki, &addrs).unwrap();
+        let (triples, bits, randoms) =
+            crate::service::material_for(&Params::paper(), 16, PK_SAMPLES, PK_NOISE_BITS).unwrap();
+        let counts = Counts {
+            triples,
+            bits,
+            randoms,
+            masks_per_party: 0,
+        };
+        coterie_spdz::tools::insecure_deal_counts_to_stores(
+            &dir.join("stores"),
+            Z2k::spdz2k_64(),
+            n,
+            counts,
+            1 << 16,
+        )
+        .unwrap();
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, NodeEvent)>();
+        let spawn = |id: usize| {
+            let (config, tx, mut stop_rx) = (config.clone(), tx.clone(), stop_rx.clone());
+            let args = test_args(&dir, 0);
+            tokio::spawn(async move {
+                let mut events = move |e: NodeEvent| {
+                    let _ = tx.send((id, e));
+                };
+                let stop = async move {
+                    let _ = stop_rx.wait_for(|s| *s).await;
+                };
+                let connect = || {
+                    coterie_net::TlsMesh::connect_with_config(
+                        &config,
+                        id,
+                        None,
+                        None,
+                        MeshOptions::default(),
+                    )
+                };
+                let start = StartOptions::default();
+                run_node_reconnecting(connect, &config, &args, &start, &mut events, stop).await
+            })
+        };
+        let mut nodes: Vec<_> = (0..n).map(spawn).collect();
+        let mut seen: Vec<Vec<NodeEvent>> = vec![Vec::new(); n];
+        // Events until `until` holds for one of them (30 s at most).
+        let mut wait = async |seen: &mut Vec<Vec<NodeEvent>>,
+                              until: &dyn Fn(usize, &NodeEvent) -> bool| {
+            loop {
+                let (id, e) = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+                    .await
+                    .expect("no such event")
+                    .expect("every node ended");
+                let hit = until(id, &e);
+                seen[id].push(e);
+                if hit {
+                    return seen[id].last().cloned();
+                }
+            }
+        };
+        let addr = match wait(&mut seen, &|_, e| matches!(e, NodeEvent::Serving { .. })).await {
+            Some(NodeEvent::Serving { addr }) => addr,
+            e => panic!("{e:?}"),
+        };
+        let pk = PublicKey::from_bytes(
+            &std::fs::read(dir.join("stores/party-0/public-key.bin")).unwrap(),
+        )
+        .unwrap();
+        let msgs = [1u64, 0];
+        let (c, k) = (dir.join("certs/party1.crt"), dir.join("certs/party1.key"));
+        let ask = async || {
+            let cts = msgs
+                .iter()
+                .map(|&m| pk.encrypt(m, 1, &mut rand::rng()).unwrap().to_bytes())
+                .collect();
+            let ch = crate::client::connect(&config, &addr, &c, &k)
+                .await
+                .unwrap();
+            crate::client::decrypt_over(ch, cts).await.unwrap()
+        };
+        let right: Vec<std::result::Result<u64, String>> = msgs.iter().map(|&m| Ok(m)).collect();
+        assert_eq!(ask().await, right);
+
+        // node 2 is lost: the others stay up, node 0 asks clients to retry
+        let gone = nodes.remove(2);
+        gone.abort();
+        assert!(gone.await.unwrap_err().is_cancelled());
+        for j in [0usize, 1] {
+            wait(&mut seen, &|id, e| {
+                id == j && matches!(e, NodeEvent::PeerLost { node: 2, .. })
+            })
+            .await;
+        }
+        for r in ask().await {
+            let e = r.unwrap_err();
+            assert!(e.contains("waiting for node 2 to reconnect"), "{e}");
+        }
+        assert!(nodes.iter().all(|h| !h.is_finished()));
+
+        // node 2 returns: all reconnect and decrypt again
+        nodes.push(spawn(2));
+        drop(tx); // the event channel ends with the nodes
+        for j in [0usize, 1] {
+            wait(&mut seen, &|id, e| {
+                id == j && matches!(e, NodeEvent::Reconnected { session: 1 })
+            })
+            .await;
+        }
+        assert_eq!(ask().await, right);
+        stop_tx.send(true).unwrap();
+        for h in nodes {
+            tokio::time::timeout(Duration::from_secs(30), h)
+                .await
+                .expect("a node did not stop")
+                .unwrap()
+                .unwrap();
+        }
+        while let Some((id, e)) = tokio::time::timeout(Duration::from_secs(30), rx.recv())
+            .await
+            .expect("the event channel did not end")
+        {
+            seen[id].push(e);
+        }
+        // no node took a gate bundle twice, and the ones taken after the loss are new
+        for (id, s) in seen.iter().enumerate() {
+            let mut taken: Vec<(u64, u64)> = s
+                .iter()
+                .filter_map(|e| match e {
+                    NodeEvent::Service(Event::GatesTaken { first, end }) => Some((*first, *end)),
+                    _ => None,
+                })
+                .collect();
+            assert!(taken.len() >= 2, "node {id}: {taken:?}");
+            taken.sort();
+            assert!(
+                taken.windows(2).all(|w| w[0].1 <= w[1].0),
+                "node {id} took a gate twice: {taken:?}"
+            );
+        }
+        assert!(seen[0].iter().any(|e| matches!(
+            e,
+            NodeEvent::Service(Event::Refused {
+                reason: Refusal::Waiting,
+                ..
+            })
+        )));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

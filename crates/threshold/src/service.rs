@@ -15,13 +15,25 @@
 //!
 //! **Trust.** The coordinator sees the (public) ciphertexts and returns the (public) results to
 //! the client; the decryption's integrity holds among the nodes (every node computes the same
-//! MAC-checked result or aborts), but a client that does not trust node 0 to forward the result
-//! honestly should ask several nodes (not implemented: the client talks to node 0 only).
+//! MAC-checked result or aborts). So that a client need not trust node 0 to forward the result
+//! honestly, every node signs a statement of each request's result with its party TLS key
+//! ([`crate::statement`]) at the end of the `Decrypt` step; the followers send theirs to node 0
+//! (one [`StatementMsg`]-envelope per batch, tag `THst` version 1), and node 0 attaches all `n`
+//! to each answer. The client accepts a result only when every node's statement verifies and
+//! agrees with it, and otherwise names the node at fault. Node 0 forwards what the followers
+//! send without judging it (it only logs a disagreement): the client is the one who checks.
+//!
+//! **Versions.** The control message is at format version 3 (`Decrypt` carries the clients'
+//! nonces; version 2 had none): a node of an older build refuses a newer coordinator's control
+//! message (and vice versa) and aborts, naming node 0, before any gate is spent.
 //!
 //! **Crash safety.** Gate bundles are taken from the store through its durable cursor *before*
 //! the run starts, and the SPDZ_2k material through the PrepStore's durable cursors, so after
 //! any crash and restart no gate bundle or triple is ever used twice (a run that fails discards
-//! what it took). A node that sees a peer crash aborts with an error naming the peer.
+//! what it took). A node that loses a peer (a crash, a kill, a broken link: [`Error::lost_peer`])
+//! returns an error naming it without aborting the mesh (the mesh itself tells the other nodes
+//! which peer was lost); [`crate::node::run_node_reconnecting`] then reconnects and resumes from
+//! the stores on disk. A failed check still aborts the mesh, naming the party.
 
 use std::time::Duration;
 
@@ -35,12 +47,17 @@ use crate::gates::{GatePool, prep_bundles};
 use crate::keys::SharedKey;
 use crate::params::{LtParams, Params};
 use crate::pipelined::decrypt_pipelined;
+use crate::statement::{SignedStatement, Signer};
 use crate::store::GateStore;
 use crate::{Error, LweCiphertext, Result};
 
 /// Mesh tag of the control messages: byte frames holding a `ControlMsg` envelope (tag `THsc`,
-/// format version 2; version 1 carried a `version` byte in the message).
+/// format version 3; version 2 had no nonces in `Decrypt`, version 1 carried a `version` byte in
+/// the message).
 const TAG_CONTROL: u32 = 0x7E00_0001;
+/// Mesh tag of a follower's signed statements for a batch: a byte frame holding a
+/// [`StatementMsg`] envelope, sent to node 0 at the end of every `Decrypt` step.
+pub const TAG_STATEMENTS: u32 = 0x7E00_0002;
 
 /// One step all nodes run together, chosen by the coordinator.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,10 +69,13 @@ pub enum Control {
         /// Bundles to make.
         count: u32,
     },
-    /// Decrypt these ciphertexts (CTLW-encoded) in one shared run.
+    /// Decrypt these ciphertexts (CTLW-encoded) in one shared run, and sign a statement of each
+    /// result ([`crate::statement`]).
     Decrypt {
         /// The batch.
         batch: Vec<Vec<u8>>,
+        /// The clients' nonce of each ciphertext (as many as `batch`).
+        nonces: Vec<[u8; 32]>,
     },
     /// Shut down cleanly.
     Stop,
@@ -68,8 +88,19 @@ struct ControlMsg {
     control: Control,
 }
 
+/// A follower's signed statements of one batch, one per ciphertext in batch order, sent to node
+/// 0 with [`TAG_STATEMENTS`] (envelope tag `THst`, format version 1).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StatementMsg {
+    /// The step's sequence number (of its control message).
+    pub seq: u64,
+    /// One statement per ciphertext of the batch.
+    pub statements: Vec<SignedStatement>,
+}
+
 coterie_base::versioned! {
-    ControlMsg => b"THsc" v 2,
+    ControlMsg => b"THsc" v 3,
+    StatementMsg => b"THst" v 1,
 }
 
 /// Opens a control message (at most `max_len` bytes of payload). Anything else, another
@@ -108,13 +139,29 @@ impl Default for NodeConfig {
     }
 }
 
-/// A client request: one ciphertext and where to send its result.
+/// A client request: one ciphertext, the client's nonce, and where to send its result.
 #[derive(Debug)]
 pub struct Request {
     /// The ciphertext, CTLW-encoded ([`LweCiphertext::to_bytes`]).
     pub ct: Vec<u8>,
-    /// The decrypted message or an error.
-    pub reply: oneshot::Sender<std::result::Result<u64, String>>,
+    /// The client's fresh random nonce, bound into every node's statement of the result.
+    pub nonce: [u8; 32],
+    /// The decrypted message with every node's statement, or an error.
+    pub reply: oneshot::Sender<Reply>,
+}
+
+/// The coordinator's answer to a [`Request`]: the attested message, or why it was refused or
+/// failed (node 0's word alone, see [`crate::statement`]).
+pub type Reply = std::result::Result<Attested, String>;
+
+/// A decrypted message with each node's signed statement of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attested {
+    /// The message.
+    pub message: u64,
+    /// Node `i`'s statement at position `i`; `None` where node `i` sent none that node 0 could
+    /// read (the client then refuses the result, naming node `i`).
+    pub statements: Vec<Option<SignedStatement>>,
 }
 
 /// What a node reports as it works (for logs and the terminal).
@@ -160,6 +207,15 @@ pub enum Event {
         /// Requests refused for this reason at once.
         count: usize,
     },
+    /// A step took the gate bundles with ids `first..end` from the gate store (durably, before
+    /// using them; reported whether the step then succeeded or failed). Over a node's whole
+    /// life, restarts and reconnections included, these ranges never overlap.
+    GatesTaken {
+        /// First bundle id taken.
+        first: u64,
+        /// One past the last bundle id taken.
+        end: u64,
+    },
 }
 
 /// Why the coordinator answered a request with an error ([`Event::Refused`]).
@@ -172,24 +228,29 @@ pub enum Refusal {
     NoRandoms,
     /// No gate bundles left and no material to make more.
     NoGates,
-    /// The decryption run failed (the node aborts).
+    /// The decryption run failed (the node aborts, or reconnects when a peer was lost).
     Aborted,
+    /// The service is waiting for a lost node to reconnect
+    /// ([`crate::node::run_node_reconnecting`]).
+    Waiting,
 }
 
 impl Refusal {
-    /// A short name (a metric label value): `malformed`, `no_randoms`, `no_gates`, `aborted`.
+    /// A short name (a metric label value): `malformed`, `no_randoms`, `no_gates`, `aborted`,
+    /// `waiting`.
     pub fn as_str(self) -> &'static str {
         match self {
             Refusal::Malformed => "malformed",
             Refusal::NoRandoms => "no_randoms",
             Refusal::NoGates => "no_gates",
             Refusal::Aborted => "aborted",
+            Refusal::Waiting => "waiting",
         }
     }
 }
 
-/// One decryption node: parameters, its key shares, its engine over its SPDZ_2k store, and its
-/// gate store.
+/// One decryption node: parameters, its key shares, its engine over its SPDZ_2k store, its
+/// gate store, and its statement signer.
 pub struct Node {
     params: Params,
     lt: LtParams,
@@ -197,6 +258,7 @@ pub struct Node {
     key: SharedKey,
     gates: GateStore,
     cfg: NodeConfig,
+    signer: Signer,
     seq: u64,
 }
 
@@ -207,13 +269,16 @@ impl std::fmt::Debug for Node {
 }
 
 impl Node {
-    /// A node on an engine over its SPDZ_2k store, its key shares and its gate store.
+    /// A node on an engine over its SPDZ_2k store, its key shares and its gate store, signing
+    /// its statements of each decryption with `signer` (its party key,
+    /// [`Signer::from_config`]).
     pub fn new(
         params: Params,
         eng: Engine<Z2k, PrepStore<Z2k>>,
         key: SharedKey,
         gates: GateStore,
         cfg: NodeConfig,
+        signer: Signer,
     ) -> Result<Self> {
         params.validate()?;
         key.check(&params)?;
@@ -225,6 +290,7 @@ impl Node {
             key,
             gates,
             cfg,
+            signer,
             seq: 0,
         })
     }
@@ -323,7 +389,7 @@ impl Node {
         mesh: &mut M,
         c: &Control,
         seq: u64,
-    ) -> Result<(Option<Vec<u64>>, Option<Event>)> {
+    ) -> Result<(Option<Vec<Attested>>, Option<Event>)> {
         match c {
             Control::Idle | Control::Stop => Ok((None, None)),
             Control::Prep { count } => {
@@ -339,8 +405,18 @@ impl Node {
                     }),
                 ))
             }
-            Control::Decrypt { batch } => {
+            Control::Decrypt { batch, nonces } => {
                 let t = std::time::Instant::now();
+                if nonces.len() != batch.len() {
+                    return Err(Error::Malformed {
+                        party: 0,
+                        cause: format!(
+                            "the coordinator sent {} nonces for {} ciphertexts",
+                            nonces.len(),
+                            batch.len()
+                        ),
+                    });
+                }
                 let mut cts = Vec::with_capacity(batch.len());
                 for (i, b) in batch.iter().enumerate() {
                     let ct = LweCiphertext::from_bytes(b)
@@ -352,9 +428,10 @@ impl Node {
                 }
                 let mut h = blake3::Hasher::new_derive_key("coterie-threshold 2026 service batch");
                 h.update(&seq.to_le_bytes());
-                for b in batch {
+                for (b, nonce) in batch.iter().zip(nonces) {
                     h.update(&(b.len() as u64).to_le_bytes());
                     h.update(b);
+                    h.update(nonce);
                 }
                 let sid = u64::from_le_bytes(
                     h.finalize().as_bytes()[..8]
@@ -375,6 +452,7 @@ impl Node {
                     sid,
                 )
                 .await?;
+                let out = self.statements(mesh, seq, batch, nonces, &out).await?;
                 Ok((
                     Some(out),
                     Some(Event::Decrypted {
@@ -387,13 +465,113 @@ impl Node {
         }
     }
 
+    /// The end of a `Decrypt` step: this node signs a statement of each result; a follower sends
+    /// its statements to node 0, node 0 gathers everyone's (a follower's message that node 0
+    /// cannot read, or that does not fit the batch, leaves that follower's statements missing:
+    /// the clients refuse these results naming it). Returns each result with the statements
+    /// this node holds (only its own, at a follower).
+    async fn statements<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        seq: u64,
+        batch: &[Vec<u8>],
+        nonces: &[[u8; 32]],
+        out: &[u64],
+    ) -> Result<Vec<Attested>> {
+        let mine = batch
+            .iter()
+            .zip(nonces)
+            .zip(out)
+            .map(|((ct, nonce), &m)| self.signer.sign(nonce, ct, m))
+            .collect::<Result<Vec<_>>>()?;
+        let (me, n) = (mesh.id(), mesh.n());
+        if me != 0 {
+            let msg = StatementMsg {
+                seq,
+                statements: mine.clone(),
+            };
+            let bytes = envelope::to_envelope(&msg)
+                .map_err(|e| Error::Invariant(format!("statement message: {e}")))?;
+            mesh.send_bytes(0, TAG_STATEMENTS, &bytes)
+                .await
+                .map_err(coterie_spdz::Error::from)?;
+            return Ok(out
+                .iter()
+                .zip(mine)
+                .map(|(&message, st)| Attested {
+                    message,
+                    statements: vec![Some(st)],
+                })
+                .collect());
+        }
+        let mut all: Vec<Attested> = out
+            .iter()
+            .zip(mine)
+            .map(|(&message, st)| {
+                let mut statements = vec![None; n];
+                statements[0] = Some(st);
+                Attested {
+                    message,
+                    statements,
+                }
+            })
+            .collect();
+        for from in 1..n {
+            let bytes = mesh
+                .recv_bytes(from, TAG_STATEMENTS)
+                .await
+                .map_err(coterie_spdz::Error::from)?;
+            match envelope::from_envelope::<StatementMsg>(&bytes, mesh.options().max_frame) {
+                Ok(m) if m.seq == seq && m.statements.len() == all.len() => {
+                    for (i, (a, st)) in all.iter_mut().zip(m.statements).enumerate() {
+                        if st.message != a.message {
+                            tracing::warn!(
+                                node = from,
+                                ciphertext = i,
+                                "a follower's statement disagrees with the decryption"
+                            );
+                        }
+                        a.statements[from] = Some(st);
+                    }
+                }
+                Ok(m) => tracing::warn!(
+                    node = from,
+                    seq = m.seq,
+                    statements = m.statements.len(),
+                    "a follower's statements do not fit the batch (left out)"
+                ),
+                Err(e) => tracing::warn!(
+                    node = from,
+                    error = %e,
+                    "a follower's statements are unreadable (left out)"
+                ),
+            }
+        }
+        Ok(all)
+    }
+
     /// The coordinator's loop (node 0): serves `requests` until the channel closes (then tells
-    /// the other nodes to stop) or a step fails (then the mesh is aborted and the error
-    /// returned). `events` receives progress reports.
+    /// the other nodes to stop) or a step fails: a failed check aborts the mesh, a lost peer
+    /// ([`Error::lost_peer`]) does not (see [`Node::coordinate`]); the error is returned.
+    /// `events` receives progress reports.
     pub async fn run_coordinator<M: Mesh>(
         &mut self,
         mesh: &mut M,
         mut requests: mpsc::Receiver<Request>,
+        events: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<()> {
+        self.coordinate(mesh, &mut requests, events).await
+    }
+
+    /// [`Node::run_coordinator`] on a queue that outlives it (so a node that reconnects serves
+    /// the same queue again, [`crate::node::run_node_reconnecting`]). Requests already taken
+    /// from the queue when a step fails are answered with an error: for a lost peer, one that
+    /// names it (`node i was lost ...; retry`); the gates taken for that step stay spent.
+    /// Requests still in the queue stay there.
+    pub async fn coordinate<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        requests: &mut mpsc::Receiver<Request>,
         events: &mut (dyn FnMut(Event) + Send),
     ) -> Result<()> {
         if mesh.id() != 0 {
@@ -436,7 +614,8 @@ impl Node {
             }
             let control = if !pending.is_empty() && avail >= pending.len() as u64 {
                 Control::Decrypt {
-                    batch: pending.iter().map(|(ct, _)| ct.to_bytes()).collect(),
+                    batch: pending.iter().map(|(_, r)| r.ct.clone()).collect(),
+                    nonces: pending.iter().map(|(_, r)| r.nonce).collect(),
                 }
             } else if (avail < self.cfg.pool_target || avail < pending.len() as u64)
                 && self.material_for(u64::from(self.cfg.prep_chunk))?
@@ -484,19 +663,22 @@ impl Node {
                 .map_err(|e| Error::Invariant(format!("control message: {e}")))?;
             let me = mesh.id();
             for to in (0..mesh.n()).filter(|&to| to != me) {
-                mesh.send_bytes(to, TAG_CONTROL, &bytes)
-                    .await
-                    .map_err(coterie_spdz::Error::from)?;
+                if let Err(e) = mesh.send_bytes(to, TAG_CONTROL, &bytes).await {
+                    let e = Error::from(coterie_spdz::Error::from(e));
+                    return Err(fail_pending(mesh, &mut pending, e, events).await);
+                }
             }
             if control == Control::Stop {
                 return Ok(());
             }
+            let before = self.gates.cursor()?;
             let res = self.step(mesh, &control, self.seq).await;
+            self.report_taken(before, events);
             match res {
                 Ok((out, ev)) => {
                     if let Some(out) = out {
-                        for ((_, r), mu) in pending.drain(..).zip(out) {
-                            let _ = r.reply.send(Ok(mu));
+                        for ((_, r), attested) in pending.drain(..).zip(out) {
+                            let _ = r.reply.send(Ok(attested));
                         }
                     }
                     if let Some(ev) = ev {
@@ -504,20 +686,17 @@ impl Node {
                         events(self.material());
                     }
                 }
-                Err(e) => {
-                    if !pending.is_empty() {
-                        events(Event::Refused {
-                            reason: Refusal::Aborted,
-                            count: pending.len(),
-                        });
-                    }
-                    for (_, r) in pending.drain(..) {
-                        let _ = r.reply.send(Err(format!("decryption aborted: {e}")));
-                    }
-                    mesh.abort(&e.to_string()).await;
-                    return Err(e);
-                }
+                Err(e) => return Err(fail_pending(mesh, &mut pending, e, events).await),
             }
+        }
+    }
+
+    /// Reports the gate bundles a step took (the cursor moved from `before`), if any.
+    fn report_taken(&self, before: u64, events: &mut (dyn FnMut(Event) + Send)) {
+        if let Ok(end) = self.gates.cursor()
+            && end > before
+        {
+            events(Event::GatesTaken { first: before, end });
         }
     }
 
@@ -542,7 +721,8 @@ impl Node {
     }
 
     /// The loop of every other node: runs the coordinator's steps until `Stop` (Ok) or a
-    /// failure (the mesh is aborted and the error returned).
+    /// failure: the error is returned, after aborting the mesh unless it is a lost peer
+    /// ([`Error::lost_peer`]; the mesh has told the other nodes already).
     pub async fn run_follower<M: Mesh>(
         &mut self,
         mesh: &mut M,
@@ -555,10 +735,16 @@ impl Node {
             // Waiting for the next step: the coordinator sends a heartbeat at least every
             // `idle`, so allow that plus the step timeout.
             mesh.set_timeout(step_timeout + self.cfg.idle * 4);
-            let bytes = mesh
-                .recv_bytes(0, TAG_CONTROL)
-                .await
-                .map_err(coterie_spdz::Error::from)?;
+            let bytes = match mesh.recv_bytes(0, TAG_CONTROL).await {
+                Ok(b) => b,
+                Err(e) => {
+                    let e = Error::from(coterie_spdz::Error::from(e));
+                    if e.lost_peer().is_none() {
+                        mesh.abort(&e.to_string()).await;
+                    }
+                    return Err(e);
+                }
+            };
             mesh.set_timeout(step_timeout);
             let msg = match open_control(&bytes, mesh.options().max_frame) {
                 Ok(m) if m.seq == last + 1 => m,
@@ -575,19 +761,55 @@ impl Node {
             if msg.control == Control::Stop {
                 return Ok(());
             }
-            match self.step(mesh, &msg.control, msg.seq).await {
+            let before = self.gates.cursor()?;
+            let res = self.step(mesh, &msg.control, msg.seq).await;
+            self.report_taken(before, events);
+            match res {
                 Ok((_, Some(ev))) => {
                     events(ev);
                     events(self.material());
                 }
                 Ok(_) => {}
                 Err(e) => {
-                    mesh.abort(&e.to_string()).await;
+                    if e.lost_peer().is_none() {
+                        mesh.abort(&e.to_string()).await;
+                    }
                     return Err(e);
                 }
             }
         }
     }
+}
+
+/// The coordinator's end after a failed step (or a control message that could not be sent):
+/// answers the requests it had taken with an error — for a lost peer ([`Error::lost_peer`]) one
+/// that names it, without aborting the mesh (the mesh has told the other nodes); otherwise the
+/// error, after aborting the mesh — and returns `e`.
+async fn fail_pending<M: Mesh>(
+    mesh: &mut M,
+    pending: &mut Vec<(LweCiphertext, Request)>,
+    e: Error,
+    events: &mut (dyn FnMut(Event) + Send),
+) -> Error {
+    if !pending.is_empty() {
+        events(Event::Refused {
+            reason: Refusal::Aborted,
+            count: pending.len(),
+        });
+    }
+    let why = match e.lost_peer() {
+        Some(j) => format!(
+            "node {j} was lost while this request was being served ({e}); the service reconnects, retry later (any gates taken for it are spent, never used again)"
+        ),
+        None => format!("decryption aborted: {e}"),
+    };
+    for (_, r) in pending.drain(..) {
+        let _ = r.reply.send(Err(why.clone()));
+    }
+    if e.lost_peer().is_none() {
+        mesh.abort(&e.to_string()).await;
+    }
+    e
 }
 
 /// SPDZ_2k material one node needs to make `bundles` gate bundles and decrypt that many
@@ -614,15 +836,21 @@ pub fn material_for(
 /// `(triples, bits, randoms, input masks per owner)`. The key's `n` coefficients come in through
 /// the holder's input masks instead of `n` random bits: the bits are [`material_for`]'s less
 /// `n`, plus `n` input masks of the holder (producers make input masks for every owner alike,
-/// so `masks_per_party = n`). At [`Params::paper`] with 64 samples of 40 bits: 2,560 bits and
-/// 1,024 masks for the key, against 3,584 bits to generate it.
+/// so `masks_per_party = n`). At [`Params::paper`] with the secure public key's 1,024 samples of
+/// 45 bits ([`crate::node::PK_SAMPLES`], [`crate::node::PK_NOISE_BITS`]): 46,080 bits and 1,024
+/// masks for the key, against 47,104 bits to generate it.
 ///
 /// ```
 /// use coterie_threshold::Params;
+/// use coterie_threshold::node::{PK_NOISE_BITS, PK_SAMPLES};
 /// use coterie_threshold::service::{material_for, material_for_import};
 /// let p = Params::paper();
-/// let (t, b, r) = material_for(&p, 10, 64, 40).unwrap();
-/// assert_eq!(material_for_import(&p, 10, 64, 40).unwrap(), (t, b - 1024, r, 1024));
+/// let (t, b, r) = material_for(&p, 10, PK_SAMPLES, PK_NOISE_BITS).unwrap();
+/// assert_eq!(b, 10 * 72 + 47_104);
+/// assert_eq!(
+///     material_for_import(&p, 10, PK_SAMPLES, PK_NOISE_BITS).unwrap(),
+///     (t, b - 1024, r, 1024)
+/// );
 /// ```
 pub fn material_for_import(
     params: &Params,
@@ -645,10 +873,11 @@ mod tests {
             seq: 7,
             control: Control::Decrypt {
                 batch: vec![vec![1, 2, 3], vec![]],
+                nonces: vec![[1; 32], [2; 32]],
             },
         };
         let bytes = envelope::to_envelope(&msg).unwrap();
-        assert_eq!(envelope::peek(&bytes).unwrap(), (*b"THsc", 2));
+        assert_eq!(envelope::peek(&bytes).unwrap(), (*b"THsc", 3));
         assert_eq!(open_control(&bytes, 1 << 10).unwrap(), msg);
         // Another format version (1 carried a version byte in the message) aborts.
         let old = envelope::seal(ControlMsg::TAG, 1, &(1u8, 7u64, Control::Idle)).unwrap();
@@ -662,7 +891,9 @@ mod tests {
             )
         };
         assert!(refused(open_control(&old, 1 << 10)));
-        let next = envelope::seal(ControlMsg::TAG, 3, &msg).unwrap();
+        let prev = envelope::seal(ControlMsg::TAG, 2, &msg).unwrap();
+        assert!(refused(open_control(&prev, 1 << 10)));
+        let next = envelope::seal(ControlMsg::TAG, 4, &msg).unwrap();
         assert!(refused(open_control(&next, 1 << 10)));
         // So do another tag, a truncation, trailing bytes and a payload over the bound.
         let mut other = bytes.clone();

@@ -206,7 +206,7 @@ async fn run_party(
     protocol: Protocol,
 ) -> Result<(), Error> {
     let t0 = Instant::now();
-    let mut mesh = TlsMesh::connect_with_config(config, id, cert, key, opts).await?;
+    let mut mesh = TlsMesh::connect_with_config(config, id, cert, key, opts.clone()).await?;
     let t_conn = t0.elapsed();
     let n = mesh.n();
     let party_dir = |d: &Path| d.join(format!("party-{id}"));
@@ -272,10 +272,38 @@ async fn run_party(
                 );
                 start.import_key = Some(f);
             }
-            super::threshold::run_node(&mut mesh, config, &args, metrics.as_deref(), &start)
+            // The node survives a lost peer: it reconnects with fresh meshes (the first is the
+            // one connected above), so it owns them and closes the last itself.
+            let mut first = Some(mesh);
+            let (cert, key) = (cert.map(Path::to_path_buf), key.map(Path::to_path_buf));
+            let connect = move || {
+                let first = first.take();
+                let (cert, key, opts) = (cert.clone(), key.clone(), opts.clone());
+                async move {
+                    match first {
+                        Some(m) => Ok(m),
+                        None => {
+                            TlsMesh::connect_with_config(
+                                config,
+                                id,
+                                cert.as_deref(),
+                                key.as_deref(),
+                                opts,
+                            )
+                            .await
+                        }
+                    }
+                }
+            };
+            super::threshold::run_node(connect, id, config, &args, metrics.as_deref(), &start)
                 .await
                 .map_err(|e| Error::Protocol(format!("threshold node: {e}")))?;
-            "threshold node stopped".to_string()
+            println!(
+                "party {id}/{n}: threshold node stopped (connect {:.1} ms, total {:.1} ms)",
+                t_conn.as_secs_f64() * 1e3,
+                t0.elapsed().as_secs_f64() * 1e3
+            );
+            return Ok(());
         }
         Protocol::SpdzDemo { dir, value } => {
             let v = coterie_spdz::flows::online_demo(

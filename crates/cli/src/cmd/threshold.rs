@@ -9,6 +9,9 @@
 //! TLS at `--client-listen`. Clients: `coterie certs-client`, `coterie threshold-encrypt`,
 //! `coterie decrypt` (see `coterie_threshold::client`). With `--metrics ADDR` a node also serves
 //! its Prometheus metrics (`coterie_threshold::metrics`) over plain, unauthenticated HTTP at ADDR.
+//! A node survives the loss of a peer (`coterie_threshold::node::run_node_reconnecting`): it
+//! prints `lost node i`, node 0 answers clients "waiting for node i to reconnect", and all
+//! reconnect and resume when the node is back (restarted with the same command).
 
 use std::path::Path;
 
@@ -16,16 +19,22 @@ use coterie_net::Mesh;
 use coterie_threshold::node::{NodeEvent, ServiceArgs, StartOptions};
 use coterie_threshold::service::Event;
 
-/// Runs one decryption node, printing its progress (`party <id>: ...` lines on stdout), and with
-/// `metrics` serving its metrics over HTTP at that address; `start` may import a key.
-pub async fn run_node<M: Mesh>(
-    mesh: &mut M,
+/// Runs decryption node `id` on the meshes `connect` makes (a fresh one after each lost peer),
+/// printing its progress (`party <id>: ...` lines on stdout), and with `metrics` serving its
+/// metrics over HTTP at that address; `start` may import a key.
+pub async fn run_node<M, C, F>(
+    connect: C,
+    id: usize,
     config: &Path,
     args: &ServiceArgs,
     metrics: Option<&str>,
     start: &StartOptions,
-) -> coterie_threshold::Result<()> {
-    let id = mesh.id();
+) -> coterie_threshold::Result<()>
+where
+    M: Mesh,
+    C: FnMut() -> F,
+    F: std::future::Future<Output = coterie_net::Result<M>>,
+{
     let endpoint = match metrics {
         Some(addr) => {
             let m = coterie_threshold::metrics::NodeMetrics::new(id);
@@ -78,6 +87,18 @@ pub async fn run_node<M: Mesh>(
                 reason.as_str()
             )
         }
+        NodeEvent::Service(Event::GatesTaken { first, end }) => {
+            println!("party {id}: took gate bundles {first}..{end}")
+        }
+        NodeEvent::PeerLost { node, cause } => {
+            println!("party {id}: lost node {node} ({cause}); reconnecting")
+        }
+        NodeEvent::Waiting { node, cause } => {
+            println!("party {id}: waiting for node {node} to reconnect ({cause})")
+        }
+        NodeEvent::Reconnected { session } => {
+            println!("party {id}: reconnected to every node (reconnection {session})")
+        }
         NodeEvent::Service(Event::Material { .. }) => {}
     };
     let observer = endpoint.as_ref().map(|(m, _)| m.clone());
@@ -88,8 +109,15 @@ pub async fn run_node<M: Mesh>(
         print(e)
     };
     let stop = std::future::pending();
-    let r =
-        coterie_threshold::node::run_node_with(mesh, config, args, start, &mut observe, stop).await;
+    let r = coterie_threshold::node::run_node_reconnecting(
+        connect,
+        config,
+        args,
+        start,
+        &mut observe,
+        stop,
+    )
+    .await;
     if let Some((_, task)) = endpoint {
         task.abort();
     }
