@@ -13,7 +13,7 @@ use coterie_net::Mesh;
 use coterie_spdz::{Engine, Preprocessing, Ring, Z2k};
 
 use crate::ciphertext::LweCiphertext;
-use crate::gates::{GateBundle, GatePool, Sh, ShareOps};
+use crate::gates::{GateBundle, GatePool, Sh, ShareOps, Tables};
 use crate::keys::SharedKey;
 use crate::linmaps::LinOps;
 use crate::params::{LtParams, Params};
@@ -32,20 +32,74 @@ pub struct LtRandOut {
     pub y_open: u128,
 }
 
-fn check_bundles(lt: &LtParams, n: usize, gates: &[GateBundle]) -> Result<()> {
-    if gates.len() != n {
+fn check_count<T: Tables + ?Sized>(n: usize, gates: &T) -> Result<()> {
+    if gates.count() != n {
         return Err(Error::Gate(format!(
             "{} inputs but {} gate bundles",
             n,
-            gates.len()
+            gates.count()
         )));
     }
-    if gates.iter().any(|g| g.downcast) {
+    if gates.any_downcast() {
         return Err(Error::Gate(
             "down-cast (stored) bundles need a per-value-check schedule (crate::pipelined)".into(),
         ));
     }
+    Ok(())
+}
+
+fn check_bundles(lt: &LtParams, n: usize, gates: &[GateBundle]) -> Result<()> {
+    check_count(n, gates)?;
     gates.iter().try_for_each(|g| g.check_shape(lt))
+}
+
+/// Bundle `j`'s composed mask `[r]_k = Σ_i B^i [r_i]_k` (`B = 2^b`) from its Sign gates' masks.
+pub(crate) fn composed_mask<P: Preprocessing<Z2k>, T: Tables + ?Sized>(
+    eng: &Engine<Z2k, P>,
+    lt: &LtParams,
+    gates: &T,
+    j: usize,
+) -> Result<Sh> {
+    let ops = ShareOps(*eng.ring());
+    gates.with_bundle(j, |g| {
+        let mut acc = ops.zero();
+        for i in 0..lt.d() as usize {
+            let m = g.mask(i)?;
+            acc = ops.add(&acc, &eng.mul_const(&m, &(1u128 << (lt.b as usize * i))));
+        }
+        Ok(acc)
+    })
+}
+
+/// LTRand steps 2–4 for bundle `j`: `[y + rM] = [rM] + Σ_i 2^i [F_i(x_i)]`, the Sign entries
+/// selected by the digits `x_i` of the opened `z'`.
+pub(crate) fn select_y<P: Preprocessing<Z2k>, T: Tables + ?Sized>(
+    eng: &Engine<Z2k, P>,
+    lt: &LtParams,
+    gates: &T,
+    j: usize,
+    z_open: u128,
+) -> Result<Sh> {
+    let ops = ShareOps(*eng.ring());
+    let d = lt.d() as usize;
+    gates.with_bundle(j, |g| {
+        let mut y = g.mask(d)?;
+        for (i, x) in lt.digits(z_open).into_iter().enumerate() {
+            let e = g.entry(i, x)?;
+            y = ops.add(&y, &eng.mul_const(&e, &(1u128 << i)));
+        }
+        Ok(y)
+    })
+}
+
+/// LTRand step 6 for bundle `j`: the ModLTZ entry `[u]` selected by the opened `y'`.
+pub(crate) fn select_u<T: Tables + ?Sized>(
+    lt: &LtParams,
+    gates: &T,
+    j: usize,
+    y_open: usize,
+) -> Result<Sh> {
+    gates.with_bundle(j, |g| g.entry(lt.d() as usize, y_open))
 }
 
 /// LTRand_{l,k} (Procedure 3) for a batch: one truncated `l`-bit opening of `z + r` and one
@@ -59,41 +113,42 @@ pub async fn ltrand<P: Preprocessing<Z2k>, M: Mesh>(
     gates: Vec<GateBundle>,
 ) -> Result<Vec<LtRandOut>> {
     check_bundles(lt, zs.len(), &gates)?;
+    ltrand_with(eng, mesh, lt, zs, gates.as_slice()).await
+}
+
+async fn ltrand_with<P: Preprocessing<Z2k>, M: Mesh, T: Tables + ?Sized>(
+    eng: &mut Engine<Z2k, P>,
+    mesh: &mut M,
+    lt: &LtParams,
+    zs: &[Sh],
+    gates: &T,
+) -> Result<Vec<LtRandOut>> {
+    check_count(zs.len(), gates)?;
     if lt.k > eng.ring().k() {
         return Err(Error::Params(
             "LTRand parameters exceed the engine ring".into(),
         ));
     }
     let ops = ShareOps(*eng.ring());
-    let rs = composed_masks(eng, lt, &gates);
+    let rs = (0..zs.len())
+        .map(|j| composed_mask(eng, lt, gates, j))
+        .collect::<Result<Vec<_>>>()?;
     // 1. z' = Open_l([z] + [r])
     let masked: Vec<Sh> = zs.iter().zip(&rs).map(|(z, r)| ops.add(z, r)).collect();
     let z_open = eng.open_truncated(mesh, &masked, lt.l).await?;
     eng.check(mesh).await?;
     // 2.-4. select the Sign entries and form y = Σ 2^i y_i; 5. y' = Open_{d+1}(y + rM)
     let t = lt.d() + 1;
-    let mut ys = Vec::with_capacity(zs.len());
-    for (g, &zo) in gates.iter().zip(&z_open) {
-        let mut y = g.modltz.mask.clone();
-        for (i, (s, x)) in g.signs.iter().zip(lt.digits(zo)).enumerate() {
-            let e = s
-                .table
-                .get(x)
-                .ok_or_else(|| Error::Invariant(format!("digit {x} outside its table")))?;
-            y = ops.add(&y, &eng.mul_const(e, &(1u128 << i)));
-        }
-        ys.push(y);
-    }
+    let ys = z_open
+        .iter()
+        .enumerate()
+        .map(|(j, &zo)| select_y(eng, lt, gates, j, zo))
+        .collect::<Result<Vec<_>>>()?;
     let y_open = eng.open_truncated(mesh, &ys, t).await?;
     eng.check(mesh).await?;
     let mut out = Vec::with_capacity(zs.len());
-    for ((g, r), (&zo, &yo)) in gates.iter().zip(rs).zip(z_open.iter().zip(&y_open)) {
-        let u = g
-            .modltz
-            .table
-            .get(yo as usize)
-            .ok_or_else(|| Error::Invariant("y' outside the ModLTZ table".into()))?
-            .clone();
+    for (j, (r, (&zo, &yo))) in rs.into_iter().zip(z_open.iter().zip(&y_open)).enumerate() {
+        let u = select_u(lt, gates, j, yo as usize)?;
         out.push(LtRandOut {
             z_open: zo,
             r,
@@ -113,7 +168,18 @@ pub async fn mod_lk<P: Preprocessing<Z2k>, M: Mesh>(
     zs: &[Sh],
     gates: Vec<GateBundle>,
 ) -> Result<Vec<Sh>> {
-    let outs = ltrand(eng, mesh, lt, zs, gates).await?;
+    check_bundles(lt, zs.len(), &gates)?;
+    mod_lk_with(eng, mesh, lt, zs, gates.as_slice()).await
+}
+
+async fn mod_lk_with<P: Preprocessing<Z2k>, M: Mesh, T: Tables + ?Sized>(
+    eng: &mut Engine<Z2k, P>,
+    mesh: &mut M,
+    lt: &LtParams,
+    zs: &[Sh],
+    gates: &T,
+) -> Result<Vec<Sh>> {
+    let outs = ltrand_with(eng, mesh, lt, zs, gates).await?;
     let two_l = 1u128 << lt.l;
     Ok(outs
         .iter()
@@ -298,7 +364,8 @@ pub async fn decrypt<P: Preprocessing<Z2k>, M: Mesh>(
         .iter()
         .map(|ct| shifted_phase(eng, params, key, ct))
         .collect();
-    let es = mod_lk(eng, mesh, &lt, &zs, gates).await?;
+    let es = mod_lk_with(eng, mesh, &lt, &zs, &gates).await?;
+    drop(gates);
     let diffs: Vec<Sh> = zs.iter().zip(&es).map(|(z, e)| eng.sub(z, e)).collect();
     let mus = eng.open(mesh, &diffs).await?;
     eng.check(mesh).await?;

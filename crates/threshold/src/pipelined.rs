@@ -8,6 +8,26 @@
 //! with its bits from `t` up masked by `2^t·[ρ]`, so only the intended `t` bits are revealed
 //! (§9.2).
 //!
+//! # Rounds and messages per round of every schedule
+//!
+//! Each round is one [`Mesh::exchange_all_tagged`]. Over a plain mesh it is all-to-all: `n(n−1)`
+//! messages, one hop. Over [`coterie_net::KingMesh`] it is relayed through a king with
+//! end-to-end tags: `2(n−1)` messages (the king sends `n−1`, every other party 1), two hops, plus
+//! a one-time key set-up of `(n−1)(n−2)` messages when the wrapper is made. The MAC checks are
+//! unchanged (nothing is summed at the king). `crates/threshold/tests/king.rs` counts these.
+//!
+//! | schedule                                                | rounds | all-to-all | king     |
+//! |---------------------------------------------------------|--------|------------|----------|
+//! | strict Π_Decrypt, batched checks ([`crate::online`])    | 15     | `n(n−1)`   | `2(n−1)` |
+//! | strict, SingleChecks ([`decrypt_strict_single_check`])  | 9      | `n(n−1)`   | `2(n−1)` |
+//! | pipelined ([`decrypt_pipelined`])                       | 5      | `n(n−1)`   | `2(n−1)` |
+//!
+//! The last two columns are messages per round. Strict Π_Decrypt: 3 openings and 3 batched MAC
+//! checks of 4 rounds each; strict SingleChecks: 3 × (open, commit σ, open σ). At 16 parties a
+//! round is 240 messages all-to-all and 30 through the king (a pipelined decryption: 1200
+//! against 150); each king round costs two one-way link latencies instead of one, and the
+//! king's uplink carries `(n−1)²` payloads a round.
+//!
 //! # Pipelined schedule: 5 rounds, with an authenticated output mask
 //!
 //! The three openings and their MAC checks overlap, and the final value `z − e` is revealed
@@ -52,7 +72,7 @@ use crate::ciphertext::LweCiphertext;
 use crate::gates::{GatePool, Sh, ShareOps};
 use crate::keys::SharedKey;
 use crate::linmaps::LinOps;
-use crate::online::shifted_phase;
+use crate::online::{composed_mask, select_u, select_y, shifted_phase};
 use crate::params::Params;
 use crate::{Error, Result};
 
@@ -416,7 +436,9 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
         .iter()
         .map(|ct| shifted_phase(eng, params, key, ct))
         .collect();
-    let rs = crate::online::composed_masks(eng, &lt, &gates);
+    let rs = (0..cts.len())
+        .map(|j| composed_mask(eng, &lt, &gates, j))
+        .collect::<Result<Vec<_>>>()?;
     let mut s = Session {
         eng,
         mesh,
@@ -472,18 +494,11 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
     let z_open: Vec<u128> = o1.vals.iter().map(|v| Z2k::low_bits(*v, l)).collect();
 
     // R2: V2 = y + rM; commit σ(V1); open the coin share
-    let mut v2 = Vec::with_capacity(count);
-    for (g, &zo) in gates.iter().zip(&z_open) {
-        let mut y = g.modltz.mask.clone();
-        for (i, (sg, x)) in g.signs.iter().zip(lt.digits(zo)).enumerate() {
-            let e = sg
-                .table
-                .get(x)
-                .ok_or_else(|| Error::Invariant("digit outside its table".into()))?;
-            y = ops.add(&y, &s.eng.mul_const(e, &(1u128 << i)));
-        }
-        v2.push(y);
-    }
+    let v2 = z_open
+        .iter()
+        .enumerate()
+        .map(|(j, &zo)| select_y(s.eng, &lt, &gates, j, zo))
+        .collect::<Result<Vec<_>>>()?;
     let (m2, b2) = s.mask(&v2, t)?;
     let c1 = s.commit_sigma(&mut o1, "v1");
     let d1 = digest(sid, "v1", &ring.encode(&o1.vals));
@@ -520,24 +535,22 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
     // R3: V3 = z - e + w (masked above k) and Y = w + χ·w' (in full); open σ(V1); commit σ(V2)
     let two_l = 1u128 << l;
     let mut v3 = Vec::with_capacity(count);
-    for ((((g, r), z), w), (&zo, &yo)) in gates
+    for (j, (((r, z), w), (&zo, &yo))) in rs
         .iter()
-        .zip(&rs)
         .zip(&zs)
         .zip(&ws)
         .zip(z_open.iter().zip(&y_open))
+        .enumerate()
     {
-        let u = g
-            .modltz
-            .table
-            .get(yo)
-            .ok_or_else(|| Error::Invariant("y' outside the table".into()))?;
+        let u = select_u(&lt, &gates, j, yo)?;
         let e = s.eng.add(
             &s.eng.sub(&s.eng.constant(&zo), r),
-            &s.eng.mul_const(u, &two_l),
+            &s.eng.mul_const(&u, &two_l),
         );
         v3.push(ops.add(&ops.sub(z, &e), w));
     }
+    // every table entry this batch needs is read: wipe the bundles now
+    drop(gates);
     let (mut m3, _) = s.mask(&v3, k)?;
     for (w, w2) in ws.iter().zip(&ws2) {
         m3.push(ops.add(w, &s.eng.mul_const(w2, &chi)));
@@ -748,7 +761,9 @@ pub async fn decrypt_strict_single_check<P: Preprocessing<Z2k>, M: Mesh>(
         .iter()
         .map(|ct| shifted_phase(eng, params, key, ct))
         .collect();
-    let rs = crate::online::composed_masks(eng, &lt, &gates);
+    let rs = (0..cts.len())
+        .map(|j| composed_mask(eng, &lt, &gates, j))
+        .collect::<Result<Vec<_>>>()?;
     let mut s = Session {
         eng,
         mesh,
@@ -765,18 +780,11 @@ pub async fn decrypt_strict_single_check<P: Preprocessing<Z2k>, M: Mesh>(
         .iter()
         .map(|v| Z2k::low_bits(*v, l))
         .collect();
-    let mut v2 = Vec::with_capacity(cts.len());
-    for (g, &zo) in gates.iter().zip(&z_open) {
-        let mut y = g.modltz.mask.clone();
-        for (i, (sg, x)) in g.signs.iter().zip(lt.digits(zo)).enumerate() {
-            let e = sg
-                .table
-                .get(x)
-                .ok_or_else(|| Error::Invariant("digit outside its table".into()))?;
-            y = ops.add(&y, &s.eng.mul_const(e, &(1u128 << i)));
-        }
-        v2.push(y);
-    }
+    let v2 = z_open
+        .iter()
+        .enumerate()
+        .map(|(j, &zo)| select_y(s.eng, &lt, &gates, j, zo))
+        .collect::<Result<Vec<_>>>()?;
     let y_open: Vec<usize> = s
         .open_single_check(&v2, t, "strict-v2")
         .await?
@@ -785,23 +793,21 @@ pub async fn decrypt_strict_single_check<P: Preprocessing<Z2k>, M: Mesh>(
         .collect();
     let two_l = 1u128 << l;
     let mut v3 = Vec::with_capacity(cts.len());
-    for (((g, r), z), (&zo, &yo)) in gates
+    for (j, ((r, z), (&zo, &yo))) in rs
         .iter()
-        .zip(&rs)
         .zip(&zs)
         .zip(z_open.iter().zip(&y_open))
+        .enumerate()
     {
-        let u = g
-            .modltz
-            .table
-            .get(yo)
-            .ok_or_else(|| Error::Invariant("y' outside the table".into()))?;
+        let u = select_u(&lt, &gates, j, yo)?;
         let e = s.eng.add(
             &s.eng.sub(&s.eng.constant(&zo), r),
-            &s.eng.mul_const(u, &two_l),
+            &s.eng.mul_const(&u, &two_l),
         );
         v3.push(ops.sub(z, &e));
     }
+    // every table entry this batch needs is read: wipe the bundles now
+    drop(gates);
     let mus = s.open_single_check(&v3, k, "strict-v3").await?;
     mus.iter()
         .map(|v| {

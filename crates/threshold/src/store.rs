@@ -22,7 +22,9 @@
 //! (ModLTZ), i.e. [`stored_bits_per_bundle`] bits per bundle (346,880 for the tables with the
 //! paper's parameters, plus 2,304 for the masks). Sizes are implied by the header; the decoder
 //! checks the exact length before allocating. Down-cast bundles are for the per-value-check
-//! schedules only (see [`GateBundle::downcast`]).
+//! schedules only (see [`GateBundle::downcast`]). [`GateStore::take`] hands the bits out as they
+//! are ([`PackedBundles`], for a [`crate::gates::GatePool`]); [`decode_batch`] lifts them into
+//! [`GateBundle`]s.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -30,9 +32,10 @@ use std::path::{Path, PathBuf};
 use coterie_base::bits::{BitReader, BitWriter};
 use coterie_spdz::Share;
 
-use crate::gates::{Gate, GateBundle, Sh};
+use crate::gates::{Gate, GateBundle, PackedBundles, Sh};
 use crate::params::LtParams;
 use crate::{Error, Result};
+use zeroize::Zeroize;
 
 /// Envelope tag of a bundle batch file.
 const BATCH_TAG: [u8; 4] = *b"THgb";
@@ -123,9 +126,8 @@ pub fn encode_batch(lt: &LtParams, bundles: &[GateBundle]) -> Result<Vec<u8>> {
         .map_err(|e| Error::Gate(format!("bundle batch: {e}")))
 }
 
-/// Decodes a batch written by [`encode_batch`], checking it against `lt`. The bundles come back
-/// with [`GateBundle::downcast`] set (table entries lifted with zero high bits).
-pub fn decode_batch(lt: &LtParams, bytes: &[u8]) -> Result<Vec<GateBundle>> {
+/// Checks a batch file against `lt` and returns its first id, its count and its bit stream.
+fn open_batch<'a>(lt: &LtParams, bytes: &'a [u8]) -> Result<(u64, usize, &'a [u8])> {
     check_lt(lt)?;
     let bad = |s: &str| Error::Gate(format!("bundle batch: {s}"));
     let total = bytes.len();
@@ -148,7 +150,15 @@ pub fn decode_batch(lt: &LtParams, bytes: &[u8]) -> Result<Vec<GateBundle>> {
     if count > MAX_BATCH_BYTES || batch_bytes(lt, count) != total {
         return Err(bad("length does not match the count"));
     }
-    let mut r = BitReader::new(&bytes[PAYLOAD_HEADER..]);
+    Ok((first, count, &bytes[PAYLOAD_HEADER..]))
+}
+
+/// Decodes a batch written by [`encode_batch`], checking it against `lt`. The bundles come back
+/// with [`GateBundle::downcast`] set (table entries lifted with zero high bits).
+pub fn decode_batch(lt: &LtParams, bytes: &[u8]) -> Result<Vec<GateBundle>> {
+    let (first, count, stream) = open_batch(lt, bytes)?;
+    let bad = |s: &str| Error::Gate(format!("bundle batch: {s}"));
+    let mut r = BitReader::new(stream);
     let full = lt.k + STORE_S;
     let sign_bits = lt.d() + 1 + STORE_S;
     let modltz_bits = lt.k - lt.l + STORE_S;
@@ -345,11 +355,13 @@ impl GateStore {
         write_synced(&self.dir.join(format!("batch-{first}.bin")), &bytes)
     }
 
-    /// Takes the next `count` bundles. The cursor is advanced durably first; a batch whose
-    /// bundles are all consumed is deleted.
-    pub fn take(&self, count: usize) -> Result<Vec<GateBundle>> {
+    /// Takes the next `count` bundles, held as they are stored ([`PackedBundles`]: one
+    /// allocation, the down-cast widths, no up-cast). The cursor is advanced durably first; a
+    /// batch whose bundles are all consumed is deleted. The file bytes read are wiped.
+    pub fn take(&self, count: usize) -> Result<PackedBundles> {
         let cur = self.cursor()?;
-        let mut out = Vec::with_capacity(count);
+        let bundle_bits = PackedBundles::bundle_bits(&self.lt)?;
+        let mut out = PackedBundles::with_capacity(&self.lt, true, cur, count)?;
         let mut files = Vec::new();
         for (_, p) in self.batches()? {
             if out.len() >= count {
@@ -359,15 +371,10 @@ impl GateStore {
             if meta.len() as usize > MAX_BATCH_BYTES {
                 return Err(Error::Gate("batch file too large".into()));
             }
-            let bytes = fs::read(&p).map_err(io)?;
-            let batch = decode_batch(&self.lt, &bytes)?;
-            let last = batch.last().map_or(0, |b| b.id + 1);
-            for b in batch {
-                if b.id >= cur && out.len() < count {
-                    out.push(b);
-                }
-            }
-            files.push((p, last));
+            let mut bytes = fs::read(&p).map_err(io)?;
+            let res = copy_bundles(&self.lt, &bytes, cur, count, bundle_bits, &mut out);
+            bytes.zeroize();
+            files.push((p, res?));
         }
         if out.len() < count {
             return Err(Error::Exhausted {
@@ -384,6 +391,45 @@ impl GateStore {
         }
         Ok(out)
     }
+}
+
+/// Appends to `out` the bundles of the batch file `bytes` from id `from` on, up to `count` in
+/// all; returns one past the batch's last id. Bundles must continue `out` without a gap.
+fn copy_bundles(
+    lt: &LtParams,
+    bytes: &[u8],
+    from: u64,
+    count: usize,
+    bundle_bits: usize,
+    out: &mut PackedBundles,
+) -> Result<u64> {
+    let (first, n, stream) = open_batch(lt, bytes)?;
+    let bad = |s: &str| Error::Gate(format!("bundle batch: {s}"));
+    let last = first
+        .checked_add(n as u64)
+        .ok_or_else(|| bad("ids overflow"))?;
+    if last <= from || out.len() >= count {
+        return Ok(last);
+    }
+    let next = from + out.len() as u64;
+    if first > next {
+        return Err(bad("a gap in the stored ids"));
+    }
+    let mut r = BitReader::new(stream);
+    // skip the bundles before `next` (consumed already)
+    let mut skip = (next - first) as usize * bundle_bits;
+    while skip > 0 {
+        let w = skip.min(64) as u32;
+        r.get(w).ok_or_else(|| bad("truncated"))?;
+        skip -= w as usize;
+    }
+    for _ in next..last {
+        if out.len() >= count {
+            break;
+        }
+        out.append_stored(&mut r).ok_or_else(|| bad("truncated"))?;
+    }
+    Ok(last)
 }
 
 #[cfg(test)]
@@ -490,5 +536,42 @@ mod tests {
         );
         let back = decode_batch(&lt, &bytes).unwrap();
         assert_eq!(back[1].modltz.table.len(), 512);
+    }
+
+    /// `take` hands out the stored bits as they are (down-cast, one buffer spanning the batch
+    /// files, consumed bundles skipped), the same shares `decode_batch` reads.
+    #[test]
+    fn take_reads_the_stored_bits_in_place() {
+        let lt = LtParams::new(16, 14, 4).unwrap();
+        let ring = Z2k::new(16, 64).unwrap();
+        let mut rng = rand::rng();
+        let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
+        let mine =
+            crate::gates::insecure_deal_bundles(&dealer, &ring, &lt, 5, 0, &mut rng).remove(0);
+        let want = decode_batch(&lt, &encode_batch(&lt, &mine).unwrap()).unwrap();
+        let dir = coterie_base::fsio::unique_temp_dir("coterie-store-take");
+        let store = GateStore::create(&dir, lt).unwrap();
+        store.append(&mine[..3]).unwrap();
+        store.append(&mine[3..]).unwrap();
+        let a = store.take(2).unwrap();
+        let b = store.take(3).unwrap();
+        assert!(a.is_downcast() && b.is_downcast());
+        assert_eq!((a.first_id(), b.first_id(), b.len()), (0, 2, 3));
+        for (w, p) in want.iter().zip(a.iter().chain(b.iter())) {
+            assert_eq!(w.id, p.id);
+            for g in 0..=lt.d() as usize {
+                let gate = if g == lt.d() as usize {
+                    &w.modltz
+                } else {
+                    &w.signs[g]
+                };
+                assert_eq!(p.mask(g).unwrap(), gate.mask);
+                for (x, e) in gate.table.iter().enumerate() {
+                    assert_eq!(&p.entry(g, x).unwrap(), e);
+                }
+            }
+        }
+        assert!(matches!(store.take(1), Err(Error::Exhausted { .. })));
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
