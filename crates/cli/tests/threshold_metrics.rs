@@ -141,6 +141,8 @@ fn nodes_expose_pool_material_decryptions_and_refusals_as_metrics() {
                     .arg(dir.join("stores"))
                     .args(["--pool", &POOL.to_string(), "--chunk", "1"])
                     .args(["--client-listen", &client, "--metrics", &metrics[i]])
+                    // the service's rounds through node 0 as king (the default from 8 nodes)
+                    .args(["--relay", "king"])
                     .stdout(log)
                     .stderr(err)
                     .spawn()

@@ -1239,14 +1239,22 @@ mod tests {
         };
         let mut nodes: Vec<_> = (0..n).map(spawn).collect();
         let mut seen: Vec<Vec<NodeEvent>> = vec![Vec::new(); n];
-        // Events until `until` holds for one of them (30 s at most).
+        // Events until `until` holds for one of them (30 s at most). An event received while
+        // waiting for another one counts too (the nodes' events interleave): every event this
+        // test waits for happens once per node.
         let mut wait = async |seen: &mut Vec<Vec<NodeEvent>>,
                               until: &dyn Fn(usize, &NodeEvent) -> bool| {
+            for (id, s) in seen.iter().enumerate() {
+                if let Some(e) = s.iter().find(|e| until(id, e)) {
+                    return Some(e.clone());
+                }
+            }
             loop {
-                let (id, e) = tokio::time::timeout(Duration::from_secs(30), rx.recv())
-                    .await
-                    .expect("no such event")
-                    .expect("every node ended");
+                let Ok(next) = tokio::time::timeout(Duration::from_secs(30), rx.recv()).await
+                else {
+                    panic!("no such event within 30 s; events so far: {seen:?}");
+                };
+                let (id, e) = next.expect("every node ended");
                 let hit = until(id, &e);
                 seen[id].push(e);
                 if hit {

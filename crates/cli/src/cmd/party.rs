@@ -54,6 +54,17 @@ pub fn run(a: PartyArgs) -> Result<(), String> {
     .map_err(|e| format!("party {id}: {e}"))
 }
 
+/// How a threshold service's all-to-all rounds travel (`coterie party ... threshold --relay`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Relay {
+    /// Every node sends to every node.
+    Direct,
+    /// Through node 0, authenticated end to end (`coterie_net::KingMesh`).
+    King,
+    /// The king from 8 nodes on, direct below.
+    Auto,
+}
+
 /// The protocols of `coterie party`.
 #[derive(Subcommand, Clone, Debug)]
 pub enum Protocol {
@@ -152,6 +163,12 @@ pub enum Protocol {
         /// a key already exists (a key is never replaced).
         #[arg(long, value_name = "FILE")]
         import_key: Option<PathBuf>,
+        /// How the nodes' all-to-all rounds travel: `direct` (every node to every node,
+        /// n(n-1) messages per round), `king` (through node 0 with per-pair MAC tags,
+        /// `coterie_net::KingMesh`: 2(n-1) messages, two hops), or `auto`: the king from 8 nodes
+        /// on, where it was faster here (BENCHMARKS, issue 17). Every node must pass the same.
+        #[arg(long, value_enum, default_value_t = Relay::Auto)]
+        relay: Relay,
     },
     /// Multi-key BFV with threshold proxy re-encryption (seed 001): each party's role (user,
     /// proxy, server, receiver) comes from the config's roles; one step per run, the state kept
@@ -252,6 +269,7 @@ async fn run_party(
             idle_exit_s,
             metrics,
             import_key,
+            relay,
         } => {
             let args = coterie_threshold::node::ServiceArgs {
                 dir,
@@ -295,9 +313,24 @@ async fn run_party(
                     }
                 }
             };
-            super::threshold::run_node(connect, id, config, &args, metrics.as_deref(), &start)
-                .await
-                .map_err(|e| Error::Protocol(format!("threshold node: {e}")))?;
+            let king = match relay {
+                Relay::Direct => false,
+                Relay::King => true,
+                Relay::Auto => n >= 8,
+            };
+            if king {
+                let mut connect = connect;
+                let relayed = move || {
+                    let direct = connect();
+                    async move { coterie_net::KingMesh::new(direct.await?, 0).await }
+                };
+                super::threshold::run_node(relayed, id, config, &args, metrics.as_deref(), &start)
+                    .await
+            } else {
+                super::threshold::run_node(connect, id, config, &args, metrics.as_deref(), &start)
+                    .await
+            }
+            .map_err(|e| Error::Protocol(format!("threshold node: {e}")))?;
             println!(
                 "party {id}/{n}: threshold node stopped (connect {:.1} ms, total {:.1} ms)",
                 t_conn.as_secs_f64() * 1e3,

@@ -139,7 +139,7 @@ pub async fn party_demo<M: Mesh>(
         r.pipelined
     );
     println!(
-        "party {}: decrypted {} ciphertexts correctly in both schedules (keygen {} ms, gate prep {} ms, strict {} ms, pipelined {} ms)",
+        "party {}: decrypted {} ciphertexts correctly in both schedules (keygen + encryption {} ms, gate prep {} ms, strict {} ms, pipelined {} ms)",
         mesh.id(),
         r.messages.len(),
         r.millis[0],
