@@ -260,9 +260,10 @@ def test_public_key_bytes_round_trip_and_layout(service):
     # CTPK layout: magic, version, k, n, seed, noise bits, count, bodies
     magic, ver, k, n = struct.unpack_from("<4sBBI", b)
     seed, noise, count = b[10:42], b[42], struct.unpack_from("<I", b, 43)[0]
-    assert (magic, ver, k, n, noise, count) == (b"CTPK", 1, 64, 1024, 40, 64)
-    assert (pk.modulus_bits, pk.dimension, pk.noise_bits, pk.samples) == (64, 1024, 40, 64)
-    assert pk.seed == seed and len(b) == 47 + 8 * 64
+    # format 2: the secure key, n = 1024 samples of 45-bit noise
+    assert (magic, ver, k, n, noise, count) == (b"CTPK", 2, 64, 1024, 45, 1024)
+    assert (pk.modulus_bits, pk.dimension, pk.noise_bits, pk.samples) == (64, 1024, 45, 1024)
+    assert pk.seed == seed and len(b) == 47 + 8 * 1024
     assert "dimension=1024" in repr(pk)
     with pytest.raises(CoterieError, match="public key: bad header"):
         PublicKey.from_bytes(b"XTPK" + b[4:])
