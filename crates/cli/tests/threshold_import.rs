@@ -71,14 +71,7 @@ fn finish(dir: &Path, mut nodes: Nodes, tag: &str) -> Vec<(bool, String)> {
 fn decrypt(dir: &Path, client: &str, files: &[PathBuf]) -> Vec<String> {
     let t = Instant::now();
     let o = loop {
-        let o = coterie()
-            .arg("decrypt")
-            .arg("--config")
-            .arg(dir.join("certs/party.toml"))
-            .args(["--node", client, "--cert"])
-            .arg(dir.join("certs/client-t.crt"))
-            .arg("--key")
-            .arg(dir.join("certs/client-t.key"))
+        let o = common::decrypt_cmd(dir, client, "t")
             .args(["--message-bits", "1"])
             .args(files)
             .stdout(Stdio::piped())
@@ -143,17 +136,7 @@ fn a_tfhe_rs_key_is_imported_by_one_node_and_tfhe_rs_ciphertexts_decrypt_through
     // Below Linux's ephemeral range (32768–60999), apart from the other process tests' ranges.
     let base = 10000 + (std::process::id() % 500) * 20;
     let client = format!("127.0.0.1:{}", base + 10);
-    let d = |p: &str| dir.join(p).to_string_lossy().to_string();
-    run(&[
-        "certs",
-        "--parties",
-        "4",
-        "--out",
-        &d("certs"),
-        "--base-port",
-        &base.to_string(),
-    ]);
-    run(&["certs-client", "--dir", &d("certs"), "--name", "t"]);
+    common::threshold_pki(&dir, 4, base, "t");
 
     // TFHE-rs: a binary key of dimension 1024 and encryptions of known bits (native modulus,
     // mu << 63, noise std 2^-40), as files in both bincode encodings.

@@ -99,17 +99,8 @@ fn nodes_expose_pool_material_decryptions_and_refusals_as_metrics() {
         .map(|i| format!("127.0.0.1:{}", base + 11 + i as u32))
         .collect();
     let d = |p: &str| dir.join(p).to_string_lossy().to_string();
-    run(&[
-        "certs",
-        "--parties",
-        "4",
-        "--out",
-        &d("certs"),
-        "--base-port",
-        &(base + 4).to_string(),
-    ]);
-    run(&["certs-client", "--dir", &d("certs"), "--name", "m"]);
-    // key generation: 1024 + 64·40 bits; per bundle 2351 triples and 72 bits
+    common::threshold_pki(&dir, 4, base + 4, "m");
+    // key generation: 1024 + 1024·45 bits; per bundle 2351 triples and 72 bits
     let bundles = 16;
     run(&[
         "spdz",
@@ -245,14 +236,7 @@ fn nodes_expose_pool_material_decryptions_and_refusals_as_metrics() {
 fn decrypt(dir: &Path, client: &str, files: &[PathBuf]) -> Output {
     let t = Instant::now();
     loop {
-        let o = coterie()
-            .arg("decrypt")
-            .arg("--config")
-            .arg(dir.join("certs/party.toml"))
-            .args(["--node", client, "--cert"])
-            .arg(dir.join("certs/client-m.crt"))
-            .arg("--key")
-            .arg(dir.join("certs/client-m.key"))
+        let o = common::decrypt_cmd(dir, client, "m")
             .args(files)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

@@ -57,14 +57,7 @@ struct Run {
 const DOWN: [Option<usize>; 5] = [None, Some(2), None, Some(0), None];
 
 fn decrypt_once(dir: &Path, client: &str, files: &[PathBuf]) -> (Vec<Option<String>>, String) {
-    let o = coterie()
-        .arg("decrypt")
-        .arg("--config")
-        .arg(dir.join("certs/party.toml"))
-        .args(["--node", client, "--cert"])
-        .arg(dir.join("certs/client-t.crt"))
-        .arg("--key")
-        .arg(dir.join("certs/client-t.key"))
+    let o = common::decrypt_cmd(dir, client, "t")
         .args(files)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -110,16 +103,7 @@ fn a_killed_node_restarts_while_a_client_keeps_sending_and_no_gate_is_reused() {
     let base = 21000 + (std::process::id() % 500) * 20;
     let client = format!("127.0.0.1:{}", base + 10);
     let d = |p: &str| dir.join(p).to_string_lossy().to_string();
-    run(&[
-        "certs",
-        "--parties",
-        "4",
-        "--out",
-        &d("certs"),
-        "--base-port",
-        &base.to_string(),
-    ]);
-    run(&["certs-client", "--dir", &d("certs"), "--name", "t"]);
+    common::threshold_pki(&dir, 4, base, "t");
     let p = coterie_threshold::Params::paper();
     let (triples, bits, randoms) = coterie_threshold::service::material_for(
         &p,

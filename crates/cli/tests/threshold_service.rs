@@ -74,17 +74,8 @@ fn encrypt(dir: &Path, msgs: &[u64], prefix: &str) -> Vec<PathBuf> {
 }
 
 fn client_cmd(dir: &Path, client: &str, files: &[PathBuf]) -> Command {
-    let mut c = coterie();
-    c.arg("decrypt")
-        .arg("--config")
-        .arg(dir.join("certs/party.toml"))
-        .args(["--node", client, "--cert"])
-        .arg(dir.join("certs/client-t.crt"))
-        .arg("--key")
-        .arg(dir.join("certs/client-t.key"))
-        .args(files)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    let mut c = common::decrypt_cmd(dir, client, "t");
+    c.args(files).stdout(Stdio::piped()).stderr(Stdio::piped());
     c
 }
 
@@ -136,16 +127,7 @@ fn four_nodes_decrypt_for_a_client_survive_a_crash_and_never_reuse_a_gate() {
     let base = 20000 + (std::process::id() % 600) * 20;
     let client = format!("127.0.0.1:{}", base + 10);
     let d = |p: &str| dir.join(p).to_string_lossy().to_string();
-    run(&[
-        "certs",
-        "--parties",
-        "4",
-        "--out",
-        &d("certs"),
-        "--base-port",
-        &base.to_string(),
-    ]);
-    run(&["certs-client", "--dir", &d("certs"), "--name", "t"]);
+    common::threshold_pki(&dir, 4, base, "t");
     // key generation: 1024 + 64·40 bits; per bundle 2351 triples and 72 bits (paper parameters)
     run(&[
         "spdz",

@@ -23,6 +23,37 @@ pub fn keygen_material() -> (usize, usize) {
         .unwrap_or((usize::MAX, usize::MAX))
 }
 
+/// `coterie certs` for `parties` parties on loopback ports from `base`, into `dir/certs`, and a
+/// client certificate `client-<name>` from the same CA (`coterie certs-client`).
+pub fn threshold_pki(dir: &std::path::Path, parties: usize, base: u32, name: &str) {
+    let certs = dir.join("certs").to_string_lossy().to_string();
+    let (parties, base) = (parties.to_string(), base.to_string());
+    run_ok(&[
+        "certs",
+        "--parties",
+        &parties,
+        "--out",
+        &certs,
+        "--base-port",
+        &base,
+    ]);
+    run_ok(&["certs-client", "--dir", &certs, "--name", name]);
+}
+
+/// `coterie decrypt` as the client `client-<name>` of `dir/certs` against node 0 at `client`
+/// (the files and output settings are the caller's).
+pub fn decrypt_cmd(dir: &std::path::Path, client: &str, name: &str) -> Command {
+    let mut c = coterie();
+    c.arg("decrypt")
+        .arg("--config")
+        .arg(dir.join("certs/party.toml"))
+        .args(["--node", client, "--cert"])
+        .arg(dir.join(format!("certs/client-{name}.crt")))
+        .arg("--key")
+        .arg(dir.join(format!("certs/client-{name}.key")));
+    c
+}
+
 /// Stdout then stderr of `o`, as text.
 pub fn text(o: &Output) -> String {
     format!(
