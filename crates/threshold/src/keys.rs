@@ -412,11 +412,7 @@ impl PublicKey {
     }
 
     fn mask(&self) -> u64 {
-        if self.k >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << self.k) - 1
-        }
+        modulus_mask(self.k)
     }
 
     /// Computes the service's public key of `key` inside the ABB:
@@ -526,7 +522,8 @@ impl PublicKey {
             b: Vec::new(),
             noise_bits,
         };
-        pk.b = noisy_samples(eng, mesh, key, count, noise_bits, |i| pk.a(i)).await?;
+        let masks: Vec<Vec<u64>> = (0..count).map(|i| pk.a(i)).collect();
+        pk.b = noisy_samples(eng, mesh, key, &masks, noise_bits).await?;
         Ok(pk)
     }
 
@@ -647,27 +644,25 @@ impl PublicKey {
     }
 }
 
-/// Opens `<a_i, s> + e_i` for `i < count` (masks from `mask(i)`), `e_i` uniform in
+/// Opens `<a_i, s> + e_i` for every mask `a_i` of `masks`, `e_i` uniform in
 /// `[-2^{w-1}, 2^{w-1})` from `w` random bits each, MAC-checked: fresh LWE samples of the shared
 /// key.
 async fn noisy_samples<P: Preprocessing<Z2k>, M: Mesh>(
     eng: &mut Engine<Z2k, P>,
     mesh: &mut M,
     key: &SharedKey,
-    count: usize,
+    masks: &[Vec<u64>],
     noise_bits: u32,
-    mask: impl Fn(usize) -> Vec<u64>,
 ) -> Result<Vec<u64>> {
     let w = noise_bits as usize;
-    let bits = eng.rand_bits(w * count)?;
+    let bits = eng.rand_bits(w * masks.len())?;
     let ring = *eng.ring();
     let offset = ring.neg(&(1u128 << (w - 1)));
-    let mut vals = Vec::with_capacity(count);
-    for i in 0..count {
-        let a = mask(i);
+    let mut vals = Vec::with_capacity(masks.len());
+    for (a, bits) in masks.iter().zip(bits.chunks_exact(w)) {
         let terms: Vec<(u128, &Sh)> = a.iter().map(|&x| u128::from(x)).zip(&key.coeffs).collect();
         let mut acc = eng.lin_comb(&offset, &terms);
-        for (j, bit) in bits[w * i..w * (i + 1)].iter().enumerate() {
+        for (j, bit) in bits.iter().enumerate() {
             acc = eng.add(&acc, &eng.mul_const(bit, &(1u128 << j)));
         }
         vals.push(acc);
@@ -701,31 +696,27 @@ pub async fn encrypt_inside_abb<P: Preprocessing<Z2k>, M: Mesh>(
     if messages.iter().any(|&mu| mu >> params.m != 0) {
         return Err(Error::Params("message out of range".into()));
     }
-    let probe = PublicKey {
-        version: 2,
-        k: params.k,
-        n: params.n,
-        seed,
-        b: Vec::new(),
-        noise_bits: w,
-    };
-    let mask = |i: usize| {
-        let mut x = Xof::new(&seed, b"coterie-threshold/abb-encrypt/a", i as u64);
-        (0..params.n)
-            .map(|_| x.next_u64() & probe.mask())
-            .collect::<Vec<u64>>()
-    };
-    let bodies = noisy_samples(eng, mesh, key, messages.len(), w, mask).await?;
-    bodies
-        .iter()
-        .zip(messages)
-        .enumerate()
-        .map(|(j, (&b, &mu))| {
-            let mut a = mask(j);
-            a.push(b.wrapping_add(mu << (params.k - params.m)) & probe.mask());
+    let q_mask = modulus_mask(params.k);
+    let masks: Vec<Vec<u64>> = (0..messages.len())
+        .map(|j| {
+            let mut x = Xof::new(&seed, b"coterie-threshold/abb-encrypt/a", j as u64);
+            (0..params.n).map(|_| x.next_u64() & q_mask).collect()
+        })
+        .collect();
+    let bodies = noisy_samples(eng, mesh, key, &masks, w).await?;
+    masks
+        .into_iter()
+        .zip(bodies.iter().zip(messages))
+        .map(|(mut a, (&b, &mu))| {
+            a.push(b.wrapping_add(mu << (params.k - params.m)) & q_mask);
             LweCiphertext::from_parts(a, params.k, params.m).map_err(|e| Error::Key(e.to_string()))
         })
         .collect()
+}
+
+/// `2^k − 1` (all ones for `k = 64`): reduction modulo `q = 2^k` of a 64-bit word.
+fn modulus_mask(k: u32) -> u64 {
+    if k >= 64 { u64::MAX } else { (1u64 << k) - 1 }
 }
 
 impl SharedKey {

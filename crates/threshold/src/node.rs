@@ -896,6 +896,18 @@ mod tests {
     use rand::Rng;
 
     /// A small pool, node 0 listening on a free loopback port, stopping after `idle_exit_s`.
+    /// **Insecure** dealer material `counts` for `n` parties in `dir/stores` (tests only).
+    fn deal_insecure(dir: &Path, n: usize, counts: Counts) {
+        coterie_spdz::tools::insecure_deal_counts_to_stores(
+            &dir.join("stores"),
+            Z2k::spdz2k_64(),
+            n,
+            counts,
+            1 << 16,
+        )
+        .unwrap();
+    }
+
     fn test_args(dir: &Path, idle_exit_s: u64) -> ServiceArgs {
         ServiceArgs {
             dir: dir.join("stores"),
@@ -980,14 +992,7 @@ mod tests {
             randoms: 2 * PK_SAMPLES,
             masks_per_party: 0,
         };
-        coterie_spdz::tools::insecure_deal_counts_to_stores(
-            &dir.join("stores"),
-            Z2k::spdz2k_64(),
-            2,
-            counts,
-            1 << 16,
-        )
-        .unwrap();
+        deal_insecure(&dir, 2, counts);
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<NodeEvent>();
         let mut nodes = Vec::new();
@@ -1091,14 +1096,7 @@ mod tests {
             randoms,
             masks_per_party: masks,
         };
-        coterie_spdz::tools::insecure_deal_counts_to_stores(
-            &dir.join("stores"),
-            Z2k::spdz2k_64(),
-            2,
-            counts,
-            1 << 16,
-        )
-        .unwrap();
+        deal_insecure(&dir, 2, counts);
         let mut rng = rand::rng();
         let sk: Vec<u64> = (0..p.n).map(|_| rng.next_u64() & 1).collect();
         let good = dir.join("key.thlk");
@@ -1204,14 +1202,7 @@ mod tests {
             randoms,
             masks_per_party: 0,
         };
-        coterie_spdz::tools::insecure_deal_counts_to_stores(
-            &dir.join("stores"),
-            Z2k::spdz2k_64(),
-            n,
-            counts,
-            1 << 16,
-        )
-        .unwrap();
+        deal_insecure(&dir, n, counts);
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, NodeEvent)>();
         let spawn = |id: usize| {
@@ -1377,14 +1368,7 @@ mod tests {
             randoms: 2000,
             masks_per_party: 0,
         };
-        coterie_spdz::tools::insecure_deal_counts_to_stores(
-            &dir.join("stores"),
-            Z2k::spdz2k_64(),
-            3,
-            counts,
-            1 << 16,
-        )
-        .unwrap();
+        deal_insecure(&dir, 3, counts);
         let msgs = [1u64, 0, 1];
         let (c, k) = (dir.join("certs/party1.crt"), dir.join("certs/party1.key"));
         let (seen, got) = service(&dir, &config, |addr| {
