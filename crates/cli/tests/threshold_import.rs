@@ -8,7 +8,6 @@
 //! with `--import-key` when the key exists is refused (the key is never replaced).
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use tfhe::Versionize;
@@ -69,22 +68,14 @@ fn finish(dir: &Path, mut nodes: Nodes, tag: &str) -> Vec<(bool, String)> {
 /// Runs `coterie decrypt --message-bits 1` on `files` (retrying while node 0's listener is not
 /// up) and returns what it printed for each file.
 fn decrypt(dir: &Path, client: &str, files: &[PathBuf]) -> Vec<String> {
-    let t = Instant::now();
-    let o = loop {
-        let o = common::decrypt_cmd(dir, client, "t")
-            .args(["--message-bits", "1"])
-            .args(files)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        if err.contains("node 0 at") && t.elapsed() < Duration::from_secs(120) {
-            std::thread::sleep(Duration::from_millis(200));
-            continue;
-        }
-        break o;
-    };
+    let o = common::decrypt_retrying(
+        dir,
+        client,
+        "t",
+        &["--message-bits", "1"],
+        files,
+        Duration::from_secs(120),
+    );
     let out = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(
         o.status.success(),

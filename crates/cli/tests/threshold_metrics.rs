@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 mod common;
@@ -157,25 +157,8 @@ fn nodes_expose_pool_material_decryptions_and_refusals_as_metrics() {
     }
 
     // a few ciphertexts and a malformed one
-    let pk = dir.join("stores/party-0/public-key.bin");
     let msgs = [1u64, 0, 1];
-    let mut files: Vec<PathBuf> = msgs
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let f = dir.join(format!("m-{i}.ct"));
-            run(&[
-                "threshold-encrypt",
-                "--public-key",
-                pk.to_str().unwrap(),
-                "--message",
-                &m.to_string(),
-                "--out",
-                f.to_str().unwrap(),
-            ]);
-            f
-        })
-        .collect();
+    let mut files: Vec<PathBuf> = common::encrypt_files(&dir, &msgs, "m");
     let bad = dir.join("bad.ct");
     std::fs::write(&bad, b"CTLW but not really").unwrap();
     files.push(bad);
@@ -234,19 +217,5 @@ fn nodes_expose_pool_material_decryptions_and_refusals_as_metrics() {
 
 /// Runs the client (retrying while node 0's listener is not up).
 fn decrypt(dir: &Path, client: &str, files: &[PathBuf]) -> Output {
-    let t = Instant::now();
-    loop {
-        let o = common::decrypt_cmd(dir, client, "m")
-            .args(files)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        if err.contains("node 0 at") && t.elapsed() < Duration::from_secs(60) {
-            std::thread::sleep(Duration::from_millis(200));
-            continue;
-        }
-        return o;
-    }
+    common::decrypt_retrying(dir, client, "m", &[], files, Duration::from_secs(60))
 }

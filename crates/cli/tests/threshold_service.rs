@@ -54,23 +54,7 @@ fn wait_exit(c: &mut Child, limit: Duration) -> Option<std::process::ExitStatus>
 }
 
 fn encrypt(dir: &Path, msgs: &[u64], prefix: &str) -> Vec<PathBuf> {
-    let pk = dir.join("stores/party-0/public-key.bin");
-    msgs.iter()
-        .enumerate()
-        .map(|(i, m)| {
-            let f = dir.join(format!("{prefix}-{i}.ct"));
-            run(&[
-                "threshold-encrypt",
-                "--public-key",
-                pk.to_str().unwrap(),
-                "--message",
-                &m.to_string(),
-                "--out",
-                f.to_str().unwrap(),
-            ]);
-            f
-        })
-        .collect()
+    common::encrypt_files(dir, msgs, prefix)
 }
 
 fn client_cmd(dir: &Path, client: &str, files: &[PathBuf]) -> Command {

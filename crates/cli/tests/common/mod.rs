@@ -54,6 +54,56 @@ pub fn decrypt_cmd(dir: &std::path::Path, client: &str, name: &str) -> Command {
     c
 }
 
+/// Runs `decrypt_cmd(dir, client, name)` with `extra` arguments on `files`, output captured,
+/// retrying every 200 ms while node 0's listener is not up yet (for at most `limit`).
+pub fn decrypt_retrying(
+    dir: &std::path::Path,
+    client: &str,
+    name: &str,
+    extra: &[&str],
+    files: &[std::path::PathBuf],
+    limit: Duration,
+) -> Output {
+    let t = Instant::now();
+    loop {
+        let o = decrypt_cmd(dir, client, name)
+            .args(extra)
+            .args(files)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&o.stderr).contains("node 0 at") && t.elapsed() < limit {
+            std::thread::sleep(Duration::from_millis(200));
+            continue;
+        }
+        return o;
+    }
+}
+
+/// Encrypts each of `msgs` under the threshold service's public key at
+/// `dir/stores/party-0/public-key.bin` (`coterie threshold-encrypt`) into
+/// `dir/<prefix>-<i>.ct`; returns the files.
+pub fn encrypt_files(dir: &std::path::Path, msgs: &[u64], prefix: &str) -> Vec<std::path::PathBuf> {
+    let pk = dir.join("stores/party-0/public-key.bin");
+    msgs.iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let f = dir.join(format!("{prefix}-{i}.ct"));
+            run_ok(&[
+                "threshold-encrypt",
+                "--public-key",
+                pk.to_str().unwrap(),
+                "--message",
+                &m.to_string(),
+                "--out",
+                f.to_str().unwrap(),
+            ]);
+            f
+        })
+        .collect()
+}
+
 /// Stdout then stderr of `o`, as text.
 pub fn text(o: &Output) -> String {
     format!(
