@@ -42,6 +42,9 @@ pub const PK_SAMPLES: usize = 1024;
 pub const PK_NOISE_BITS: u32 = 45;
 /// Tag of the start-up exchange of the key state.
 const TAG_KEY_STATE: u32 = 0x7E00_0000;
+/// Mesh tag of the store-cursor exchange before the key step
+/// (`service::sync_prep_cursors`).
+const TAG_KEY_SYNC: u32 = 0x7E00_0011;
 /// Largest key file a node reads.
 const MAX_KEY_FILE: u64 = 256 << 20;
 /// First pause between reconnection attempts ([`run_node_reconnecting`]); it doubles up to
@@ -488,9 +491,11 @@ pub async fn run_node_with<M: Mesh>(
 }
 
 /// Starts a session of this node on a connected `mesh`, exactly as a (re)start does: opens the
-/// SPDZ_2k store and the gate store from disk, loads the key (or, the first time, makes it)
-/// through the start-up exchange, and brings every node's cursors to the furthest position
-/// ([`Node::sync_at_start`]). Nothing of an earlier session's memory is kept.
+/// SPDZ_2k store and the gate store from disk, brings every node's store cursors to the furthest
+/// position (`service::sync_prep_cursors`; a first key step cut off half-way leaves
+/// them apart), loads the key (or, the first time, makes it) through the start-up exchange, and
+/// aligns the cursors again with the gate stores ([`Node::sync_at_start`]). Nothing of an
+/// earlier session's memory is kept.
 async fn open_session<M: Mesh>(
     mesh: &mut M,
     config: &Path,
@@ -503,6 +508,14 @@ async fn open_session<M: Mesh>(
     let dir = pdir(args, id);
     let store = PrepStore::open(&dir, Z2k::spdz2k_64(), id, mesh.n())?;
     let mut eng = coterie_spdz::Engine::new(store);
+    // Aligned material before the key step: one cut off half-way left the cursors apart.
+    let skipped = crate::service::sync_prep_cursors(&mut eng, mesh, TAG_KEY_SYNC).await?;
+    if !skipped.is_empty() {
+        events(NodeEvent::StartUp(format!(
+            "before the key step: {}",
+            skipped.join("; ")
+        )));
+    }
     let (key, pk, holder) =
         load_or_generate_key(mesh, &mut eng, &dir, &params, start.import_key.as_deref()).await?;
     if let Some(h) = holder {
@@ -1075,6 +1088,63 @@ mod tests {
             out.push(r.await.unwrap());
         }
         out
+    }
+
+    /// A first key step cut off after some nodes had taken material leaves their store cursors
+    /// apart (each cursor moves durably before its material is used). The next start brings
+    /// every node's cursors to the furthest one **before** the key step, so the key is made from
+    /// aligned material instead of failing its MAC check on every retry.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_start_after_a_cut_off_key_step_aligns_the_cursors_first() {
+        let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node-keysync");
+        let pki = certs::generate_pki(3).unwrap();
+        let addrs = certs::free_loopback_addresses(3).unwrap();
+        let config = certs::write_pki(&dir.join("certs"), &pki, &addrs).unwrap();
+        let counts = Counts {
+            triples: 64,
+            bits: 1024 + PK_SAMPLES * PK_NOISE_BITS as usize + 64,
+            randoms: 4000,
+            masks_per_party: 0,
+        };
+        deal_insecure(&dir, 3, counts);
+        // party 1 took 40 bits and 3 randoms of the key step, then the run was cut off
+        {
+            let mut st =
+                PrepStore::open(&dir.join("stores/party-1"), Z2k::spdz2k_64(), 1, 3).unwrap();
+            drop(coterie_spdz::Preprocessing::bits(&mut st, 40).unwrap());
+            drop(coterie_spdz::Preprocessing::randoms(&mut st, 3).unwrap());
+        }
+        let runs = run_once(&dir, &config, 3, 0, StartOptions::default(), 1).await;
+        for (i, (r, seen)) in runs.iter().enumerate() {
+            assert!(r.is_ok(), "node {i}: {r:?}");
+            let notes: Vec<&String> = seen
+                .iter()
+                .filter_map(|e| match e {
+                    NodeEvent::StartUp(s) => Some(s),
+                    _ => None,
+                })
+                .collect();
+            let want = if i == 1 {
+                None
+            } else {
+                Some("skipped 40 bits")
+            };
+            match want {
+                Some(w) => assert!(
+                    notes
+                        .iter()
+                        .any(|s| s.contains(w) && s.contains("skipped 3 randoms")),
+                    "node {i}: {notes:?}"
+                ),
+                None => assert!(
+                    notes.iter().all(|s| !s.contains("skipped")),
+                    "node {i} was furthest: {notes:?}"
+                ),
+            }
+        }
+        let d = digest(&runs[0].1);
+        assert!(runs.iter().all(|(_, s)| digest(s) == d), "one public key");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// Key import at first start by one holder (coterie's raw key file): bad files are refused at

@@ -249,6 +249,55 @@ impl Refusal {
     }
 }
 
+/// Mesh tag of [`sync_prep_cursors`] within [`Node::sync_at_start`].
+const TAG_PREP_SYNC: u32 = 0x7E00_0010;
+
+/// Brings this node's SPDZ_2k store cursors (triples, bits, randoms) to the furthest position
+/// any node reached, exchanging them with `tag`: after a crash some nodes may have consumed
+/// material (durably, before using it) that the others did not; everyone skips to the furthest
+/// position, and the skipped items are discarded, never used. Runs at every start, before the
+/// key step too (a first key step cut off half-way would otherwise be retried from misaligned
+/// material and fail its MAC check at every retry). Returns one note per kind skipped
+/// ("skipped 40 bits").
+pub(crate) async fn sync_prep_cursors<M: Mesh>(
+    eng: &mut Engine<Z2k, PrepStore<Z2k>>,
+    mesh: &mut M,
+    tag: u32,
+) -> Result<Vec<String>> {
+    let kinds = [Kind::Triples, Kind::Bits, Kind::Randoms];
+    let mut mine = Vec::with_capacity(kinds.len());
+    for k in kinds {
+        mine.push(eng.prep_mut().consumed(k).map_err(Error::from)?);
+    }
+    let all: Vec<Vec<u64>> = mesh
+        .exchange_all_tagged(tag, &mine)
+        .await
+        .map_err(coterie_spdz::Error::from)?;
+    if all.iter().any(|v| v.len() != mine.len()) {
+        let e = Error::Abort {
+            check: "start-up state",
+            party: 0,
+        };
+        mesh.abort(&e.to_string()).await;
+        return Err(e);
+    }
+    let mut notes = Vec::new();
+    for (i, k) in kinds.iter().enumerate() {
+        let furthest = all.iter().map(|v| v[i]).max().unwrap_or(0);
+        let skip = (furthest - mine[i]) as usize;
+        if skip > 0 {
+            let p = eng.prep_mut();
+            match k {
+                Kind::Triples => drop(p.triples(skip).map_err(Error::from)?),
+                Kind::Bits => drop(p.bits(skip).map_err(Error::from)?),
+                _ => drop(p.randoms(skip).map_err(Error::from)?),
+            }
+            notes.push(format!("skipped {skip} {k}"));
+        }
+    }
+    Ok(notes)
+}
+
 /// One decryption node: parameters, its key shares, its engine over its SPDZ_2k store, its
 /// gate store, and its statement signer.
 pub struct Node {
@@ -338,11 +387,7 @@ impl Node {
     /// stored bundle is discarded and all continue from the largest id any node has seen.
     /// Returns a line describing what was done.
     pub async fn sync_at_start<M: Mesh>(&mut self, mesh: &mut M) -> Result<String> {
-        let kinds = [Kind::Triples, Kind::Bits, Kind::Randoms];
-        let mut mine = vec![self.gates.cursor()?, self.gates.end()?];
-        for k in kinds {
-            mine.push(self.eng.prep_mut().consumed(k).map_err(Error::from)?);
-        }
+        let mine = vec![self.gates.cursor()?, self.gates.end()?];
         let all: Vec<Vec<u64>> = mesh
             .exchange_all_tagged(TAG_CONTROL - 1, &mine)
             .await
@@ -356,26 +401,14 @@ impl Node {
             return Err(e);
         }
         let mut notes = Vec::new();
-        if all.iter().any(|v| v[..2] != mine[..2]) {
+        if all.iter().any(|v| v[..] != mine[..]) {
             let target = all.iter().map(|v| v[0].max(v[1])).max().unwrap_or(0);
             self.gates.discard_to(target)?;
             notes.push(format!(
                 "gate stores disagreed: all bundles discarded, continuing at id {target}"
             ));
         }
-        for (i, k) in kinds.iter().enumerate() {
-            let furthest = all.iter().map(|v| v[2 + i]).max().unwrap_or(0);
-            let skip = (furthest - mine[2 + i]) as usize;
-            if skip > 0 {
-                let p = self.eng.prep_mut();
-                match k {
-                    Kind::Triples => drop(p.triples(skip).map_err(Error::from)?),
-                    Kind::Bits => drop(p.bits(skip).map_err(Error::from)?),
-                    _ => drop(p.randoms(skip).map_err(Error::from)?),
-                }
-                notes.push(format!("skipped {skip} {k}"));
-            }
-        }
+        notes.extend(sync_prep_cursors(&mut self.eng, mesh, TAG_PREP_SYNC).await?);
         Ok(if notes.is_empty() {
             "in step with every node".into()
         } else {
