@@ -16,9 +16,11 @@
 //! Other modes: `--grid` (Tables 2 and 3), `--prep` (Tables 4 and 5), `--king-latency`
 //! (single-ciphertext latency at 4/8/16 parties over the all-to-all mesh and through a king,
 //! coterie-net's `KingMesh`: `threshold-king.{txt,json}`), and
-//! `--probe PARTIES MODE [--batch B] [--king K] [--loopback | --net-emu]` (one configuration;
-//! MODE 0 strict batched checks, 1 pipelined, 2 strict-9; `--king K` relays every exchange
-//! through party K).
+//! `--probe PARTIES MODE [--batch B] [--king K] [--lanes L] [--loopback | --net-emu]` (one
+//! configuration; MODE 0 strict batched checks, 1 pipelined, 2 strict-9; `--king K` relays every
+//! exchange through party K; `--lanes L` keeps L batches in flight, each lane its own engine,
+//! gate pool and TLS group, and prints the process CPU over the timed window), and
+//! `--prep-gates A [GATES]` (one row of Table 4, for profiling).
 
 use std::time::{Duration, Instant};
 
@@ -161,26 +163,32 @@ async fn bench_online(
     mode: u8,
     king: Option<usize>,
 ) -> (Vec<f64>, f64) {
+    bench_online_lanes(parties, batch, reps, netem, mode, king, 1).await
+}
+
+/// [`bench_online`] with `lanes` batches in flight: every party runs `lanes` independent engines
+/// (own material, own gate pool, own mesh: a TLS group per lane, each link through its own
+/// emulated link when `netem` is given), all lanes starting each repetition together. Returns
+/// the span of each repetition over all lanes (from the earliest start to the latest end) and
+/// party 0's bytes per decryption over all lanes.
+async fn bench_online_lanes(
+    parties: usize,
+    batch: usize,
+    reps: usize,
+    netem: Option<LinkParams>,
+    mode: u8,
+    king: Option<usize>,
+    lanes: usize,
+) -> (Vec<f64>, f64) {
     let p = Params::paper();
     let lt = p.lt().unwrap();
     let ring = Z2k::spdz2k_64();
     let mut rng = rand::rng();
     let dealer = InsecureDealer::insecure_new(ring, parties, &mut rng).unwrap();
     let total = batch * reps;
-    let preps = dealer.deal(
-        Counts {
-            triples: 0,
-            bits: 0,
-            randoms: 5 * total,
-            masks_per_party: 0,
-        },
-        &mut rng,
-    );
     let sk: Vec<i64> = (0..p.n)
         .map(|_| (rand::Rng::next_u64(&mut rng) & 1) as i64)
         .collect();
-    let keys = SharedKey::insecure_deal(&dealer, &ring, &sk, &mut rng);
-    let bundles = insecure_deal_bundles(&dealer, &ring, &lt, total, 0, &mut rng);
     let mut cts = Vec::with_capacity(total);
     let mut want = Vec::with_capacity(total);
     for j in 0..total {
@@ -191,38 +199,55 @@ async fn bench_online(
         ));
         want.push(mu);
     }
-    let (meshes, _relays) = tls_group(parties, netem).await;
-    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(parties));
+    let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(parties * lanes));
     let mut hs = Vec::new();
-    for (((mesh, prep), key), b) in meshes.into_iter().zip(preps).zip(keys).zip(bundles) {
-        let run = OnlineParty {
-            cts: cts.clone(),
-            want: want.clone(),
-            barrier: barrier.clone(),
-            batch,
-            mode,
-            p,
-        };
-        hs.push(tokio::spawn(async move {
-            let mut eng = Engine::new(prep);
-            let mut pool = GatePool::new(lt);
-            pool.push(b).unwrap();
-            match king {
-                Some(k) => {
-                    let mesh = KingMesh::new(mesh, k).await.unwrap();
-                    run.run(mesh, &mut eng, &mut pool, &key).await
+    let mut relays = Vec::new();
+    for _ in 0..lanes {
+        let preps = dealer.deal(
+            Counts {
+                triples: 0,
+                bits: 0,
+                randoms: 5 * total,
+                masks_per_party: 0,
+            },
+            &mut rng,
+        );
+        let keys = SharedKey::insecure_deal(&dealer, &ring, &sk, &mut rng);
+        let bundles = insecure_deal_bundles(&dealer, &ring, &lt, total, 0, &mut rng);
+        let (meshes, lane_relays) = tls_group(parties, netem).await;
+        relays.push(lane_relays);
+        for (((mesh, prep), key), b) in meshes.into_iter().zip(preps).zip(keys).zip(bundles) {
+            let run = OnlineParty {
+                cts: cts.clone(),
+                want: want.clone(),
+                barrier: barrier.clone(),
+                batch,
+                mode,
+                p,
+            };
+            hs.push(tokio::spawn(async move {
+                let mut eng = Engine::new(prep);
+                let mut pool = GatePool::new(lt);
+                pool.push(b).unwrap();
+                match king {
+                    Some(k) => {
+                        let mesh = KingMesh::new(mesh, k).await.unwrap();
+                        run.run(mesh, &mut eng, &mut pool, &key).await
+                    }
+                    None => run.run(mesh, &mut eng, &mut pool, &key).await,
                 }
-                None => run.run(mesh, &mut eng, &mut pool, &key).await,
-            }
-        }));
+            }));
+        }
     }
     let mut spans: Vec<(Instant, Instant)> = Vec::new();
     let mut sent = 0;
     for (i, h) in hs.into_iter().enumerate() {
         let (t, s) = h.await.unwrap();
+        if i % parties == 0 {
+            sent += s;
+        }
         if i == 0 {
             spans = t;
-            sent = s;
         } else {
             for (a, b) in spans.iter_mut().zip(t) {
                 a.0 = a.0.min(b.0);
@@ -230,9 +255,10 @@ async fn bench_online(
             }
         }
     }
+    drop(relays);
     let times: Vec<f64> = spans.iter().map(|(a, b)| (*b - *a).as_secs_f64()).collect();
     assert_eq!(round_p(0, 64, 1), 0);
-    (times, sent as f64 / total as f64)
+    (times, sent as f64 / (total * lanes) as f64)
 }
 
 /// One party's part of [`bench_online`].
@@ -586,6 +612,17 @@ async fn main() {
         king_table(quick, &out_dir).await;
         return;
     }
+    if let Some(i) = args.iter().position(|a| a == "--prep-gates") {
+        // one row of Table 4 (for profiling): `--prep-gates A [GATES]`
+        let a: u32 = args[i + 1].parse().unwrap();
+        let gates: usize = args
+            .get(i + 2)
+            .and_then(|g| g.parse().ok())
+            .unwrap_or((160_000usize >> a).max(20));
+        let (rate, kb) = bench_prep(a, gates, link(1, 1000.0)).await;
+        println!("table4 a={a} gates={gates} gates_per_s={rate:.0} kB_per_gate={kb:.2}");
+        return;
+    }
     if args.iter().any(|a| a == "--prep") {
         prep_tables(quick, &out_dir).await;
         return;
@@ -610,21 +647,31 @@ async fn main() {
             .iter()
             .position(|a| a == "--king")
             .map(|i| args[i + 1].parse().unwrap());
-        let (mut t, bytes) = bench_online(
+        let lanes: usize = args
+            .iter()
+            .position(|a| a == "--lanes")
+            .map_or(1, |i| args[i + 1].parse().unwrap());
+        let (mut t, bytes) = bench_online_lanes(
             parties,
             batch,
             if batch > 1 { 3 } else { 10 },
             link,
             mode,
             king,
+            lanes,
         )
         .await;
         println!(
-            "bytes/dec party0 {bytes:.0}; dec/s {:.0}",
-            batch as f64 / t.iter().cloned().fold(f64::MAX, f64::min)
+            "bytes/dec party0 {bytes:.0}; dec/s {:.0} ({lanes} lane(s))",
+            (batch * lanes) as f64 / t.iter().cloned().fold(f64::MAX, f64::min)
         );
         println!("{:?}", t);
-        println!("median {:.3} ms", median(&mut t) * 1e3);
+        let (cpu, window) = *TIMED_CPU.lock().unwrap();
+        println!(
+            "median {:.3} ms; process CPU over the timed window: {:.2} cores busy of 2",
+            median(&mut t) * 1e3,
+            cpu / window.max(1e-9)
+        );
         return;
     }
     let nets: Vec<(&str, Option<LinkParams>)> = vec![("loopback", None), ("1ms-1Gbit", one_ms)];
