@@ -13,7 +13,9 @@
 //!   0's certificate is checked against the config's CA and the name `party-0.coterie`.
 //! * **The client trusts no single node**: each request carries a fresh random nonce, and each
 //!   decrypted message comes back with every node's signed statement of it
-//!   ([`crate::statement`]); [`decrypt_over`] accepts the results only when every node's
+//!   ([`crate::statement`]: each node signs its batch once, the root of a Merkle tree with one
+//!   leaf per request, and the response carries per node the message it stated, its signature
+//!   and a Merkle path); [`decrypt_over`] accepts the results only when every node's
 //!   statement verifies under the certificate the party config binds to that node and gives
 //!   the message node 0 returned. Otherwise it fails with an error naming the node at fault (a
 //!   follower whose statement is missing, does not verify or disagrees, or node 0 when it
@@ -26,13 +28,22 @@
 //! Wire format: channel byte frames (bounded by [`MAX_CLIENT_FRAME`]), each holding one envelope
 //! (`coterie_base::envelope`): requests [`ClientRequest`] `{id, ct, nonce}` (CTLW bytes;
 //! envelope tag `THcq`) with channel tag [`TAG_REQUEST`], responses [`ClientResponse`] `{id,
-//! result, statements}` (envelope tag `THcr`) with channel tag [`TAG_RESPONSE`]; both at format
-//! version 3 (version 2 had no nonce and no statements; version 1 carried a `version` byte in
-//! the message). Responses may come back in any order; `id` matches them to requests. A request
-//! node 0 cannot open (another format version, a malformed envelope) is answered with an error
-//! under the id [`UNREADABLE_ID`]. So an older (version 2) client gets a version-3 response it
-//! cannot open and reports that; this client, talking to an older node 0, gets a version-2
-//! response and fails with "node 0 speaks client protocol version 2, this client version 3".
+//! result, attestation}` (envelope tag `THcr`) with channel tag [`TAG_RESPONSE`]; both at format
+//! version 4 (version 3 carried one signature and one certificate chain per node in every
+//! response; version 2 had no nonce and no statements; version 1 carried a `version` byte in
+//! the message). With a message, the [`Attestation`] holds the batch size `B`, the request's
+//! position in it, the distinct Merkle paths for that position (one in the honest case, of at
+//! most `ceil(log2 B)` 32-byte hashes) and per node its stated message, path index, key digest
+//! and signature, so a response costs `n` × (message + path index + key digest + signature) +
+//! one path. A node's certificate chain is in the first response on a connection that needs it
+//! and then left out (node 0's writer remembers per connection which chain of each node it has
+//! sent; the client's [`Verifier`] remembers the chains it verified and refuses a statement
+//! without a chain for a node whose chain never came). Responses may come back in any order;
+//! `id` matches them to requests. A request node 0 cannot open (another format version, a
+//! malformed envelope) is answered with an error under the id [`UNREADABLE_ID`]. So an older
+//! (version 3) client gets a version-4 response it cannot open and reports that; this client,
+//! talking to an older node 0, gets a version-3 response and fails with "node 0 speaks client
+//! protocol version 3, this client version 4".
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -47,7 +58,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::keys::PublicKey;
 use crate::service::Request;
-use crate::statement::{SignedStatement, Verifier, ciphertext_hash};
+use crate::statement::{Attestation, Verifier, ciphertext_hash};
 use crate::{Error, LweCiphertext, Result};
 
 /// The id of the response to a request that node 0 could not open (another format version or
@@ -83,14 +94,40 @@ pub struct ClientResponse {
     pub id: u64,
     /// The decrypted message, or why the node refused or failed it.
     pub result: std::result::Result<u64, String>,
-    /// With a message: node `i`'s signed statement of it at position `i` (`None` where node 0
-    /// has none from node `i`); empty with an error.
-    pub statements: Vec<Option<SignedStatement>>,
+    /// With a message: every node's statement of it ([`crate::statement`]; a node's
+    /// certificate chain only the first time this connection needs it); `None` with an error.
+    pub attestation: Option<Attestation>,
 }
 
 coterie_base::versioned! {
-    ClientRequest => b"THcq" v 3,
-    ClientResponse => b"THcr" v 3,
+    ClientRequest => b"THcq" v 4,
+    ClientResponse => b"THcr" v 4,
+}
+
+/// A node's certificate chain (DER, its certificate first), shared by the results of a batch.
+type Chain = Arc<Vec<Vec<u8>>>;
+
+/// Puts node `i`'s chain from `chains` into the response's statement of node `i` unless the
+/// same chain (by bytes) went out on this connection already (`sent`, per node).
+fn add_chains(r: &mut ClientResponse, chains: &[Option<Chain>], sent: &mut Vec<Option<Chain>>) {
+    let Some(att) = r.attestation.as_mut() else {
+        return;
+    };
+    if sent.len() < att.nodes.len() {
+        sent.resize(att.nodes.len(), None);
+    }
+    for ((st, chain), last) in att.nodes.iter_mut().zip(chains).zip(sent.iter_mut()) {
+        let (Some(st), Some(chain)) = (st.as_mut(), chain) else {
+            continue;
+        };
+        let known = last
+            .as_ref()
+            .is_some_and(|l| Arc::ptr_eq(l, chain) || **l == **chain);
+        if !known {
+            st.chain = Some(chain.to_vec());
+            *last = Some(chain.clone());
+        }
+    }
 }
 
 /// A connection to node 0 ([`connect`]): the mutual-TLS channel and the check of the nodes'
@@ -223,7 +260,8 @@ pub async fn bind_server(config: &Path, addr: &str) -> Result<ChannelServer> {
 /// sets `last` to now (for an idle timeout). Requests that cannot be opened (another envelope
 /// version, a malformed envelope) are answered with an error under [`UNREADABLE_ID`] and never
 /// reach `tx`; a client that fails to authenticate is refused (logged)
-/// and the next one accepted.
+/// and the next one accepted. Each connection's response writer puts a node's certificate chain
+/// into a response only when it has not sent that chain on this connection yet.
 ///
 /// # Example
 ///
@@ -261,9 +299,11 @@ pub async fn serve_clients(
         tokio::spawn(async move {
             let client = ch.peer_name().to_string();
             let (mut rd, mut wr) = ch.split();
-            let (rtx, mut rrx) = mpsc::channel::<ClientResponse>(1024);
+            let (rtx, mut rrx) = mpsc::channel::<(ClientResponse, Vec<Option<Chain>>)>(1024);
             let writer = tokio::spawn(async move {
-                while let Some(r) = rrx.recv().await {
+                let mut sent = Vec::new();
+                while let Some((mut r, chains)) = rrx.recv().await {
+                    add_chains(&mut r, &chains, &mut sent);
                     if send_envelope(&mut wr, TAG_RESPONSE, &r).await.is_err() {
                         return;
                     }
@@ -287,11 +327,14 @@ pub async fn serve_clients(
                     Ok(r) => r,
                     Err(e) => {
                         let _ = rtx
-                            .send(ClientResponse {
-                                id: UNREADABLE_ID,
-                                result: Err(format!("request refused: {e}")),
-                                statements: Vec::new(),
-                            })
+                            .send((
+                                ClientResponse {
+                                    id: UNREADABLE_ID,
+                                    result: Err(format!("request refused: {e}")),
+                                    attestation: None,
+                                },
+                                Vec::new(),
+                            ))
                             .await;
                         continue;
                     }
@@ -311,16 +354,22 @@ pub async fn serve_clients(
                 tokio::spawn(async move {
                     let reply = orx.await.unwrap_or_else(|_| Err("node stopped".into()));
                     let r = match reply {
-                        Ok(a) => ClientResponse {
-                            id: req.id,
-                            result: Ok(a.message),
-                            statements: a.statements,
-                        },
-                        Err(e) => ClientResponse {
-                            id: req.id,
-                            result: Err(e),
-                            statements: Vec::new(),
-                        },
+                        Ok(a) => (
+                            ClientResponse {
+                                id: req.id,
+                                result: Ok(a.message),
+                                attestation: Some(a.attestation),
+                            },
+                            a.chains,
+                        ),
+                        Err(e) => (
+                            ClientResponse {
+                                id: req.id,
+                                result: Err(e),
+                                attestation: None,
+                            },
+                            Vec::new(),
+                        ),
                     };
                     let _ = rtx.send(r).await;
                 });
@@ -432,8 +481,9 @@ pub async fn decrypt_over(
             .filter(|&i| i < count)
             .ok_or_else(|| client_err("response for an unknown request"))?;
         if let Ok(m) = r.result {
+            let att = r.attestation.unwrap_or_default();
             verifier
-                .check(i, &nonces[i], &hashes[i], m, &r.statements)
+                .check(i, &nonces[i], &hashes[i], m, &att)
                 .map_err(|why| client_err(format!("result refused: {why}")))?;
         }
         results[i] = Some(r.result);
@@ -565,22 +615,46 @@ mod tests {
     }
 
     /// A node stub behind the real listener: answers every ciphertext with its body's top bit,
-    /// signed by every node, and refuses what does not parse (as the coordinator does).
+    /// signed by every node (the requests queued together as one batch), and refuses what does
+    /// not parse (as the coordinator does).
     async fn stub_node(mut rx: mpsc::Receiver<Request>, signers: Vec<Signer>) -> usize {
         let mut served = 0;
-        while let Some(r) = rx.recv().await {
-            served += 1;
-            let res = LweCiphertext::from_bytes(&r.ct)
-                .map(|ct| ct.body() >> (ct.modulus_log() - 1))
-                .map_err(|e| format!("malformed ciphertext refused: {e}"))
-                .map(|message| Attested {
-                    message,
-                    statements: signers
-                        .iter()
-                        .map(|s| Some(s.sign(&r.nonce, &r.ct, message).unwrap()))
-                        .collect(),
-                });
-            let _ = r.reply.send(res);
+        while let Some(first) = rx.recv().await {
+            let mut batch = vec![first];
+            while let Ok(r) = rx.try_recv() {
+                batch.push(r);
+            }
+            served += batch.len();
+            let mut good = Vec::new();
+            for r in batch {
+                match LweCiphertext::from_bytes(&r.ct) {
+                    Ok(ct) => good.push((ct.body() >> (ct.modulus_log() - 1), r)),
+                    Err(e) => {
+                        let _ = r
+                            .reply
+                            .send(Err(format!("malformed ciphertext refused: {e}")));
+                    }
+                }
+            }
+            if good.is_empty() {
+                continue;
+            }
+            let messages: Vec<u64> = good.iter().map(|(m, _)| *m).collect();
+            let nonces: Vec<[u8; 32]> = good.iter().map(|(_, r)| r.nonce).collect();
+            let hashes: Vec<[u8; 32]> = good.iter().map(|(_, r)| ciphertext_hash(&r.ct)).collect();
+            let statements: Vec<_> = signers
+                .iter()
+                .map(|s| Some(s.sign_batch(&nonces, &hashes, &messages).unwrap()))
+                .collect();
+            let chains = signers
+                .iter()
+                .map(|s| Some(Arc::new(s.chain().to_vec())))
+                .collect();
+            let answers =
+                Attested::for_batch(&messages, &nonces, &hashes, &statements, chains).unwrap();
+            for ((_, r), a) in good.into_iter().zip(answers) {
+                let _ = r.reply.send(Ok(a));
+            }
         }
         served
     }
@@ -661,7 +735,7 @@ mod tests {
             envelope::from_envelope(&ch.recv_bytes(TAG_RESPONSE).await.unwrap(), 1 << 10).unwrap();
         assert_eq!(r.id, UNREADABLE_ID);
         let e = r.result.unwrap_err();
-        assert!(e.contains("version 2") && e.contains("version 3"), "{e}");
+        assert!(e.contains("version 3") && e.contains("version 4"), "{e}");
         // so are bytes that are no envelope at all (a version-1 request's encoding)
         // (postcard: version 1, id 9, an empty ciphertext)
         ch.send_bytes(TAG_REQUEST, &[1, 9, 0]).await.unwrap();
@@ -679,9 +753,44 @@ mod tests {
             .await
             .unwrap();
         let r: ClientResponse =
-            envelope::from_envelope(&ch.recv_bytes(TAG_RESPONSE).await.unwrap(), 1 << 12).unwrap();
-        assert_eq!((r.id, r.result), (11, Ok(1)));
-        assert_eq!(r.statements.len(), 2, "one statement per node");
+            envelope::from_envelope(&ch.recv_bytes(TAG_RESPONSE).await.unwrap(), 1 << 14).unwrap();
+        assert_eq!((r.id, r.result.clone()), (11, Ok(1)));
+        let att = r.attestation.expect("an attestation with the message");
+        assert_eq!(att.nodes.len(), 2, "one statement per node");
+        assert!(
+            att.nodes.iter().flatten().all(|s| s.chain.is_some()),
+            "the first response on a connection carries every node's chain"
+        );
+        let mut v = Verifier::load(&config).unwrap();
+        let h = ciphertext_hash(&req.ct);
+        assert_eq!(v.check(0, &[3; 32], &h, 1, &att), Ok(()));
+        // the next response on the same connection carries no chain, and verifies with the
+        // chains this connection has seen (and only with them)
+        let req = ClientRequest {
+            id: 12,
+            nonce: [4; 32],
+            ..req
+        };
+        ch.send_bytes(TAG_REQUEST, &envelope::to_envelope(&req).unwrap())
+            .await
+            .unwrap();
+        let r: ClientResponse =
+            envelope::from_envelope(&ch.recv_bytes(TAG_RESPONSE).await.unwrap(), 1 << 14).unwrap();
+        assert_eq!((r.id, r.result.clone()), (12, Ok(1)));
+        let att = r.attestation.expect("an attestation with the message");
+        assert!(
+            att.nodes.iter().flatten().all(|s| s.chain.is_none()),
+            "{att:?}"
+        );
+        assert_eq!(v.check(1, &[4; 32], &h, 1, &att), Ok(()));
+        let e = Verifier::load(&config)
+            .unwrap()
+            .check(1, &[4; 32], &h, 1, &att)
+            .unwrap_err();
+        assert!(
+            e.contains("node 0's statement") && e.contains("no certificate chain"),
+            "{e}"
+        );
         // an oversized request is refused before it is sent (the node would refuse it too)
         let big = ClientRequest {
             id: 10,
@@ -731,11 +840,71 @@ mod tests {
         assert!(e.to_string().contains("node 0 at"), "{e}");
         assert_eq!(
             stub.await.unwrap(),
-            7,
+            8,
             "the stub saw exactly the requests it could open"
         );
         let _ = std::fs::remove_dir_all(&dir);
         let _ = std::fs::remove_dir_all(&other);
+    }
+
+    #[test]
+    fn the_writer_sends_each_chain_once_per_connection() {
+        use crate::statement::{BatchSignature, NodeStatement};
+        let st = NodeStatement {
+            message: 1,
+            path: 0,
+            signature: BatchSignature {
+                key_digest: [0; 32],
+                scheme: 0,
+                signature: vec![1],
+            },
+            chain: None,
+        };
+        let response = |nodes: usize| ClientResponse {
+            id: 0,
+            result: Ok(1),
+            attestation: Some(Attestation {
+                batch: 1,
+                index: 0,
+                paths: vec![Vec::new()],
+                nodes: vec![Some(st.clone()); nodes],
+            }),
+        };
+        let chain = |b: u8| Some(Arc::new(vec![vec![b; 4]]));
+        let sent_chains = |r: &ClientResponse| -> Vec<Option<Vec<Vec<u8>>>> {
+            let att = r.attestation.as_ref().unwrap();
+            att.nodes
+                .iter()
+                .map(|s| s.as_ref().unwrap().chain.clone())
+                .collect()
+        };
+        let mut sent = Vec::new();
+        let mut r = response(2);
+        add_chains(&mut r, &[chain(1), chain(2)], &mut sent);
+        assert_eq!(
+            sent_chains(&r),
+            vec![Some(vec![vec![1; 4]]), Some(vec![vec![2; 4]])]
+        );
+        // the same chains again (equal bytes, another allocation): left out
+        let mut r = response(2);
+        add_chains(&mut r, &[chain(1), chain(2)], &mut sent);
+        assert_eq!(sent_chains(&r), vec![None, None]);
+        // node 1's chain changes: sent again, node 0's is not; a node without chain stays bare
+        let mut r = response(3);
+        add_chains(&mut r, &[chain(1), chain(3), None], &mut sent);
+        assert_eq!(sent_chains(&r), vec![None, Some(vec![vec![3; 4]]), None]);
+        // another connection (a fresh record) sends them all
+        let mut r = response(2);
+        add_chains(&mut r, &[chain(1), chain(3)], &mut Vec::new());
+        assert!(sent_chains(&r).iter().all(Option::is_some));
+        // an error carries nothing
+        let mut e = ClientResponse {
+            id: 0,
+            result: Err("no".into()),
+            attestation: None,
+        };
+        add_chains(&mut e, &[chain(1)], &mut sent);
+        assert_eq!(e.attestation, None);
     }
 
     #[test]

@@ -16,16 +16,23 @@
 //! **Trust.** The coordinator sees the (public) ciphertexts and returns the (public) results to
 //! the client; the decryption's integrity holds among the nodes (every node computes the same
 //! MAC-checked result or aborts). So that a client need not trust node 0 to forward the result
-//! honestly, every node signs a statement of each request's result with its party TLS key
-//! ([`crate::statement`]) at the end of the `Decrypt` step; the followers send theirs to node 0
-//! (one [`StatementMsg`]-envelope per batch, tag `THst` version 1), and node 0 attaches all `n`
-//! to each answer. The client accepts a result only when every node's statement verifies and
-//! agrees with it, and otherwise names the node at fault. Node 0 forwards what the followers
-//! send without judging it (it only logs a disagreement): the client is the one who checks.
+//! honestly, every node signs **one** statement of the whole batch's results with its party TLS
+//! key at the end of the `Decrypt` step: the root of a Merkle tree with one leaf per request
+//! ([`crate::statement`]). The followers send theirs to node 0 (one [`StatementMsg`]-envelope
+//! per batch, tag `THst` version 2: the signature, the message stated for each ciphertext, 8
+//! bytes each, and the follower's certificate chain); node 0 rebuilds each node's tree from
+//! those messages and attaches to each answer every node's message, signature and Merkle path
+//! (one path shared by all nodes whose trees agree, [`crate::statement::attest_batch`]). The
+//! client accepts a result only when every node's statement verifies and agrees with it, and
+//! otherwise names the node at fault. Node 0 forwards what the followers send without judging
+//! it (it only logs a disagreement): the client is the one who checks. Cost: one signature per
+//! node per batch, whatever its size.
 //!
-//! **Versions.** The control message is at format version 3 (`Decrypt` carries the clients'
-//! nonces; version 2 had none): a node of an older build refuses a newer coordinator's control
-//! message (and vice versa) and aborts, naming node 0, before any gate is spent.
+//! **Versions.** The control message is at format version 4 (its encoding is version 3's, but a
+//! `Decrypt` step now ends with one batch statement per node instead of one statement per
+//! ciphertext; version 3's `Decrypt` was the first to carry the clients' nonces): a node of an
+//! older build refuses a newer coordinator's control message (and vice versa) and aborts, naming
+//! node 0, before any gate is spent.
 //!
 //! **Crash safety.** Gate bundles are taken from the store through its durable cursor *before*
 //! the run starts, and the SPDZ_2k material through the PrepStore's durable cursors, so after
@@ -35,6 +42,7 @@
 //! which peer was lost); [`crate::node::run_node_reconnecting`] then reconnects and resumes from
 //! the stores on disk. A failed check still aborts the mesh, naming the party.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use coterie_base::envelope;
@@ -47,15 +55,15 @@ use crate::gates::{GatePool, prep_bundles};
 use crate::keys::SharedKey;
 use crate::params::{LtParams, Params};
 use crate::pipelined::decrypt_pipelined;
-use crate::statement::{SignedStatement, Signer};
+use crate::statement::{Attestation, BatchStatement, Signer, attest_batch, ciphertext_hash};
 use crate::store::GateStore;
 use crate::{Error, LweCiphertext, Result};
 
 /// Mesh tag of the control messages: byte frames holding a `ControlMsg` envelope (tag `THsc`,
-/// format version 3; version 2 had no nonces in `Decrypt`, version 1 carried a `version` byte in
-/// the message).
+/// format version 4; version 3 ended `Decrypt` with per-ciphertext statements, version 2 had no
+/// nonces in `Decrypt`, version 1 carried a `version` byte in the message).
 const TAG_CONTROL: u32 = 0x7E00_0001;
-/// Mesh tag of a follower's signed statements for a batch: a byte frame holding a
+/// Mesh tag of a follower's signed statement of a batch: a byte frame holding a
 /// [`StatementMsg`] envelope, sent to node 0 at the end of every `Decrypt` step.
 pub const TAG_STATEMENTS: u32 = 0x7E00_0002;
 
@@ -69,8 +77,8 @@ pub enum Control {
         /// Bundles to make.
         count: u32,
     },
-    /// Decrypt these ciphertexts (CTLW-encoded) in one shared run, and sign a statement of each
-    /// result ([`crate::statement`]).
+    /// Decrypt these ciphertexts (CTLW-encoded) in one shared run, and sign one statement of
+    /// the batch's results ([`crate::statement`]).
     Decrypt {
         /// The batch.
         batch: Vec<Vec<u8>>,
@@ -88,19 +96,23 @@ struct ControlMsg {
     control: Control,
 }
 
-/// A follower's signed statements of one batch, one per ciphertext in batch order, sent to node
-/// 0 with [`TAG_STATEMENTS`] (envelope tag `THst`, format version 1).
+/// A follower's signed statement of one batch, sent to node 0 with [`TAG_STATEMENTS`] (envelope
+/// tag `THst`, format version 2; version 1 carried one signature and chain per ciphertext): one
+/// signature of the batch's statement tree, the message stated for each ciphertext in batch
+/// order, and the follower's certificate chain.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StatementMsg {
     /// The step's sequence number (of its control message).
     pub seq: u64,
-    /// One statement per ciphertext of the batch.
-    pub statements: Vec<SignedStatement>,
+    /// The messages and their one signature ([`Signer::sign_batch`]).
+    pub statement: BatchStatement,
+    /// The follower's party certificate chain (DER, its certificate first).
+    pub chain: Vec<Vec<u8>>,
 }
 
 coterie_base::versioned! {
-    ControlMsg => b"THsc" v 3,
-    StatementMsg => b"THst" v 1,
+    ControlMsg => b"THsc" v 4,
+    StatementMsg => b"THst" v 2,
 }
 
 /// Opens a control message (at most `max_len` bytes of payload). Anything else, another
@@ -159,9 +171,61 @@ pub type Reply = std::result::Result<Attested, String>;
 pub struct Attested {
     /// The message.
     pub message: u64,
-    /// Node `i`'s statement at position `i`; `None` where node `i` sent none that node 0 could
-    /// read (the client then refuses the result, naming node `i`).
-    pub statements: Vec<Option<SignedStatement>>,
+    /// Every node's statement about this request ([`crate::statement::attest_batch`]; node
+    /// `i`'s is `None` where node `i` sent none that node 0 could read, and the client then
+    /// refuses the result, naming node `i`). Its chains are left out: see `chains`.
+    pub attestation: Attestation,
+    /// Node `i`'s certificate chain at position `i` (shared by the batch's results), which the
+    /// client connection's response writer sends with the first response that needs it
+    /// ([`crate::client::serve_clients`]); `None` where node 0 has none.
+    pub chains: Vec<Option<Arc<Vec<Vec<u8>>>>>,
+}
+
+impl Attested {
+    /// Node 0's answers to a batch: `messages[j]` (what node 0 decrypted) for the request sent
+    /// with `nonces[j]` for the ciphertext with hash `ct_hashes[j]`, each with every node's
+    /// statement ([`attest_batch`] of `statements`, node `i`'s at position `i`) and the nodes'
+    /// certificate `chains`.
+    ///
+    /// ```no_run
+    /// # fn f(signers: &[coterie_threshold::statement::Signer]) -> coterie_threshold::Result<()> {
+    /// use std::sync::Arc;
+    /// use coterie_threshold::service::Attested;
+    /// use coterie_threshold::statement::ciphertext_hash;
+    /// let (nonces, hashes, messages) = ([[1; 32]], [ciphertext_hash(b"ct")], [1]);
+    /// let statements: Vec<_> = signers
+    ///     .iter()
+    ///     .map(|s| s.sign_batch(&nonces, &hashes, &messages).ok())
+    ///     .collect();
+    /// let chains = signers.iter().map(|s| Some(Arc::new(s.chain().to_vec()))).collect();
+    /// let answers = Attested::for_batch(&messages, &nonces, &hashes, &statements, chains)?;
+    /// assert_eq!(answers[0].message, 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn for_batch(
+        messages: &[u64],
+        nonces: &[[u8; 32]],
+        ct_hashes: &[[u8; 32]],
+        statements: &[Option<BatchStatement>],
+        chains: Vec<Option<Arc<Vec<Vec<u8>>>>>,
+    ) -> Result<Vec<Attested>> {
+        if messages.len() != nonces.len() {
+            return Err(Error::Invariant(format!(
+                "{} messages for {} requests",
+                messages.len(),
+                nonces.len()
+            )));
+        }
+        Ok(messages
+            .iter()
+            .zip(attest_batch(nonces, ct_hashes, statements)?)
+            .map(|(&message, attestation)| Attested {
+                message,
+                attestation,
+                chains: chains.clone(),
+            })
+            .collect())
+    }
 }
 
 /// What a node reports as it works (for logs and the terminal).
@@ -498,11 +562,12 @@ impl Node {
         }
     }
 
-    /// The end of a `Decrypt` step: this node signs a statement of each result; a follower sends
-    /// its statements to node 0, node 0 gathers everyone's (a follower's message that node 0
-    /// cannot read, or that does not fit the batch, leaves that follower's statements missing:
-    /// the clients refuse these results naming it). Returns each result with the statements
-    /// this node holds (only its own, at a follower).
+    /// The end of a `Decrypt` step: this node signs one statement of the batch; a follower
+    /// sends it with its messages and chain to node 0, node 0 gathers everyone's and assembles
+    /// each request's attestation ([`attest_batch`]; a follower's message that node 0 cannot
+    /// read, or that does not fit the batch, leaves that follower's statement missing: the
+    /// clients refuse these results naming it). Returns each result with its attestation at
+    /// node 0, nothing at a follower.
     async fn statements<M: Mesh>(
         &mut self,
         mesh: &mut M,
@@ -511,76 +576,64 @@ impl Node {
         nonces: &[[u8; 32]],
         out: &[u64],
     ) -> Result<Vec<Attested>> {
-        let mine = batch
-            .iter()
-            .zip(nonces)
-            .zip(out)
-            .map(|((ct, nonce), &m)| self.signer.sign(nonce, ct, m))
-            .collect::<Result<Vec<_>>>()?;
+        let hashes: Vec<[u8; 32]> = batch.iter().map(|c| ciphertext_hash(c)).collect();
+        let mine = self.signer.sign_batch(nonces, &hashes, out)?;
         let (me, n) = (mesh.id(), mesh.n());
+        let chain = Arc::new(self.signer.chain().to_vec());
         if me != 0 {
             let msg = StatementMsg {
                 seq,
-                statements: mine.clone(),
+                statement: mine.clone(),
+                chain: chain.to_vec(),
             };
             let bytes = envelope::to_envelope(&msg)
                 .map_err(|e| Error::Invariant(format!("statement message: {e}")))?;
             mesh.send_bytes(0, TAG_STATEMENTS, &bytes)
                 .await
                 .map_err(coterie_spdz::Error::from)?;
-            return Ok(out
-                .iter()
-                .zip(mine)
-                .map(|(&message, st)| Attested {
-                    message,
-                    statements: vec![Some(st)],
-                })
-                .collect());
+            return Ok(Vec::new());
         }
-        let mut all: Vec<Attested> = out
-            .iter()
-            .zip(mine)
-            .map(|(&message, st)| {
-                let mut statements = vec![None; n];
-                statements[0] = Some(st);
-                Attested {
-                    message,
-                    statements,
-                }
-            })
-            .collect();
+        let mut statements = vec![None; n];
+        let mut chains = vec![None; n];
+        statements[0] = Some(mine);
+        chains[0] = Some(chain);
         for from in 1..n {
             let bytes = mesh
                 .recv_bytes(from, TAG_STATEMENTS)
                 .await
                 .map_err(coterie_spdz::Error::from)?;
             match envelope::from_envelope::<StatementMsg>(&bytes, mesh.options().max_frame) {
-                Ok(m) if m.seq == seq && m.statements.len() == all.len() => {
-                    for (i, (a, st)) in all.iter_mut().zip(m.statements).enumerate() {
-                        if st.message != a.message {
-                            tracing::warn!(
-                                node = from,
-                                ciphertext = i,
-                                "a follower's statement disagrees with the decryption"
-                            );
-                        }
-                        a.statements[from] = Some(st);
+                Ok(m) if m.seq == seq && m.statement.messages.len() == out.len() => {
+                    if let Some(i) = m
+                        .statement
+                        .messages
+                        .iter()
+                        .zip(out)
+                        .position(|(a, b)| a != b)
+                    {
+                        tracing::warn!(
+                            node = from,
+                            ciphertext = i,
+                            "a follower's statement disagrees with the decryption"
+                        );
                     }
+                    statements[from] = Some(m.statement);
+                    chains[from] = Some(Arc::new(m.chain));
                 }
                 Ok(m) => tracing::warn!(
                     node = from,
                     seq = m.seq,
-                    statements = m.statements.len(),
-                    "a follower's statements do not fit the batch (left out)"
+                    messages = m.statement.messages.len(),
+                    "a follower's statement does not fit the batch (left out)"
                 ),
                 Err(e) => tracing::warn!(
                     node = from,
                     error = %e,
-                    "a follower's statements are unreadable (left out)"
+                    "a follower's statement is unreadable (left out)"
                 ),
             }
         }
-        Ok(all)
+        Attested::for_batch(out, nonces, &hashes, &statements, chains)
     }
 
     /// The coordinator's loop (node 0): serves `requests` until the channel closes (then tells
@@ -910,7 +963,7 @@ mod tests {
             },
         };
         let bytes = envelope::to_envelope(&msg).unwrap();
-        assert_eq!(envelope::peek(&bytes).unwrap(), (*b"THsc", 3));
+        assert_eq!(envelope::peek(&bytes).unwrap(), (*b"THsc", 4));
         assert_eq!(open_control(&bytes, 1 << 10).unwrap(), msg);
         // Another format version (1 carried a version byte in the message) aborts.
         let old = envelope::seal(ControlMsg::TAG, 1, &(1u8, 7u64, Control::Idle)).unwrap();
@@ -924,9 +977,11 @@ mod tests {
             )
         };
         assert!(refused(open_control(&old, 1 << 10)));
-        let prev = envelope::seal(ControlMsg::TAG, 2, &msg).unwrap();
-        assert!(refused(open_control(&prev, 1 << 10)));
-        let next = envelope::seal(ControlMsg::TAG, 4, &msg).unwrap();
+        for prev in [2, 3] {
+            let prev = envelope::seal(ControlMsg::TAG, prev, &msg).unwrap();
+            assert!(refused(open_control(&prev, 1 << 10)));
+        }
+        let next = envelope::seal(ControlMsg::TAG, 5, &msg).unwrap();
         assert!(refused(open_control(&next, 1 << 10)));
         // So do another tag, a truncation, trailing bytes and a payload over the bound.
         let mut other = bytes.clone();

@@ -1,12 +1,14 @@
-//! A client that trusts no single node (issue 17): every node signs a statement of each result,
-//! and the client accepts a result only when all statements verify and agree. A lying follower
-//! (its statements rewritten on the wire by a `TamperMesh`) and a lying coordinator (a node 0
-//! that alters or drops what it returns) are named in the client's error; a client certificate
-//! from another CA gets a message that says so.
+//! A client that trusts no single node (issue 17): every node signs one statement of each batch
+//! (the root of a Merkle tree over its results), and the client accepts a result only when all
+//! statements verify and agree. A lying follower (its statement rewritten on the wire by a
+//! `TamperMesh`) and a lying coordinator (a node 0 that alters or drops what it returns, its
+//! paths or its certificate chains) are named in the client's error; a client certificate from
+//! another CA gets a message that says so.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use std::time::Instant;
 
 use coterie_base::envelope;
@@ -17,7 +19,7 @@ use coterie_threshold::client::{bind_server, connect, decrypt_over, serve_client
 use coterie_threshold::keys::PublicKey;
 use coterie_threshold::node::{NodeEvent, PK_NOISE_BITS, PK_SAMPLES, ServiceArgs, run_node};
 use coterie_threshold::service::{Attested, Request, StatementMsg, TAG_STATEMENTS, material_for};
-use coterie_threshold::statement::Signer;
+use coterie_threshold::statement::{Signer, ciphertext_hash};
 use coterie_threshold::{Error, LweCiphertext, Params};
 use tokio::sync::mpsc;
 
@@ -27,9 +29,10 @@ fn scratch(name: &str) -> PathBuf {
 
 /// Three real nodes (in-memory mesh, node 0's client listener on loopback TLS, insecure dealer
 /// material); node 2's statement messages to node 0 get every message flipped once `lie` is
-/// set (a rewrite on the wire: node 2 cannot re-sign, so its signatures stop verifying). The
-/// client's first call passes; its second names node 2. The nodes themselves carry on (node 0
-/// forwards statements without judging them) and stop cleanly.
+/// set (a rewrite on the wire: node 2 cannot re-sign, so its signature stops verifying). The
+/// client's first call (5 ciphertexts) passes; its second names node 2. Every statement message
+/// carries one signature for all the messages of its batch. The nodes themselves carry on (node
+/// 0 forwards statements without judging them) and stop cleanly.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lying_follower_is_named_by_the_client() {
     let dir = scratch("follower");
@@ -54,21 +57,27 @@ async fn a_lying_follower_is_named_by_the_client() {
     )
     .unwrap();
     let lie = Arc::new(AtomicBool::new(false));
+    // (messages, signature bytes) of every statement message node 2 sent
+    let seen: Arc<Mutex<Vec<(usize, usize)>>> = Arc::default();
     let (etx, mut erx) = mpsc::unbounded_channel::<NodeEvent>();
     let mut nodes = Vec::new();
     let mut fired = None;
     for mesh in InMemoryMesh::group(n, MeshOptions::default()) {
         let mut mesh = TamperMesh::new(mesh);
         if mesh.id() == 2 {
-            let lie = lie.clone();
+            let (lie, seen) = (lie.clone(), seen.clone());
             fired = Some(mesh.add(Select::to(0).tag(TAG_STATEMENTS).all().rewrite(
                 move |b: &mut Blob| {
+                    let mut m: StatementMsg = envelope::from_envelope(&b.0, 1 << 24).unwrap();
+                    seen.lock().unwrap().push((
+                        m.statement.messages.len(),
+                        m.statement.signature.signature.len(),
+                    ));
                     if !lie.load(Ordering::SeqCst) {
                         return;
                     }
-                    let mut m: StatementMsg = envelope::from_envelope(&b.0, 1 << 24).unwrap();
-                    for st in &mut m.statements {
-                        st.message ^= 1;
+                    for m in &mut m.statement.messages {
+                        *m ^= 1;
                     }
                     b.0 = envelope::to_envelope(&m).unwrap();
                 },
@@ -107,10 +116,14 @@ async fn a_lying_follower_is_named_by_the_client() {
     let enc = |m: u64| pk.encrypt(m, 1, &mut rand::rng()).unwrap().to_bytes();
     let (c, k) = certs::issue_client_cert(&dir.join("certs"), "alice").unwrap();
 
-    // every node honest: the results are accepted
+    // every node honest: the results are accepted (the later responses on the connection
+    // carry no certificate chains)
     let conn = connect(&config, &addr, &c, &k).await.unwrap();
-    let got = decrypt_over(conn, vec![enc(1), enc(0)]).await.unwrap();
-    assert_eq!(got, vec![Ok(1), Ok(0)]);
+    let want = [1, 0, 1, 1, 0];
+    let got = decrypt_over(conn, want.iter().map(|&m| enc(m)).collect())
+        .await
+        .unwrap();
+    assert_eq!(got, want.map(Ok).to_vec());
 
     // node 2 lies: the client refuses the result and names node 2
     lie.store(true, Ordering::SeqCst);
@@ -127,6 +140,11 @@ async fn a_lying_follower_is_named_by_the_client() {
         fired.matched() >= 2,
         "node 2 sent statements for both calls"
     );
+    // one message per batch, each with one signature covering all of the batch's results
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len() as u64, fired.matched(), "{seen:?}");
+    assert_eq!(seen.iter().map(|&(m, _)| m).sum::<usize>(), 6, "{seen:?}");
+    assert!(seen.iter().all(|&(m, sig)| m >= 1 && sig > 0), "{seen:?}");
 
     for r in nodes {
         r.await.unwrap().unwrap();
@@ -138,42 +156,71 @@ async fn a_lying_follower_is_named_by_the_client() {
 type Lie = fn(&mut Attested);
 
 /// A node-0 stub behind the real listener: decrypts nothing (a ciphertext's message is its
-/// body's top bit), signs with every party's key from the config, then applies `lie`.
-async fn lying_node_0(mut rx: mpsc::Receiver<Request>, config: PathBuf, n: usize, lie: Lie) {
+/// body's top bit), waits for `batch` requests (or a pause), signs them as one batch with every
+/// party's key from the config, then applies `lie` to each answer.
+async fn lying_node_0(
+    mut rx: mpsc::Receiver<Request>,
+    config: PathBuf,
+    n: usize,
+    lie: Lie,
+    batch: usize,
+) {
     let signers: Vec<Signer> = (0..n)
         .map(|i| Signer::from_config(&config, i, None, None, [1; 32]).unwrap())
         .collect();
-    while let Some(r) = rx.recv().await {
-        let reply = LweCiphertext::from_bytes(&r.ct)
-            .map(|ct| ct.body() >> (ct.modulus_log() - 1))
-            .map_err(|e| e.to_string())
-            .map(|message| {
-                let mut a = Attested {
-                    message,
-                    statements: signers
-                        .iter()
-                        .map(|s| Some(s.sign(&r.nonce, &r.ct, message).unwrap()))
-                        .collect(),
-                };
-                lie(&mut a);
-                a
-            });
-        let _ = r.reply.send(reply);
+    while let Some(first) = rx.recv().await {
+        let mut reqs = vec![first];
+        while reqs.len() < batch {
+            match tokio::time::timeout(Duration::from_secs(2), rx.recv()).await {
+                Ok(Some(r)) => reqs.push(r),
+                _ => break,
+            }
+        }
+        let messages: Vec<u64> = reqs
+            .iter()
+            .map(|r| {
+                let ct = LweCiphertext::from_bytes(&r.ct).unwrap();
+                ct.body() >> (ct.modulus_log() - 1)
+            })
+            .collect();
+        let nonces: Vec<[u8; 32]> = reqs.iter().map(|r| r.nonce).collect();
+        let hashes: Vec<[u8; 32]> = reqs.iter().map(|r| ciphertext_hash(&r.ct)).collect();
+        let statements: Vec<_> = signers
+            .iter()
+            .map(|s| Some(s.sign_batch(&nonces, &hashes, &messages).unwrap()))
+            .collect();
+        let chains = signers
+            .iter()
+            .map(|s| Some(Arc::new(s.chain().to_vec())))
+            .collect();
+        let answers =
+            Attested::for_batch(&messages, &nonces, &hashes, &statements, chains).unwrap();
+        for (r, mut a) in reqs.into_iter().zip(answers) {
+            assert_eq!(a.attestation.batch, batch as u64, "the stub's batch");
+            lie(&mut a);
+            let _ = r.reply.send(Ok(a));
+        }
     }
 }
 
-async fn serve_stub(config: &Path, n: usize, lie: Lie) -> (String, tokio::task::JoinHandle<()>) {
+async fn serve_stub(
+    config: &Path,
+    n: usize,
+    lie: Lie,
+    batch: usize,
+) -> (String, tokio::task::JoinHandle<()>) {
     let server = bind_server(config, "127.0.0.1:0").await.unwrap();
     let addr = server.local_addr().unwrap().to_string();
     let (tx, rx) = mpsc::channel(64);
     let last = Arc::new(std::sync::Mutex::new(Instant::now()));
     let listener = tokio::spawn(serve_clients(server, tx, last));
-    tokio::spawn(lying_node_0(rx, config.to_path_buf(), n, lie));
+    tokio::spawn(lying_node_0(rx, config.to_path_buf(), n, lie, batch));
     (addr, listener)
 }
 
-/// A coordinator that alters the message it returns, or leaves out a follower's statement, is
-/// caught by the client, which names the node; an honest one passes. A client certificate from
+/// A coordinator that alters the message it returns, leaves out a follower's statement or
+/// chain, or alters a follower's path or signature, is caught by the client, which names the
+/// node; an honest one passes, for a batch of 5 too (one signature per node for all 5). A client certificate from
 /// another CA is refused with a message that says what is wrong.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lying_coordinator_is_named_by_the_client() {
@@ -189,7 +236,7 @@ async fn a_lying_coordinator_is_named_by_the_client() {
             .to_bytes()
     };
     // (responses come back in any order: whichever ciphertext is checked first is named)
-    let cases: [(Lie, &[&str]); 4] = [
+    let cases: [(Lie, &[&str]); 7] = [
         (|_| {}, &[]),
         (
             |a| a.message ^= 1,
@@ -200,19 +247,48 @@ async fn a_lying_coordinator_is_named_by_the_client() {
             ],
         ),
         (
-            |a| a.statements[1] = None,
+            |a| a.attestation.nodes[1] = None,
             &["node 1's statement for ciphertext", "is missing"],
         ),
         (
-            |a| a.statements.truncate(2),
+            |a| a.attestation.nodes.truncate(2),
             &[
                 "node 0 returned 2 statements",
                 "instead of one per node (3)",
             ],
         ),
+        (
+            // node 1's path altered (the others keep the honest one)
+            |a| {
+                let mut p = a.attestation.paths[0].clone();
+                p[0][0] ^= 1;
+                a.attestation.paths.push(p);
+                if let Some(s) = a.attestation.nodes[1].as_mut() {
+                    s.path = 1;
+                }
+            },
+            &["node 1's statement for ciphertext", "does not verify"],
+        ),
+        (
+            // a forged signature for node 2
+            |a| {
+                if let Some(s) = a.attestation.nodes[2].as_mut() {
+                    s.signature.signature[0] ^= 1;
+                }
+            },
+            &["node 2's statement for ciphertext", "does not verify"],
+        ),
+        (
+            // node 2's chain never sent on the connection
+            |a| a.chains[2] = None,
+            &[
+                "node 2's statement for ciphertext",
+                "no certificate chain, and none came earlier on this connection",
+            ],
+        ),
     ];
     for (lie, says) in cases {
-        let (addr, listener) = serve_stub(&config, n, lie).await;
+        let (addr, listener) = serve_stub(&config, n, lie, 2).await;
         let conn = connect(&config, &addr, &c, &k).await.unwrap();
         let got = decrypt_over(conn, vec![ct(0), ct(1)]).await;
         if says.is_empty() {
@@ -224,12 +300,20 @@ async fn a_lying_coordinator_is_named_by_the_client() {
         listener.abort();
     }
 
+    // a batch of 5 (not a power of two): every result verifies, each node signed once
+    let (addr, listener) = serve_stub(&config, n, |_| {}, 5).await;
+    let conn = connect(&config, &addr, &c, &k).await.unwrap();
+    let tops = [1, 0, 0, 1, 1];
+    let got = decrypt_over(conn, tops.iter().map(|&t| ct(t)).collect()).await;
+    assert_eq!(got.unwrap(), tops.map(Ok).to_vec());
+    listener.abort();
+
     // a client certificate from another CA
     let other = scratch("coordinator-other");
     let opki = certs::generate_pki(n).unwrap();
     certs::write_pki(&other, &opki, &addrs).unwrap();
     let (oc, ok) = certs::issue_client_cert(&other, "mallory").unwrap();
-    let (addr, listener) = serve_stub(&config, n, |_| {}).await;
+    let (addr, listener) = serve_stub(&config, n, |_| {}, 1).await;
     let conn = connect(&config, &addr, &oc, &ok).await;
     let e = match conn {
         Ok(conn) => decrypt_over(conn, vec![ct(1)]).await.unwrap_err(),
