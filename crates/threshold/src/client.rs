@@ -234,21 +234,42 @@ fn channel_options() -> MeshOptions {
 /// # Ok(()) }
 /// ```
 pub async fn bind_server(config: &Path, addr: &str) -> Result<ChannelServer> {
+    bind_server_with(config, addr, None, None).await
+}
+
+/// [`bind_server`] with node 0's certificate (chain) file `cert` and private key file `key` in
+/// place of the config's where given (the CLI's `--cert` / `--key`). Clients check the
+/// certificate against the config's CA and the name `party-0.coterie`.
+pub async fn bind_server_with(
+    config: &Path,
+    addr: &str,
+    cert: Option<&Path>,
+    key: Option<&Path>,
+) -> Result<ChannelServer> {
     let roster = Roster::load(config).map_err(client_err)?;
     let ca = roster.ca.clone().ok_or_else(|| {
         client_err("the config names no CA (clients are authenticated by the CA)")
     })?;
-    let cert = roster.certs[0]
-        .clone()
-        .ok_or_else(|| client_err("no certificate for party 0 in the config"))?;
-    let key_path = roster.keys[0]
-        .clone()
-        .ok_or_else(|| client_err("no key for party 0 in the config"))?;
-    let key = coterie_net::config::load_key(&key_path).map_err(client_err)?;
-    let identity = Identity {
-        chain: vec![cert],
-        key,
+    let chain = match cert {
+        Some(p) => coterie_net::config::load_cert_chain(p)
+            .map_err(|e| client_err(format!("--cert {}: {e}", p.display())))?,
+        None => vec![
+            roster.certs[0]
+                .clone()
+                .ok_or_else(|| client_err("no certificate for party 0 in the config"))?,
+        ],
     };
+    let key = match key {
+        Some(p) => coterie_net::config::load_key(p)
+            .map_err(|e| client_err(format!("--key {}: {e}", p.display())))?,
+        None => {
+            let key_path = roster.keys[0]
+                .clone()
+                .ok_or_else(|| client_err("no key for party 0 in the config"))?;
+            coterie_net::config::load_key(&key_path).map_err(client_err)?
+        }
+    };
+    let identity = Identity { chain, key };
     ChannelServer::bind(addr, identity, ca, channel_options())
         .await
         .map_err(|e| client_err(format!("client listener {addr}: {e}")))
@@ -665,7 +686,33 @@ mod tests {
         let pki = certs::generate_pki(2).unwrap();
         let addrs = certs::free_loopback_addresses(2).unwrap();
         let config = certs::write_pki(&dir, &pki, &addrs).unwrap();
-        let server = bind_server(&config, "127.0.0.1:0").await.unwrap();
+        // node 0's certificate and key given as files of their own (the CLI's --cert/--key):
+        // the listener presents them; a file that is not there is named
+        let own = dir.join("own");
+        std::fs::create_dir_all(&own).unwrap();
+        std::fs::copy(dir.join("party0.crt"), own.join("node0.crt")).unwrap();
+        std::fs::copy(dir.join("party0.key"), own.join("node0.key")).unwrap();
+        let missing = own.join("absent.crt");
+        let e = bind_server_with(&config, "127.0.0.1:0", Some(&missing), None)
+            .await
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--cert") && e.contains("absent.crt"), "{e}");
+        let e = bind_server_with(&config, "127.0.0.1:0", None, Some(&own.join("absent.key")))
+            .await
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--key") && e.contains("absent.key"), "{e}");
+        let server = bind_server_with(
+            &config,
+            "127.0.0.1:0",
+            Some(&own.join("node0.crt")),
+            Some(&own.join("node0.key")),
+        )
+        .await
+        .unwrap();
         let addr = server.local_addr().unwrap().to_string();
         let (tx, rx) = mpsc::channel(64);
         let last = Arc::new(std::sync::Mutex::new(Instant::now()));

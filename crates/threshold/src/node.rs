@@ -152,6 +152,15 @@ pub struct StartOptions {
     /// (a key already in `DIR/party-<id>`) an import is **refused** with an error: a key is
     /// never replaced; restart without the option.
     pub import_key: Option<PathBuf>,
+    /// This node's party certificate (chain) file, in place of the one the party config names
+    /// (the CLI's `--cert`): node 0's client listener presents it and the node signs its
+    /// decryption statements with its key ([`crate::statement`]), as the mesh already uses it.
+    /// Clients accept it only where the config binds it to this node (the CA and the name
+    /// `party-<id>.coterie`, or the pinned certificate). `None`: the config's.
+    pub cert: Option<PathBuf>,
+    /// This node's private key file, in place of the one the party config names (the CLI's
+    /// `--key`; see [`StartOptions::cert`]). `None`: the config's.
+    pub key: Option<PathBuf>,
 }
 
 impl StartOptions {
@@ -159,6 +168,7 @@ impl StartOptions {
     pub fn import_key(path: impl Into<PathBuf>) -> Self {
         Self {
             import_key: Some(path.into()),
+            ..Self::default()
         }
     }
 }
@@ -430,7 +440,13 @@ pub async fn run_node_with<M: Mesh>(
         return node.run_follower(mesh, &mut log).await;
     }
     let (tx, rx) = mpsc::channel::<Request>(4096);
-    let server = crate::client::bind_server(config, &args.client_listen).await?;
+    let server = crate::client::bind_server_with(
+        config,
+        &args.client_listen,
+        start.cert.as_deref(),
+        start.key.as_deref(),
+    )
+    .await?;
     let addr = server
         .local_addr()
         .map(|a| a.to_string())
@@ -542,13 +558,14 @@ async fn open_session<M: Mesh>(
         max_batch: args.max_batch,
         idle: Duration::from_millis(200),
     };
-    // Statements of each decryption are signed with this party's certificate and key from the
-    // config (as node 0's client listener uses them), under the public key's digest.
+    // Statements of each decryption are signed with this party's certificate and key (the
+    // config's, or the overrides in `start`, as node 0's client listener uses them), under the
+    // public key's digest.
     let signer = crate::statement::Signer::from_config(
         config,
         id,
-        None,
-        None,
+        start.cert.as_deref(),
+        start.key.as_deref(),
         *blake3::hash(&pk.to_bytes()).as_bytes(),
     )?;
     let mut node = Node::new(params, eng, key, gates, cfg, signer)?;
@@ -696,13 +713,20 @@ impl Serving {
     async fn start<S>(
         config: &Path,
         args: &ServiceArgs,
+        start: &StartOptions,
         stop: Option<S>,
         events: &mut (dyn FnMut(NodeEvent) + Send),
     ) -> Result<Self>
     where
         S: std::future::Future<Output = ()> + Send + 'static,
     {
-        let server = crate::client::bind_server(config, &args.client_listen).await?;
+        let server = crate::client::bind_server_with(
+            config,
+            &args.client_listen,
+            start.cert.as_deref(),
+            start.key.as_deref(),
+        )
+        .await?;
         let addr = server
             .local_addr()
             .map(|a| a.to_string())
@@ -786,7 +810,7 @@ where
     }
     let serving = match serving {
         Some(s) => s,
-        None => serving.insert(Serving::start(config, args, stop.take(), events).await?),
+        None => serving.insert(Serving::start(config, args, start, stop.take(), events).await?),
     };
     let mut log = |e: Event| events(NodeEvent::Service(e));
     node.coordinate(mesh, &mut serving.requests, &mut log).await

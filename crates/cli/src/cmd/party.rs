@@ -280,6 +280,9 @@ async fn run_party(
                 idle_exit_s,
             };
             let mut start = coterie_threshold::node::StartOptions::default();
+            // the certificate and key the mesh uses serve the client listener and the statements
+            start.cert = cert.map(Path::to_path_buf);
+            start.key = key.map(Path::to_path_buf);
             if let Some(f) = import_key {
                 eprintln!(
                     "party {id}: WARNING: importing the LWE key in {}: whoever held this file \
