@@ -153,25 +153,14 @@ async fn bench_bundles(count: usize, netem: Option<LinkParams>) -> (f64, f64) {
     )
 }
 
-/// (seconds for the batch, bytes sent by party 0 per decryption); with `king`, every exchange is
-/// relayed through that party ([`KingMesh`], key set-up not timed).
-async fn bench_online(
-    parties: usize,
-    batch: usize,
-    reps: usize,
-    netem: Option<LinkParams>,
-    mode: u8,
-    king: Option<usize>,
-) -> (Vec<f64>, f64) {
-    bench_online_lanes(parties, batch, reps, netem, mode, king, 1).await
-}
-
-/// [`bench_online`] with `lanes` batches in flight: every party runs `lanes` independent engines
+/// Online decryption: (seconds of each repetition's batch, bytes sent by party 0 per decryption);
+/// with `king`, every exchange is relayed through that party ([`KingMesh`], key set-up not
+/// timed). With `lanes` batches in flight, every party runs `lanes` independent engines
 /// (own material, own gate pool, own mesh: a TLS group per lane, each link through its own
 /// emulated link when `netem` is given), all lanes starting each repetition together. Returns
 /// the span of each repetition over all lanes (from the earliest start to the latest end) and
 /// party 0's bytes per decryption over all lanes.
-async fn bench_online_lanes(
+async fn bench_online(
     parties: usize,
     batch: usize,
     reps: usize,
@@ -373,7 +362,7 @@ async fn king_table(quick: bool, out_dir: &str) {
                 } else {
                     n * (n - 1)
                 };
-                let (mut t, bytes) = bench_online(parties, 1, reps, lp, 1, king).await;
+                let (mut t, bytes) = bench_online(parties, 1, reps, lp, 1, king, 1).await;
                 let (cpu, wall) = *TIMED_CPU.lock().unwrap();
                 let cpu_per_dec_ms = cpu / reps as f64 * 1e3;
                 // cores kept busy over the timed window (it includes the barriers between
@@ -486,7 +475,7 @@ async fn grid(quick: bool, out_dir: &str) {
             for mbit in [100.0, 1000.0] {
                 let link = link(rtt, mbit);
                 let reps = if quick || rtt == 100 { 3 } else { 5 };
-                let (mut lat, _) = bench_online(parties, 1, reps, link, 1, None).await;
+                let (mut lat, _) = bench_online(parties, 1, reps, link, 1, None, 1).await;
                 let lat_ms = median(&mut lat) * 1e3;
                 // one batch in flight: larger batches at larger RTT amortize the 5 rounds (the
                 // gate bundles are dealt per cell, ~80 kB per bundle per party in memory)
@@ -503,7 +492,7 @@ async fn grid(quick: bool, out_dir: &str) {
                         (4, true) => 300,
                         _ => 100,
                     };
-                let (t, bytes) = bench_online(parties, batch, 2, link, 1, None).await;
+                let (t, bytes) = bench_online(parties, batch, 2, link, 1, None, 1).await;
                 let best = t.iter().cloned().fold(f64::MAX, f64::min);
                 let thr = batch as f64 / best;
                 let line = format!(
@@ -651,7 +640,7 @@ async fn main() {
             .iter()
             .position(|a| a == "--lanes")
             .map_or(1, |i| args[i + 1].parse().unwrap());
-        let (mut t, bytes) = bench_online_lanes(
+        let (mut t, bytes) = bench_online(
             parties,
             batch,
             if batch > 1 { 3 } else { 10 },
@@ -718,7 +707,7 @@ async fn main() {
                 ("pipelined", 1),
             ] {
                 let batch = if quick || parties > 4 { 200 } else { 1000 };
-                let (t, bytes) = bench_online(parties, batch, 2, *lp, pipelined, None).await;
+                let (t, bytes) = bench_online(parties, batch, 2, *lp, pipelined, None, 1).await;
                 let best = t.iter().cloned().fold(f64::MAX, f64::min);
                 let thr = batch as f64 / best;
                 log(
@@ -729,7 +718,7 @@ async fn main() {
                 );
                 json.push(format!("{{\"bench\":\"online-throughput\",\"net\":\"{net}\",\"mode\":\"{mode}\",\"parties\":{parties},\"batch\":{batch},\"dec_per_s\":{thr:.1},\"bytes_per_dec\":{bytes:.1}}}"));
                 let reps = if quick { 10 } else { 30 };
-                let (mut t, bytes1) = bench_online(parties, 1, reps, *lp, pipelined, None).await;
+                let (mut t, bytes1) = bench_online(parties, 1, reps, *lp, pipelined, None, 1).await;
                 let med = median(&mut t) * 1000.0;
                 log(
                     format!(

@@ -316,6 +316,24 @@ impl Refusal {
 /// Mesh tag of [`sync_prep_cursors`] within [`Node::sync_at_start`].
 const TAG_PREP_SYNC: u32 = 0x7E00_0010;
 
+/// Exchanges this node's start-up state `mine` (cursors) with every node under `tag`; aborts
+/// (check `start-up state`) when a node sent a state of another length.
+async fn exchange_state<M: Mesh>(mesh: &mut M, tag: u32, mine: &[u64]) -> Result<Vec<Vec<u64>>> {
+    let all: Vec<Vec<u64>> = mesh
+        .exchange_all_tagged(tag, &mine.to_vec())
+        .await
+        .map_err(coterie_spdz::Error::from)?;
+    if all.iter().any(|v| v.len() != mine.len()) {
+        let e = Error::Abort {
+            check: "start-up state",
+            party: 0,
+        };
+        mesh.abort(&e.to_string()).await;
+        return Err(e);
+    }
+    Ok(all)
+}
+
 /// Brings this node's SPDZ_2k store cursors (triples, bits, randoms) to the furthest position
 /// any node reached, exchanging them with `tag`: after a crash some nodes may have consumed
 /// material (durably, before using it) that the others did not; everyone skips to the furthest
@@ -333,18 +351,7 @@ pub(crate) async fn sync_prep_cursors<M: Mesh>(
     for k in kinds {
         mine.push(eng.prep_mut().consumed(k).map_err(Error::from)?);
     }
-    let all: Vec<Vec<u64>> = mesh
-        .exchange_all_tagged(tag, &mine)
-        .await
-        .map_err(coterie_spdz::Error::from)?;
-    if all.iter().any(|v| v.len() != mine.len()) {
-        let e = Error::Abort {
-            check: "start-up state",
-            party: 0,
-        };
-        mesh.abort(&e.to_string()).await;
-        return Err(e);
-    }
+    let all = exchange_state(mesh, tag, &mine).await?;
     let mut notes = Vec::new();
     for (i, k) in kinds.iter().enumerate() {
         let furthest = all.iter().map(|v| v[i]).max().unwrap_or(0);
@@ -452,18 +459,7 @@ impl Node {
     /// Returns a line describing what was done.
     pub async fn sync_at_start<M: Mesh>(&mut self, mesh: &mut M) -> Result<String> {
         let mine = vec![self.gates.cursor()?, self.gates.end()?];
-        let all: Vec<Vec<u64>> = mesh
-            .exchange_all_tagged(TAG_CONTROL - 1, &mine)
-            .await
-            .map_err(coterie_spdz::Error::from)?;
-        if all.iter().any(|v| v.len() != mine.len()) {
-            let e = Error::Abort {
-                check: "start-up state",
-                party: 0,
-            };
-            mesh.abort(&e.to_string()).await;
-            return Err(e);
-        }
+        let all = exchange_state(mesh, TAG_CONTROL - 1, &mine).await?;
         let mut notes = Vec::new();
         if all.iter().any(|v| v[..] != mine[..]) {
             let target = all.iter().map(|v| v[0].max(v[1])).max().unwrap_or(0);
