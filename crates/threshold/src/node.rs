@@ -945,6 +945,14 @@ mod tests {
         .unwrap();
     }
 
+    /// A CA and `n` party certificates in `dir/certs`, the parties on free loopback ports;
+    /// returns the party config's path.
+    fn test_pki(dir: &Path, n: usize) -> PathBuf {
+        let pki = certs::generate_pki(n).unwrap();
+        let addrs = certs::free_loopback_addresses(n).unwrap();
+        certs::write_pki(&dir.join("certs"), &pki, &addrs).unwrap()
+    }
+
     fn test_args(dir: &Path, idle_exit_s: u64) -> ServiceArgs {
         ServiceArgs {
             dir: dir.join("stores"),
@@ -1020,9 +1028,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_stop_future_ends_every_node_cleanly() {
         let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node-stop");
-        let pki = certs::generate_pki(2).unwrap();
-        let addrs = certs::free_loopback_addresses(2).unwrap();
-        let config = certs::write_pki(&dir.join("certs"), &pki, &addrs).unwrap();
+        let config = test_pki(&dir, 2);
         let counts = Counts {
             triples: 0,
             bits: Params::paper().n + PK_SAMPLES * PK_NOISE_BITS as usize,
@@ -1121,9 +1127,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_start_after_a_cut_off_key_step_aligns_the_cursors_first() {
         let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node-keysync");
-        let pki = certs::generate_pki(3).unwrap();
-        let addrs = certs::free_loopback_addresses(3).unwrap();
-        let config = certs::write_pki(&dir.join("certs"), &pki, &addrs).unwrap();
+        let config = test_pki(&dir, 3);
         let counts = Counts {
             triples: 64,
             bits: 1024 + PK_SAMPLES * PK_NOISE_BITS as usize + 64,
@@ -1178,9 +1182,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn one_holder_imports_a_key_the_others_learn_it_and_it_is_never_replaced() {
         let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node-import");
-        let pki = certs::generate_pki(2).unwrap();
-        let addrs = certs::free_loopback_addresses(2).unwrap();
-        let config = certs::write_pki(&dir.join("certs"), &pki, &addrs).unwrap();
+        let config = test_pki(&dir, 2);
         let p = Params::paper();
         let (triples, bits, randoms, masks) =
             crate::service::material_for_import(&p, 4, PK_SAMPLES, PK_NOISE_BITS).unwrap();
@@ -1285,9 +1287,7 @@ mod tests {
     async fn nodes_wait_for_a_lost_peer_and_resume_when_it_returns() {
         let n = 3;
         let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node-reconnect");
-        let pki = certs::generate_pki(n).unwrap();
-        let addrs = certs::free_loopback_addresses(n).unwrap();
-        let config = certs::write_pki(&dir.join("certs"), &pki, &addrs).unwrap();
+        let config = test_pki(&dir, n);
         let (triples, bits, randoms) =
             crate::service::material_for(&Params::paper(), 16, PK_SAMPLES, PK_NOISE_BITS).unwrap();
         let counts = Counts {
@@ -1451,9 +1451,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn three_nodes_generate_serve_a_client_and_restart_with_the_same_key() {
         let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node");
-        let pki = certs::generate_pki(3).unwrap();
-        let addrs = certs::free_loopback_addresses(3).unwrap();
-        let config = certs::write_pki(&dir.join("certs"), &pki, &addrs).unwrap();
+        let config = test_pki(&dir, 3);
         let lt = Params::paper().lt().unwrap();
         let bundles = 16;
         let counts = Counts {
