@@ -2,6 +2,10 @@
 //! the coterie-net link emulator), material from the **insecure** dealer (online phase only).
 //!
 //! `cargo run --profile bench -p coterie-spdz --example spdz_bench -- [--big N] [--netem] [--json PATH]`
+//! `[--ot-only] [--ot-parties LIST] [--ot-triples N] [--ot-bits N] [--ot-ext kos,ss4,...]`
+//!
+//! The OT part runs `OtPrep` (maliciously secure) once per listed OT extension (`kos`, or `ss<k>`
+//! for SoftSpokenOT with block size `k`; default `ss4`, the producer's default) in the same run.
 //!
 //! For each ring and batch size: Beaver multiplications per second (one `mul` call on the whole
 //! batch, one opening round) and openings per second (one `open` call), each followed by one
@@ -11,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use coterie_net::netem::{LinkParams, Relay};
 use coterie_net::{Mesh, MeshOptions, TlsMesh};
-use coterie_spdz::ot_prep::OtPrep;
+use coterie_spdz::ot_prep::{OtExtension, OtPrep};
 use coterie_spdz::{Counts, Engine, Fp64, FpBig, InsecureDealer, Ring, Z2k};
 use rand::SeedableRng;
 
@@ -116,13 +120,16 @@ async fn run_ot(
     triples: usize,
     bits: usize,
     netem: Option<LinkParams>,
+    ext: OtExtension,
 ) -> (f64, f64, f64, f64, f64) {
     let (meshes, relays) = tls_n(n, netem).await;
     let mut tasks = Vec::new();
     for mut mesh in meshes {
         tasks.push(tokio::spawn(async move {
             let t0 = Instant::now();
-            let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_64()).await.unwrap();
+            let mut p = OtPrep::setup_with(&mut mesh, Z2k::spdz2k_64(), ext)
+                .await
+                .unwrap();
             let t1 = Instant::now();
             let b0 = mesh.stats().total_sent();
             let tr = p.triples(&mut mesh, triples).await.unwrap();
@@ -223,16 +230,33 @@ async fn main() {
     let ot_bits: usize = get("--ot-bits")
         .and_then(|s| s.parse().ok())
         .unwrap_or(1024);
+    // the OT extensions to compare in the same run: `kos`, `ss<k>` (SoftSpokenOT, block size k)
+    let exts: Vec<(String, OtExtension)> = get("--ot-ext")
+        .unwrap_or_else(|| "ss4".into())
+        .split(',')
+        .map(|e| match e {
+            "kos" => ("kos".to_string(), OtExtension::Kos),
+            _ => {
+                let k = e
+                    .strip_prefix("ss")
+                    .and_then(|k| k.parse().ok())
+                    .unwrap_or_else(|| panic!("--ot-ext: kos or ss<k>, not {e}"));
+                (e.to_string(), OtExtension::SoftSpoken { k })
+            }
+        })
+        .collect();
     for &n in parties.iter().filter(|_| ot_triples > 0) {
-        let (setup, tps, bpt, bps, bpb) = run_ot(n, ot_triples, ot_bits, link).await;
-        println!(
-            "OT SPDZ2k Z2^64 s=64, {n} parties: setup {setup:.3} s | {ot_triples} triples: {tps:.0} triples/s, {bpt:.0} B sent/triple/party ({:.1} kbit; Multipars 14.9 kbit: {:.2}x) | {ot_bits} bits: {bps:.0} bits/s, {bpb:.0} B/bit/party",
-            bpt * 8.0 / 1000.0,
-            bpt * 8.0 / 1000.0 / 14.9
-        );
-        rows.push(format!(
-            "{{\"ot_prep\":\"Z2^64 s=64\",\"parties\":{n},\"netem\":{netem},\"setup_s\":{setup:.4},\"triples\":{ot_triples},\"triples_per_s\":{tps:.1},\"bytes_sent_per_triple_per_party\":{bpt:.1},\"bits\":{ot_bits},\"bits_per_s\":{bps:.1},\"bytes_sent_per_bit_per_party\":{bpb:.1}}}"
+        for (ext_name, ext) in &exts {
+            let (setup, tps, bpt, bps, bpb) = run_ot(n, ot_triples, ot_bits, link, *ext).await;
+            println!(
+                "OT SPDZ2k Z2^64 s=64, {ext_name}, {n} parties: setup {setup:.3} s | {ot_triples} triples: {tps:.0} triples/s, {bpt:.0} B sent/triple/party ({:.1} kbit; Multipars 14.9 kbit: {:.2}x) | {ot_bits} bits: {bps:.0} bits/s, {bpb:.0} B/bit/party",
+                bpt * 8.0 / 1000.0,
+                bpt * 8.0 / 1000.0 / 14.9
+            );
+            rows.push(format!(
+            "{{\"ot_prep\":\"Z2^64 s=64\",\"ot_ext\":\"{ext_name}\",\"parties\":{n},\"netem\":{netem},\"setup_s\":{setup:.4},\"triples\":{ot_triples},\"triples_per_s\":{tps:.1},\"bytes_sent_per_triple_per_party\":{bpt:.1},\"bits\":{ot_bits},\"bits_per_s\":{bps:.1},\"bytes_sent_per_bit_per_party\":{bpb:.1}}}"
         ));
+        }
     }
     if let Some(p) = json {
         std::fs::write(&p, format!("[\n{}\n]\n", rows.join(",\n"))).unwrap();

@@ -22,11 +22,12 @@
 //!    (on disk) and [`prep::DowncastPrep`] implement it.
 //! 5. **Producers** ([`producer`]): the [`Producer`] trait — one party's protocol that makes an
 //!    [`Order`] of material under its MAC key share — with [`OtPrep`] (SPDZ_2k by oblivious
-//!    transfer, [`ot`] and [`ot_prep`]; secure with abort against a malicious dishonest majority,
-//!    argued in `docs/spdz-ot-security.md`) and the **insecure** [`InsecureSeededDealer`] /
-//!    [`InsecureDealer`] for tests and online benchmarks. HE- and HSS-based producers implement
-//!    the same trait in their crates and authenticate plain shares through an
-//!    [`Authenticator`] ([`authenticate`]); [`verify`] checks any producer's output in tests.
+//!    transfer, [`ot`], [`softspoken`] and [`ot_prep`]; secure with abort against a malicious
+//!    dishonest majority, argued in `docs/spdz-ot-security.md`) and the **insecure**
+//!    [`InsecureSeededDealer`] / [`InsecureDealer`] for tests and online benchmarks. HE- and
+//!    HSS-based producers implement the same trait in their crates and authenticate plain
+//!    shares through an [`Authenticator`] ([`authenticate`]); [`verify`] checks any
+//!    producer's output in tests.
 //! 6. **Store** ([`store`]): the per-party on-disk [`PrepStore`], filled from any producer
 //!    ([`producer::produce_into_store`]) and consumed by the engine, with a durable cursor: every
 //!    item is marked used before it is used, so a crash never reuses one.
@@ -72,6 +73,7 @@ pub mod ot_prep;
 pub mod prep;
 pub mod producer;
 pub mod ring;
+pub mod softspoken;
 pub mod store;
 pub mod tools;
 pub mod verify;
@@ -84,7 +86,7 @@ pub use authenticate::Authenticator;
 pub use engine::{Engine, PendingSingleCheck};
 pub use error::{Error, Result};
 pub use kind::{KINDS, Kind, KindRow};
-pub use ot_prep::OtPrep;
+pub use ot_prep::{OtExtension, OtPrep};
 pub use prep::{
     Counts, InputMask, InsecureDealer, MatrixTriple, Preprocessing, Share, Triple, VecPrep,
 };

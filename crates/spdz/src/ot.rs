@@ -2,8 +2,9 @@
 //! Ristretto255, and KOS correlated-OT extension with its consistency check (Keller–Orsini–Scholl,
 //! CRYPTO 2015).
 //!
-//! The functions here are *local steps* on values (no network); [`crate::ot_prep`] composes them
-//! over a mesh, one message per peer per round.
+//! SoftSpokenOT, which gives the same rows with less traffic and reuses the check here, is in
+//! [`crate::softspoken`]. The functions here are *local steps* on values (no network);
+//! [`crate::ot_prep`] composes them over a mesh, one message per peer per round.
 //!
 //! * Base OT (sender `S`, receiver `R`, choice `c`): `S` sends `A = a·G`; `R` sends
 //!   `B = b·G + c·A`; keys `k_0 = H(A, B, a·B)`, `k_1 = H(A, B, a·(B − A))` for `S` and

@@ -141,13 +141,13 @@ pub async fn produce_ot_to_store<M: Mesh>(
 }
 
 /// The units of work [`OtPrep`] reports to its progress for `counts` with `n` parties:
-/// one per triple made (including the `2n − 1` per random bit) and one per authenticated
-/// random value or input mask (including the `2n` per random bit).
+/// one per triple made (including the `n` per random bit) and one per authenticated random
+/// value or input mask (including the `n + 1` per random bit).
 ///
 /// ```
 /// use coterie_spdz::Counts;
 /// let c = Counts { triples: 10, bits: 1, randoms: 2, masks_per_party: 3 };
-/// assert_eq!(coterie_spdz::tools::ot_work_units(c, 2), 10 + 3 + 4 + 2 + 6);
+/// assert_eq!(coterie_spdz::tools::ot_work_units(c, 2), 10 + 2 + 3 + 2 + 6);
 /// ```
 pub fn ot_work_units(counts: Counts, n: usize) -> u64 {
     crate::ot_prep::ot_order_units(&Order::from_counts(counts, n), n)

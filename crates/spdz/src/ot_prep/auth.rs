@@ -289,14 +289,31 @@ impl OtPrep {
     /// # });
     /// ```
     pub async fn bits<M: Mesh>(&mut self, mesh: &mut M, count: usize) -> Result<Vec<Share<u128>>> {
+        let mine: Vec<u128> = (0..count)
+            .map(|_| (self.rng.next_u64() & 1) as u128)
+            .collect();
+        self.bits_from_inputs(mesh, mine).await
+    }
+
+    /// The random-bit step with this party's input bits `mine` (one per bit to make; every party
+    /// passes the same number): inputs, XOR, the bit check on the result, the MAC check. A
+    /// party that passes a non-bit makes the check fail (tests use this).
+    pub(crate) async fn bits_from_inputs<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        mine: Vec<u128>,
+    ) -> Result<Vec<Share<u128>>> {
+        let count = mine.len();
         if count == 0 {
             return Ok(Vec::new());
         }
         let n = self.n;
         let mut prep = self.empty_prep();
-        prep.triples
-            .extend(self.triples(mesh, count * (2 * n - 1)).await?);
-        let (rnd, masks) = self.randoms_and_masks(mesh, count * n, count).await?;
+        // n − 1 products for the XOR of the n inputs, one for the bit check of the result
+        prep.triples.extend(self.triples(mesh, count * n).await?);
+        // one random per opened check value (the opening masks its upper bits), one input mask
+        // per party and bit
+        let (rnd, masks) = self.randoms_and_masks(mesh, count, count).await?;
         prep.randoms.extend(rnd);
         for (q, m) in prep.masks.iter_mut().zip(masks) {
             q.extend(m);
@@ -304,31 +321,10 @@ impl OtPrep {
         let mut e = Engine::new(prep);
         let mut inputs = Vec::with_capacity(n);
         for owner in 0..n {
-            let mine: Vec<u128> = if owner == self.me {
-                (0..count)
-                    .map(|_| (self.rng.next_u64() & 1) as u128)
-                    .collect()
-            } else {
-                Vec::new()
-            };
             let vals = (owner == self.me).then_some(mine.as_slice());
             inputs.push(e.input(mesh, owner, vals, count).await?);
         }
-        // bit checks: β(1 − β) = 0 for every input
-        let one = 1u128;
-        let all: Vec<Share<u128>> = inputs.iter().flatten().cloned().collect();
-        let om: Vec<Share<u128>> = all.iter().map(|x| e.add_const(&e.neg(x), &one)).collect();
-        let prod = e.mul(mesh, &all, &om).await?;
-        let opened = e.open(mesh, &prod).await?;
-        if opened.iter().any(|v| *v != 0) {
-            let err = Error::PrepCheckFailed {
-                check: "random-bit-input",
-                party: self.me,
-            };
-            mesh.abort(&err.to_string()).await;
-            return Err(err);
-        }
-        // XOR all inputs
+        // XOR all inputs: x ⊕ y = x + y − 2xy
         let mut acc = inputs[0].clone();
         for inp in &inputs[1..] {
             let p = e.mul(mesh, &acc, inp).await?;
@@ -341,6 +337,23 @@ impl OtPrep {
                     e.sub(&s, &e.mul_const(xy, &2))
                 })
                 .collect();
+        }
+        // one bit check on the result, b(1 − b) = 0: with an honest party's uniform bit β_h and
+        // the XOR A of the others' inputs (fixed by the input step before anything of β_h is
+        // revealed), b = A when β_h = 0 and b = 1 − A when β_h = 1, so b is a bit for both
+        // values of β_h exactly when A is one: the check fails for every non-bit input whatever
+        // β_h is (no selective failure), and when it passes b = β_h ⊕ A is uniform
+        let one = 1u128;
+        let om: Vec<Share<u128>> = acc.iter().map(|x| e.add_const(&e.neg(x), &one)).collect();
+        let prod = e.mul(mesh, &acc, &om).await?;
+        let opened = e.open(mesh, &prod).await?;
+        if opened.iter().any(|v| *v != 0) {
+            let err = Error::PrepCheckFailed {
+                check: "random-bit-input",
+                party: self.me,
+            };
+            mesh.abort(&err.to_string()).await;
+            return Err(err);
         }
         e.check(mesh).await?;
         Ok(acc)

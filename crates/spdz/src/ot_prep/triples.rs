@@ -1,6 +1,6 @@
-//! Triples: the Gilboa products on KOS correlated OTs, the combine step against selective
-//! failure, authentication and the SPDZ_2k sacrifice (`docs/spdz-ot-security.md`, Multiply,
-//! Combine and Sacrifice).
+//! Triples: the Gilboa products on correlated OTs (KOS or SoftSpokenOT), the combine step
+//! against selective failure, authentication and the SPDZ_2k sacrifice
+//! (`docs/spdz-ot-security.md`, Multiply, Combine and Sacrifice).
 
 use coterie_base::bits::{BitReader, BitWriter, packed_len};
 use coterie_math::prg::Xof;
@@ -9,8 +9,8 @@ use rand::Rng;
 use zeroize::Zeroize;
 
 use super::{
-    MAX_TRIPLE_BATCH, OtPrep, TAG_GILBOA, TAG_KOS_RESP, TAG_KOS_SEED, TAG_KOS_U, combine_width,
-    malformed, pairwise, pairwise_bytes,
+    MAX_TRIPLE_BATCH, OtExtension, OtPrep, TAG_GILBOA, TAG_KOS_RESP, TAG_KOS_SEED, TAG_KOS_U,
+    TAG_SS_U, combine_width, malformed, pairwise, pairwise_bytes,
 };
 use crate::engine::Engine;
 use crate::ot::{self, KosReceiver, Seed};
@@ -28,8 +28,8 @@ fn cols_to_bytes(cols: &[Vec<u64>]) -> Vec<u8> {
     out
 }
 
-fn bytes_to_cols(b: &[u8], words: usize) -> Option<Vec<Vec<u64>>> {
-    if b.len() != 128 * words * 8 {
+fn bytes_to_cols(b: &[u8], ncols: usize, words: usize) -> Option<Vec<Vec<u64>>> {
+    if b.len() != ncols * words * 8 {
         return None;
     }
     Some(
@@ -89,9 +89,10 @@ impl OtPrep {
         Ok(out)
     }
 
-    /// The Gilboa step of SPDZ_2k Π_Triple on KOS correlated OTs: this party samples
-    /// `tau·t` random bits `x` (its bits `a_h` for every triple; the same bits toward every
-    /// peer) and for every ordered pair computes shares of `x_h·b_j`. Returns the bits and this
+    /// The Gilboa step of SPDZ_2k Π_Triple on correlated OTs (KOS or SoftSpokenOT, the same
+    /// correlation and check): this party samples `tau·t` random bits `x` (its bits `a_h` for
+    /// every triple; the same bits toward every peer) and for every ordered pair computes
+    /// shares of `x_h·b_j`. Returns the bits and this
     /// party's shares of `c_h = x_h·b` (summed over all parties' bits and all `b_j`, including
     /// its own `x_h·b_i`), one per OT, triple-major (`ti·tau + h`).
     async fn products<M: Mesh>(
@@ -119,20 +120,39 @@ impl OtPrep {
             *last &= (1u64 << (m % 64)) - 1;
         }
         let bit = |x: &[u64], j: usize| (x[j / 64] >> (j % 64)) & 1;
-        // Round 1: KOS u to every peer (as receiver).
+        // Round 1: the extension's corrections to every peer (as receiver): KOS's 128 columns
+        // u, or SoftSpokenOT's 128/k columns u^(b) ⊕ x.
+        let ext = self.ext;
+        let (tag_u, ncols) = match ext {
+            OtExtension::Kos => (TAG_KOS_U, 128),
+            OtExtension::SoftSpoken { k } => (TAG_SS_U, 128 / k as usize),
+        };
         let mut receivers: Vec<Option<KosReceiver>> = (0..self.n).map(|_| None).collect();
         let mut out: Vec<Option<Vec<u8>>> = (0..self.n).map(|_| None).collect();
         for j in 0..self.n {
             if j == self.me {
                 continue;
             }
-            let keys = self.pair(j)?.kos_recv_keys.clone();
-            let (rc, us) = KosReceiver::extend(&mut self.rng, &keys, batch, &x, m)?;
+            let (rc, us) = match ext {
+                OtExtension::Kos => {
+                    let keys = self.pair(j)?.kos_recv_keys.clone();
+                    KosReceiver::extend(&mut self.rng, &keys, batch, &x, m)?
+                }
+                OtExtension::SoftSpoken { .. } => {
+                    let p = self
+                        .pairs
+                        .get(j)
+                        .and_then(|p| p.as_ref())
+                        .and_then(|p| p.ss_recv.as_ref())
+                        .ok_or_else(|| Error::Invalid(format!("no SoftSpokenOT state for {j}")))?;
+                    p.extend(&mut self.rng, batch, j, self.me, &x, m)?
+                }
+            };
             receivers[j] = Some(rc);
             out[j] = Some(cols_to_bytes(&us));
         }
         let words = ot::kos_words(m);
-        let got_u = pairwise_bytes(mesh, TAG_KOS_U, out, |_| 128 * words * 8).await?;
+        let got_u = pairwise_bytes(mesh, tag_u, out, |_| ncols * words * 8).await?;
         // Round 2: as sender, compute rows q and send a fresh challenge seed.
         let mut rows: Vec<Option<Vec<u128>>> = (0..self.n).map(|_| None).collect();
         let mut seeds: Vec<Option<Seed>> = (0..self.n).map(|_| None).collect();
@@ -143,10 +163,19 @@ impl OtPrep {
             let p = self.pair(j)?;
             let us = got_u[j]
                 .as_ref()
-                .and_then(|b| bytes_to_cols(b, words))
+                .and_then(|b| bytes_to_cols(b, ncols, words))
                 .ok_or_else(|| malformed(j, "missing or malformed u"))?;
-            let q = ot::kos_sender_rows(p.kos_delta, &p.kos_send_keys, batch, &us, m)
-                .map_err(|e| malformed(j, &e.to_string()))?;
+            let q = match ext {
+                OtExtension::Kos => {
+                    ot::kos_sender_rows(p.kos_delta, &p.kos_send_keys, batch, &us, m)
+                }
+                OtExtension::SoftSpoken { .. } => p
+                    .ss_send
+                    .as_ref()
+                    .ok_or_else(|| Error::Invalid(format!("no SoftSpokenOT state for {j}")))?
+                    .rows(batch, self.me, j, &us, m),
+            }
+            .map_err(|e| malformed(j, &e.to_string()))?;
             rows[j] = Some(q);
             let mut sd = [0u8; 32];
             self.rng.fill_bytes(&mut sd);
@@ -183,7 +212,7 @@ impl OtPrep {
             let sd = seeds[j].ok_or_else(|| Error::Invalid("missing seed".into()))?;
             if !ot::kos_sender_check(p.kos_delta, q, &sd, resp) {
                 let e = Error::PrepCheckFailed {
-                    check: "kos-consistency",
+                    check: ext.check_name(),
                     party: j,
                 };
                 mesh.abort(&e.to_string()).await;

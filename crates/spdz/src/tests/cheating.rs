@@ -14,10 +14,10 @@ use coterie_net::{Blob, InMemoryMesh, Mesh};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
-use super::ot_producer::produce_on;
+use super::ot_producer::{produce_on, produce_on_with};
 use super::{big_prime, opts, run_with};
 use crate::engine::{TAG_CHECK_C, TAG_CHECK_D, TAG_INPUT, TAG_OPEN, TAG_SINGLE_O};
-use crate::ot_prep::{TAG_COPE, TAG_GILBOA, TAG_KOS_U};
+use crate::ot_prep::{TAG_COPE, TAG_GILBOA, TAG_KOS_U, TAG_SS_SETUP, TAG_SS_U};
 use crate::wire::{open_elems, seal_elems};
 use crate::*;
 
@@ -576,31 +576,172 @@ async fn triple_share_error_after_authentication_is_caught() {
     }
 }
 
-/// A KOS receiver with inconsistent choice bits is caught by the consistency check, which
-/// names it.
+/// A party that inputs a non-bit (2) to the random-bit step makes the XOR of all inputs a
+/// non-bit whatever the honest bits are: the one bit check on the result aborts
+/// `random-bit-input` at every honest party. With bits only, every party's result is a bit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn non_bit_input_to_random_bits_is_caught() {
+    for (n, cheat) in [(2, Some(1)), (3, Some(0)), (3, None)] {
+        let ring = Z2k::spdz2k_64();
+        let mut tasks = Vec::new();
+        for mut mesh in InMemoryMesh::group(n, opts()) {
+            tasks.push(tokio::spawn(async move {
+                let me = mesh.id();
+                let mut p = OtPrep::setup(&mut mesh, ring).await?;
+                let mut mine: Vec<u128> = (0..8).map(|j| ((j + me) % 2) as u128).collect();
+                if cheat == Some(me) {
+                    mine[3] = 2;
+                }
+                let out = p.bits_from_inputs(&mut mesh, mine).await;
+                mesh.close().await.ok();
+                out
+            }));
+        }
+        let mut res = Vec::new();
+        for t in tasks {
+            res.push(t.await.unwrap());
+        }
+        match cheat {
+            Some(cheater) => {
+                for (i, r) in res.iter().enumerate() {
+                    let e = r.as_ref().expect_err("a non-bit input must abort");
+                    if i != cheater {
+                        assert!(
+                            e.check() == Some("random-bit-input")
+                                || e.to_string().contains("random-bit-input"),
+                            "party {i}: {e}"
+                        );
+                    }
+                }
+            }
+            None => {
+                let shares: Vec<Vec<Share<u128>>> = res.into_iter().map(|r| r.unwrap()).collect();
+                for j in 0..8 {
+                    let v = shares.iter().fold(0u128, |a, s| ring.add(&a, &s[j].v));
+                    // XOR of (j + me) % 2 over me = 0, 1, 2
+                    let want = (0..n).fold(0, |x, me| x ^ ((j + me) % 2)) as u128;
+                    assert_eq!(ring.to_value(&v), want, "bit {j}");
+                }
+            }
+        }
+    }
+}
+
+/// Runs the OT producer with OT extension `ext` for `counts` on `n` parties, party `cheater`
+/// with `rules`.
+async fn produce_cheating_with(
+    n: usize,
+    ring: Z2k,
+    counts: Counts,
+    ext: OtExtension,
+    cheater: usize,
+    rules: impl FnOnce(&mut Tampered),
+) -> Vec<Result<VecPrep<Z2k>>> {
+    let mut meshes = tampered_group(n);
+    rules(&mut meshes[cheater]);
+    produce_on_with(meshes, ring, counts, Some(ext)).await
+}
+
+/// Every honest party's error is the abort of `check` naming `cheater`, or (for a party that
+/// did not run the check itself) an error that names `check`; the cheater fails too.
+fn assert_ext_abort(res: &[Result<VecPrep<Z2k>>], cheater: usize, check: &str) {
+    for (i, r) in res.iter().enumerate() {
+        match r {
+            Err(Error::PrepCheckFailed { check: c, party }) if i != cheater => {
+                assert_eq!((*c, *party), (check, cheater), "party {i}");
+            }
+            Err(e) if i != cheater => assert!(e.to_string().contains(check), "party {i}: {e}"),
+            Err(_) => {}
+            Ok(_) => panic!("party {i}: the cheat was accepted"),
+        }
+    }
+}
+
+const SOFTSPOKEN_KS: [u32; 3] = [2, 4, 8];
+
+/// An OT-extension receiver with inconsistent choice bits is caught by the consistency check,
+/// which names it: KOS (one choice bit flipped in half of the 128 columns u) and SoftSpokenOT
+/// for k = 2, 4, 8 (one choice bit flipped in half of the 128/k block corrections).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inconsistent_ot_extension_is_caught() {
     let counts = Counts {
         triples: 2,
         ..Counts::default()
     };
-    let res = produce_cheating(2, Z2k::spdz2k_64(), counts, 1, |m| {
-        // flip one choice bit (bit 0 of word 0) in half of the 128 KOS columns u sent to the
-        // peer; the payload is the columns one after the other
-        m.add(Select::any().tag(TAG_KOS_U).rewrite(|b: &mut Blob| {
-            let col = (b.0.len() - HEADER_LEN) / 128;
-            for c in 0..64 {
-                b.0[HEADER_LEN + c * col] ^= 1;
-            }
-        }));
-    })
-    .await;
-    match &res[0] {
-        Err(Error::PrepCheckFailed { check, party }) => {
-            assert_eq!((*check, *party), ("kos-consistency", 1));
-        }
-        Err(e) => assert!(e.to_string().contains("kos-consistency"), "{e}"),
-        Ok(_) => panic!("inconsistent OT extension accepted"),
+    let mut cases = vec![(OtExtension::Kos, TAG_KOS_U, 128usize)];
+    cases
+        .extend(SOFTSPOKEN_KS.map(|k| (OtExtension::SoftSpoken { k }, TAG_SS_U, 128 / k as usize)));
+    for (ext, tag, ncols) in cases {
+        let res = produce_cheating_with(2, Z2k::spdz2k_64(), counts, ext, 1, |m| {
+            // flip one choice bit (bit 0 of word 0) in half of the columns sent to the peer;
+            // the payload is the columns one after the other
+            m.add(Select::any().tag(tag).rewrite(move |b: &mut Blob| {
+                let col = (b.0.len() - HEADER_LEN) / ncols;
+                for c in 0..ncols / 2 {
+                    b.0[HEADER_LEN + c * col] ^= 1;
+                }
+            }));
+        })
+        .await;
+        assert_ext_abort(&res, 1, ext.check_name());
     }
-    assert!(res[1].is_err());
+}
+
+/// A SoftSpokenOT receiver that sends a wrong GGM setup correction (the sender then holds a
+/// leaf the receiver does not) is caught by the consistency check at the first batch, for 2
+/// and 3 parties and k = 2, 4, 8.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tampered_softspoken_setup_is_caught() {
+    let counts = Counts {
+        triples: 2,
+        ..Counts::default()
+    };
+    for k in SOFTSPOKEN_KS {
+        for (n, level_ot) in [(2, 0usize), (3, 127)] {
+            let ext = OtExtension::SoftSpoken { k };
+            let res = produce_cheating_with(n, Z2k::spdz2k_32(), counts, ext, 1, |m| {
+                // the payload is 128 pairs (c_0, c_1) of 16 bytes; change both messages of
+                // base OT `level_ot` (0: the leaf level of block 0; 127: the root's children
+                // of the last block), so the sender decodes a wrong sibling whatever Δ is
+                m.add(
+                    Select::any()
+                        .tag(TAG_SS_SETUP)
+                        .rewrite(move |b: &mut Blob| {
+                            let at = HEADER_LEN + 32 * level_ot;
+                            b.0[at] ^= 0x5a;
+                            b.0[at + 16] ^= 0x5a;
+                        }),
+                );
+            })
+            .await;
+            assert_ext_abort(&res, 1, "softspoken-consistency");
+        }
+    }
+}
+
+/// A SoftSpokenOT receiver that tampers with its per-block corrections `u^(b) ⊕ x` (one bit of
+/// every block, at a different OT in each block) is caught by the consistency check. (A block
+/// `b` with `δ_b = 0` does not enter the sender's rows, so one tampered block alone escapes
+/// with probability `2^-k`, harmlessly; every block but the first is tampered here, so the
+/// test fails with probability `2^{-(128-k)}`.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tampered_softspoken_block_correction_is_caught() {
+    let counts = Counts {
+        triples: 2,
+        ..Counts::default()
+    };
+    for k in SOFTSPOKEN_KS {
+        let ncols = 128 / k as usize;
+        let ext = OtExtension::SoftSpoken { k };
+        let res = produce_cheating_with(2, Z2k::spdz2k_64(), counts, ext, 0, |m| {
+            m.add(Select::any().tag(TAG_SS_U).rewrite(move |b: &mut Blob| {
+                let col = (b.0.len() - HEADER_LEN) / ncols;
+                for c in 1..ncols {
+                    b.0[HEADER_LEN + c * col + 8 + c % 16] ^= 1 << (c % 8);
+                }
+            }));
+        })
+        .await;
+        assert_ext_abort(&res, 0, "softspoken-consistency");
+    }
 }
