@@ -433,7 +433,7 @@ pub fn tccr_hash(xs: &[u128], tweak: impl Fn(usize) -> u128) -> Vec<u128> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use rand::SeedableRng;
     use rand_chacha::ChaCha20Rng;
@@ -504,7 +504,9 @@ mod tests {
         assert!(s.keys(&[CompressedRistretto(bad)]).is_err());
     }
 
-    fn kos_setup(rng: &mut ChaCha20Rng) -> (u128, Vec<Seed>, Vec<(Seed, Seed)>) {
+    /// A random `Δ`, both keys of 128 base OTs, and the keys the extension sender holds (its
+    /// choice bits are `Δ`'s): `(Δ, sender keys, receiver key pairs)`.
+    pub(crate) fn kos_setup(rng: &mut ChaCha20Rng) -> (u128, Vec<Seed>, Vec<(Seed, Seed)>) {
         let delta = ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128;
         let keys: Vec<(Seed, Seed)> = (0..128)
             .map(|_| {

@@ -451,24 +451,7 @@ mod tests {
     use rand::SeedableRng;
     use rand_chacha::ChaCha20Rng;
 
-    fn base_keys(rng: &mut ChaCha20Rng) -> (u128, Vec<Seed>, Vec<(Seed, Seed)>) {
-        let delta = ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128;
-        let keys: Vec<(Seed, Seed)> = (0..128)
-            .map(|_| {
-                let mut a = [0u8; 32];
-                let mut b = [0u8; 32];
-                rng.fill_bytes(&mut a);
-                rng.fill_bytes(&mut b);
-                (a, b)
-            })
-            .collect();
-        let sk = keys
-            .iter()
-            .enumerate()
-            .map(|(i, (a, b))| if (delta >> i) & 1 == 1 { *b } else { *a })
-            .collect();
-        (delta, sk, keys)
-    }
+    use crate::ot::tests::kos_setup as base_keys;
 
     /// Naive reference: leaf `v` of the GGM tree with `root`, by walking its path from the root.
     fn naive_leaf_from_root(root: u128, k: usize, v: usize) -> u128 {

@@ -20,7 +20,7 @@
 //! configuration; MODE 0 strict batched checks, 1 pipelined, 2 strict-9; `--king K` relays every
 //! exchange through party K; `--lanes L` keeps L batches in flight, each lane its own engine,
 //! gate pool and TLS group, and prints the process CPU over the timed window), and
-//! `--prep-gates A [GATES]` (one row of Table 4, for profiling).
+//! `--prep-gates A [GATES] [--loopback]` (one row of Table 4, for profiling).
 
 use std::time::{Duration, Instant};
 
@@ -608,8 +608,20 @@ async fn main() {
             .get(i + 2)
             .and_then(|g| g.parse().ok())
             .unwrap_or((160_000usize >> a).max(20));
-        let (rate, kb) = bench_prep(a, gates, link(1, 1000.0)).await;
-        println!("table4 a={a} gates={gates} gates_per_s={rate:.0} kB_per_gate={kb:.2}");
+        let lp = if args.iter().any(|a| a == "--loopback") {
+            None
+        } else {
+            link(1, 1000.0)
+        };
+        let (rate, kb) = bench_prep(a, gates, lp).await;
+        println!(
+            "table4 a={a} gates={gates} gates_per_s={rate:.0} kB_per_gate={kb:.2} link={}",
+            if lp.is_some() {
+                "1ms-1Gbit"
+            } else {
+                "loopback"
+            }
+        );
         return;
     }
     if args.iter().any(|a| a == "--prep") {

@@ -440,18 +440,7 @@ pub async fn run_node_with<M: Mesh>(
         return node.run_follower(mesh, &mut log).await;
     }
     let (tx, rx) = mpsc::channel::<Request>(4096);
-    let server = crate::client::bind_server_with(
-        config,
-        &args.client_listen,
-        start.cert.as_deref(),
-        start.key.as_deref(),
-    )
-    .await?;
-    let addr = server
-        .local_addr()
-        .map(|a| a.to_string())
-        .unwrap_or_else(|_| args.client_listen.clone());
-    events(NodeEvent::Serving { addr });
+    let server = bind_client_listener(config, args, start, events).await?;
     let last_request = Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
     let server = tokio::spawn(crate::client::serve_clients(
         server,
@@ -504,6 +493,29 @@ pub async fn run_node_with<M: Mesh>(
         }
     }
     coordinator.await
+}
+
+/// Node 0's client listener at `args.client_listen`, with the certificate and key of `start`
+/// (or the config's); reports [`NodeEvent::Serving`] with the bound address.
+async fn bind_client_listener(
+    config: &Path,
+    args: &ServiceArgs,
+    start: &StartOptions,
+    events: &mut (dyn FnMut(NodeEvent) + Send),
+) -> Result<coterie_net::ChannelServer> {
+    let server = crate::client::bind_server_with(
+        config,
+        &args.client_listen,
+        start.cert.as_deref(),
+        start.key.as_deref(),
+    )
+    .await?;
+    let addr = server
+        .local_addr()
+        .map(|a| a.to_string())
+        .unwrap_or_else(|_| args.client_listen.clone());
+    events(NodeEvent::Serving { addr });
+    Ok(server)
 }
 
 /// Starts a session of this node on a connected `mesh`, exactly as a (re)start does: opens the
@@ -720,18 +732,7 @@ impl Serving {
     where
         S: std::future::Future<Output = ()> + Send + 'static,
     {
-        let server = crate::client::bind_server_with(
-            config,
-            &args.client_listen,
-            start.cert.as_deref(),
-            start.key.as_deref(),
-        )
-        .await?;
-        let addr = server
-            .local_addr()
-            .map(|a| a.to_string())
-            .unwrap_or_else(|_| args.client_listen.clone());
-        events(NodeEvent::Serving { addr });
+        let server = bind_client_listener(config, args, start, events).await?;
         let (tx, rx) = mpsc::channel::<Request>(4096);
         let last_request = Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
         let listener = tokio::spawn(crate::client::serve_clients(
