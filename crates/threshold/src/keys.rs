@@ -337,11 +337,21 @@ impl SharedKey {
 /// lattice-estimator; no estimator was run here). The decryption noise is at most
 /// `(m + n + 1)·2^{w-1}` (`< 2^55.01` for these parameters), far below `q/(2p) = 2^62`.
 ///
-/// Format: version 2 (1 still decodes).
+/// # Key fingerprint (format 3)
+///
+/// A service whose ciphertexts all come from elsewhere (an imported key's former holder,
+/// TFHE-rs) needs no public key; [`PublicKey::fingerprint_generate`] makes only a few samples
+/// (`coterie_threshold::node::FINGERPRINT_SAMPLES`) of the secure noise width. Their digest
+/// identifies the key as a public key's does (the nodes compare it at every start, and their
+/// decryption statements name it), and they cost `count·w` random bits instead of `n·w`. Fewer
+/// LWE samples of the same noise reveal less about the key than the public key's `n` (the key
+/// stays secure), but they are too few to encrypt with: [`PublicKey::encrypt`] refuses format 3.
+///
+/// Format: version 2, or 3 (a key fingerprint that refuses to encrypt); 1 still decodes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PublicKey {
-    /// Format version: 2 (secure encryption), or 1 (a legacy subset-sum key that refuses to
-    /// encrypt).
+    /// Format version: 2 (secure encryption), 3 (a key fingerprint, see the type's docs, that
+    /// refuses to encrypt), or 1 (a legacy subset-sum key that refuses to encrypt).
     pub version: u8,
     /// `k`, `q = 2^k`.
     pub k: u32,
@@ -443,6 +453,40 @@ impl PublicKey {
         Self::make(eng, mesh, params, key, seed, count, noise_bits).await
     }
 
+    /// A key fingerprint (format 3, see the type's docs): `count` samples (at least 1, fewer
+    /// than [`PublicKey::secure_samples`]) of the secure noise width, made inside the ABB like
+    /// [`PublicKey::generate`]'s; consumes `count·noise_bits` random bits.
+    ///
+    /// # Errors
+    /// `Error::Params` for a count out of that range or less noise than a secure key needs;
+    /// errors of the engine and mesh.
+    pub async fn fingerprint_generate<P: Preprocessing<Z2k>, M: Mesh>(
+        eng: &mut Engine<Z2k, P>,
+        mesh: &mut M,
+        params: &Params,
+        key: &SharedKey,
+        seed: [u8; 32],
+        count: usize,
+        noise_bits: u32,
+    ) -> Result<Self> {
+        let w = Self::secure_noise_bits(params)?;
+        let m = Self::secure_samples(params);
+        if count == 0 || count >= m || noise_bits < w {
+            return Err(Error::Params(format!(
+                "a key fingerprint has 1 to {} samples of at least {w}-bit noise, not {count} of {noise_bits}",
+                m - 1
+            )));
+        }
+        let mut pk = Self::make(eng, mesh, params, key, seed, count, noise_bits).await?;
+        pk.version = 3;
+        Ok(pk)
+    }
+
+    /// Whether this is a key fingerprint (format 3) rather than a public key.
+    pub fn is_fingerprint(&self) -> bool {
+        self.version == 3
+    }
+
     /// [`PublicKey::generate`] without the security checks: any `count` and `noise_bits`, for
     /// **insecure toy** parameters in tests and documentation only.
     ///
@@ -527,7 +571,7 @@ impl PublicKey {
         Ok(pk)
     }
 
-    /// Encodes the public key: magic `b"CTPK"`, version (2), `k` `u8`, `n` `u32`, seed, noise
+    /// Encodes the public key: magic `b"CTPK"`, version (2, or 3 for a fingerprint), `k` `u8`, `n` `u32`, seed, noise
     /// bits `u8`, count `u32`, bodies as little-endian `u64`.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(47 + 8 * self.b.len());
@@ -544,7 +588,7 @@ impl PublicKey {
         out
     }
 
-    /// Decodes [`PublicKey::to_bytes`] (versions 1 and 2; sizes bounded and checked before
+    /// Decodes [`PublicKey::to_bytes`] (versions 1 to 3; sizes bounded and checked before
     /// allocating).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let bad = |s: &str| Error::Key(format!("public key: {s}"));
@@ -552,7 +596,7 @@ impl PublicKey {
             return Err(bad("bad header"));
         }
         let version = bytes[4];
-        if version != 1 && version != 2 {
+        if !(1..=3).contains(&version) {
             return Err(bad("unsupported version"));
         }
         let k = u32::from(bytes[5]);
@@ -596,8 +640,14 @@ impl PublicKey {
     /// # Errors
     /// `Error::Params` for a message out of range or one the noise bound
     /// `(count + n + 1)·2^{w-1} < 2^{k-m-1}` does not leave room for; `Error::Key` for a format-1
-    /// key (insecure, see the type's docs).
+    /// key (insecure, see the type's docs) and for a key fingerprint (format 3).
     pub fn encrypt<G: Rng + ?Sized>(&self, mu: u64, m: u32, rng: &mut G) -> Result<LweCiphertext> {
+        if self.is_fingerprint() {
+            return Err(Error::Key(format!(
+                "this file is the key's fingerprint ({} samples), not a public key: the service was started with --no-public-key, so it cannot encrypt; encrypt with the key's former holder or TFHE-rs, or start a service with a public key",
+                self.b.len()
+            )));
+        }
         if self.version < 2 {
             return Err(Error::Key(
                 "this public key has format 1, whose encryption is insecure (a subset sum of too few samples without fresh noise); the nodes must make a new public key".into(),
@@ -1025,8 +1075,29 @@ mod tests {
         let e = old.encrypt(1, 1, &mut rng).unwrap_err().to_string();
         assert!(e.contains("format 1"), "{e}");
         let mut bad = bytes.clone();
-        bad[4] = 3;
+        bad[4] = 4;
         assert!(PublicKey::from_bytes(&bad).is_err());
+    }
+
+    /// A key fingerprint (format 3) round-trips, has another digest than the same samples as
+    /// a public key, and refuses to encrypt, saying why.
+    #[test]
+    fn a_fingerprint_decodes_and_refuses_to_encrypt() {
+        let mut rng = rand::rng();
+        let (_, mut pk) = plain_key(1024, 45, &mut rng);
+        pk.b.truncate(16);
+        let as_pk = pk.to_bytes();
+        pk.version = 3;
+        let bytes = pk.to_bytes();
+        assert_eq!(bytes[4], 3);
+        assert_ne!(blake3::hash(&bytes), blake3::hash(&as_pk));
+        let fp = PublicKey::from_bytes(&bytes).unwrap();
+        assert!(fp.is_fingerprint());
+        let e = fp.encrypt(1, 1, &mut rng).unwrap_err().to_string();
+        assert!(
+            e.contains("fingerprint") && e.contains("--no-public-key"),
+            "{e}"
+        );
     }
 
     #[tokio::test]
@@ -1050,6 +1121,15 @@ mod tests {
                 .unwrap_err()
                 .to_string();
             assert!(e.contains("insecure public key"), "{e}");
+        }
+        // a fingerprint has fewer samples than a public key, and the secure noise
+        for (count, w) in [(0, 45), (1024, 45), (16, 40)] {
+            let e =
+                PublicKey::fingerprint_generate(&mut eng, &mut mesh, &p, &key, [0; 32], count, w)
+                    .await
+                    .unwrap_err()
+                    .to_string();
+            assert!(e.contains("key fingerprint has 1 to 1023 samples"), "{e}");
         }
     }
 }

@@ -40,11 +40,17 @@ pub const PK_SAMPLES: usize = 1024;
 /// for the paper's parameters ([`PublicKey::secure_noise_bits`], about 128-bit security; the
 /// source is in [`PublicKey`]'s docs).
 pub const PK_NOISE_BITS: u32 = 45;
+/// Samples of the key fingerprint a node makes instead of the public key when started with
+/// [`StartOptions::no_public_key`] (`16 · PK_NOISE_BITS` = 720 random bits instead of 46,080;
+/// see [`PublicKey`]'s "Key fingerprint").
+pub const FINGERPRINT_SAMPLES: usize = 16;
 /// Tag of the start-up exchange of the key state.
 const TAG_KEY_STATE: u32 = 0x7E00_0000;
 /// Mesh tag of the store-cursor exchange before the key step
 /// (`service::sync_prep_cursors`).
 const TAG_KEY_SYNC: u32 = 0x7E00_0011;
+/// Tag of the echo of the key states (every node saw the same states).
+const TAG_KEY_ECHO: u32 = 0x7E00_0013;
 /// Largest key file a node reads.
 const MAX_KEY_FILE: u64 = 256 << 20;
 /// First pause between reconnection attempts ([`run_node_reconnecting`]); it doubles up to
@@ -78,7 +84,8 @@ pub enum NodeEvent {
     KeyReady {
         /// LWE dimension.
         n: usize,
-        /// Public samples in the public key.
+        /// Public samples in the public key (or in the key fingerprint, fewer than
+        /// [`PK_SAMPLES`], with [`StartOptions::no_public_key`]).
         samples: usize,
         /// The first 16 hex digits of the public key file's BLAKE3 hash.
         digest: String,
@@ -161,6 +168,13 @@ pub struct StartOptions {
     /// This node's private key file, in place of the one the party config names (the CLI's
     /// `--key`; see [`StartOptions::cert`]). `None`: the config's.
     pub key: Option<PathBuf>,
+    /// At first start, make only a key fingerprint of [`FINGERPRINT_SAMPLES`] samples instead
+    /// of the public key (the CLI's `--no-public-key`): for a service whose ciphertexts all come
+    /// from elsewhere (an imported key's former holder, TFHE-rs), it saves 45,360 of the key
+    /// step's 47,104 random bits. `public-key.bin` then holds the fingerprint, which identifies
+    /// the key (start-up checks, statements) but refuses to encrypt. Every node must pass the
+    /// same at first start (else all abort); on a restart the stored file decides.
+    pub no_public_key: bool,
 }
 
 impl StartOptions {
@@ -173,9 +187,9 @@ impl StartOptions {
     }
 }
 
-/// What the nodes exchange at start-up: whether this node has a key, its public key's hash, and
-/// whether it imports a key.
-type KeyState = (bool, [u8; 32], bool);
+/// What the nodes exchange at start-up: whether this node has a key, its public key's hash,
+/// whether it imports a key, and whether it makes a key fingerprint instead of a public key.
+type KeyState = (bool, [u8; 32], bool, bool);
 
 /// Aborts the mesh with `reason` and returns the error `e`.
 async fn refuse<M: Mesh>(mesh: &mut M, e: Error) -> Error {
@@ -193,6 +207,7 @@ async fn load_or_generate_key<M: Mesh>(
     dir: &Path,
     params: &Params,
     import: Option<&Path>,
+    no_public_key: bool,
 ) -> Result<(SharedKey, PublicKey, Option<usize>)> {
     let kp = dir.join("threshold-key.bin");
     let pp = dir.join("public-key.bin");
@@ -228,7 +243,7 @@ async fn load_or_generate_key<M: Mesh>(
     } else {
         [0; 32]
     };
-    let mine: KeyState = (have, digest, to_import.is_some());
+    let mine: KeyState = (have, digest, to_import.is_some(), no_public_key);
     let all: Vec<KeyState> = mesh
         .exchange_all_tagged(TAG_KEY_STATE, &mine)
         .await
@@ -238,6 +253,14 @@ async fn load_or_generate_key<M: Mesh>(
             .await;
         return Err(Error::Abort {
             check: "nodes agree on the key state (some have a key, or different public keys)",
+            party: j,
+        });
+    }
+    if let Some(j) = all.iter().position(|x| !have && x.3 != no_public_key) {
+        mesh.abort("nodes disagree on --no-public-key at first start")
+            .await;
+        return Err(Error::Abort {
+            check: "nodes agree on --no-public-key at first start",
             party: j,
         });
     }
@@ -264,7 +287,7 @@ async fn load_or_generate_key<M: Mesh>(
     )
     .as_bytes();
     let echoes: Vec<[u8; 32]> = mesh
-        .exchange_all_tagged(TAG_KEY_STATE + 1, &seen)
+        .exchange_all_tagged(TAG_KEY_ECHO, &seen)
         .await
         .map_err(coterie_spdz::Error::from)?;
     if let Some(j) = echoes.iter().position(|x| *x != seen) {
@@ -286,7 +309,12 @@ async fn load_or_generate_key<M: Mesh>(
             let p = eng.prep_mut();
             let masks = p.available(Kind::InputMasks(h)).map_err(Error::from)?;
             let bits = p.available(Kind::Bits).map_err(Error::from)?;
-            let need_bits = (PK_SAMPLES * PK_NOISE_BITS as usize) as u64;
+            let samples = if no_public_key {
+                FINGERPRINT_SAMPLES
+            } else {
+                PK_SAMPLES
+            };
+            let need_bits = (samples * PK_NOISE_BITS as usize) as u64;
             if masks < params.n as u64 || bits < need_bits {
                 let e = Error::Key(format!(
                     "not enough SPDZ_2k material to import the key of party {h}: {masks} input masks of party {h} and {bits} bits left, {} and {need_bits} needed",
@@ -311,7 +339,20 @@ async fn load_or_generate_key<M: Mesh>(
         h.update(c);
     });
     let seed = *h.finalize().as_bytes();
-    let pk = PublicKey::generate(eng, mesh, params, &key, seed, PK_SAMPLES, PK_NOISE_BITS).await?;
+    let pk = if no_public_key {
+        PublicKey::fingerprint_generate(
+            eng,
+            mesh,
+            params,
+            &key,
+            seed,
+            FINGERPRINT_SAMPLES,
+            PK_NOISE_BITS,
+        )
+        .await?
+    } else {
+        PublicKey::generate(eng, mesh, params, &key, seed, PK_SAMPLES, PK_NOISE_BITS).await?
+    };
     coterie_base::fsio::write_atomic_private(&kp, &key.to_bytes()).map_err(Error::File)?;
     coterie_base::fsio::write_atomic(&pp, &pk.to_bytes()).map_err(Error::File)?;
     Ok((key, pk, holder))
@@ -544,8 +585,15 @@ async fn open_session<M: Mesh>(
             skipped.join("; ")
         )));
     }
-    let (key, pk, holder) =
-        load_or_generate_key(mesh, &mut eng, &dir, &params, start.import_key.as_deref()).await?;
+    let (key, pk, holder) = load_or_generate_key(
+        mesh,
+        &mut eng,
+        &dir,
+        &params,
+        start.import_key.as_deref(),
+        start.no_public_key,
+    )
+    .await?;
     if let Some(h) = holder {
         events(NodeEvent::StartUp(format!(
             "key imported from party {h}'s key file (whoever held that file can still decrypt \
@@ -1089,15 +1137,31 @@ mod tests {
         start: StartOptions,
         idle_exit_s: u64,
     ) -> Vec<(Result<()>, Vec<NodeEvent>)> {
+        let starts = (0..n)
+            .map(|i| {
+                if i == holder {
+                    start.clone()
+                } else {
+                    StartOptions::default()
+                }
+            })
+            .collect();
+        run_with_starts(dir, config, starts, idle_exit_s).await
+    }
+
+    /// Runs one node per entry of `starts` once (in-memory mesh), node `i` with `starts[i]`;
+    /// returns each node's result and events.
+    async fn run_with_starts(
+        dir: &Path,
+        config: &Path,
+        starts: Vec<StartOptions>,
+        idle_exit_s: u64,
+    ) -> Vec<(Result<()>, Vec<NodeEvent>)> {
         let mut runs = Vec::new();
-        for mut mesh in InMemoryMesh::group(n, MeshOptions::default()) {
+        let meshes = InMemoryMesh::group(starts.len(), MeshOptions::default());
+        for (mut mesh, start) in meshes.into_iter().zip(starts) {
             let args = test_args(dir, idle_exit_s);
             let config = config.to_path_buf();
-            let start = if mesh.id() == holder {
-                start.clone()
-            } else {
-                StartOptions::default()
-            };
             runs.push(tokio::spawn(async move {
                 let mut seen = Vec::new();
                 let mut events = |e: NodeEvent| seen.push(e);
@@ -1119,6 +1183,59 @@ mod tests {
             out.push(r.await.unwrap());
         }
         out
+    }
+
+    /// `no_public_key` at every node: the key step makes a 16-sample fingerprint (the stores
+    /// hold too few bits for a public key), which refuses to encrypt; a node that disagrees at
+    /// first start makes every node abort.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn no_public_key_makes_a_fingerprint_and_every_node_must_agree() {
+        let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node-nopk");
+        let config = test_pki(&dir, 3);
+        let counts = Counts {
+            triples: 64,
+            bits: 1024 + FINGERPRINT_SAMPLES * PK_NOISE_BITS as usize + 64,
+            randoms: 4000,
+            masks_per_party: 0,
+        };
+        deal_insecure(&dir, 3, counts);
+        let nopk = StartOptions {
+            no_public_key: true,
+            ..StartOptions::default()
+        };
+        // node 2 disagrees: all abort before any material is used
+        let mixed = vec![nopk.clone(), nopk.clone(), StartOptions::default()];
+        for (i, (r, _)) in run_with_starts(&dir, &config, mixed, 1)
+            .await
+            .iter()
+            .enumerate()
+        {
+            let e = r.as_ref().expect_err("a disagreement must abort");
+            assert!(e.to_string().contains("no-public-key"), "node {i}: {e}");
+        }
+        let runs = run_with_starts(&dir, &config, vec![nopk; 3], 1).await;
+        for (i, (r, seen)) in runs.iter().enumerate() {
+            assert!(r.is_ok(), "node {i}: {r:?}");
+            assert!(
+                seen.iter().any(|e| matches!(
+                    e,
+                    NodeEvent::KeyReady { samples, .. } if *samples == FINGERPRINT_SAMPLES
+                )),
+                "node {i}: {seen:?}"
+            );
+        }
+        let d = digest(&runs[0].1);
+        assert!(runs.iter().all(|(_, s)| digest(s) == d), "one fingerprint");
+        let fp = PublicKey::from_bytes(
+            &std::fs::read(dir.join("stores/party-0/public-key.bin")).unwrap(),
+        )
+        .unwrap();
+        assert!(fp.is_fingerprint());
+        assert!(fp.encrypt(1, 1, &mut rand::rng()).is_err());
+        // a restart loads it, whatever the option says now
+        let again = run_with_starts(&dir, &config, vec![StartOptions::default(); 3], 1).await;
+        assert!(again.iter().all(|(r, s)| r.is_ok() && digest(s) == d));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// A first key step cut off after some nodes had taken material leaves their store cursors

@@ -315,6 +315,9 @@ impl Refusal {
 
 /// Mesh tag of [`sync_prep_cursors`] within [`Node::sync_at_start`].
 const TAG_PREP_SYNC: u32 = 0x7E00_0010;
+/// Mesh tag of the gate-store cursor exchange in [`Node::sync_at_start`] (every start-up
+/// exchange has a tag of its own; they were shared with the key state and the control steps).
+const TAG_GATE_SYNC: u32 = 0x7E00_0012;
 
 /// Exchanges this node's start-up state `mine` (cursors) with every node under `tag`; aborts
 /// (check `start-up state`) when a node sent a state of another length.
@@ -459,7 +462,7 @@ impl Node {
     /// Returns a line describing what was done.
     pub async fn sync_at_start<M: Mesh>(&mut self, mesh: &mut M) -> Result<String> {
         let mine = vec![self.gates.cursor()?, self.gates.end()?];
-        let all = exchange_state(mesh, TAG_CONTROL - 1, &mine).await?;
+        let all = exchange_state(mesh, TAG_GATE_SYNC, &mine).await?;
         let mut notes = Vec::new();
         if all.iter().any(|v| v[..] != mine[..]) {
             let target = all.iter().map(|v| v[0].max(v[1])).max().unwrap_or(0);

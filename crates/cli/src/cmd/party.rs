@@ -163,6 +163,13 @@ pub enum Protocol {
         /// a key already exists (a key is never replaced).
         #[arg(long, value_name = "FILE")]
         import_key: Option<PathBuf>,
+        /// First start only, at EVERY node: make no public key, only a key fingerprint of 16
+        /// samples (720 random bits instead of 46,080; `coterie_threshold::keys::PublicKey`,
+        /// "Key fingerprint"), for a service whose ciphertexts all come from elsewhere (the
+        /// holder of an imported key, TFHE-rs). `threshold-encrypt` then refuses the node's
+        /// public-key.bin. Every node must pass the same (else all abort).
+        #[arg(long)]
+        no_public_key: bool,
         /// How the nodes' all-to-all rounds travel: `direct` (every node to every node,
         /// n(n-1) messages per round), `king` (through node 0 with per-pair MAC tags,
         /// `coterie_net::KingMesh`: 2(n-1) messages, two hops), or `auto`: the king from 8 nodes
@@ -269,6 +276,7 @@ async fn run_party(
             idle_exit_s,
             metrics,
             import_key,
+            no_public_key,
             relay,
         } => {
             let args = coterie_threshold::node::ServiceArgs {
@@ -283,6 +291,7 @@ async fn run_party(
             // the certificate and key the mesh uses serve the client listener and the statements
             start.cert = cert.map(Path::to_path_buf);
             start.key = key.map(Path::to_path_buf);
+            start.no_public_key = no_public_key;
             if let Some(f) = import_key {
                 eprintln!(
                     "party {id}: WARNING: importing the LWE key in {}: whoever held this file \

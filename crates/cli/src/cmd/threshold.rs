@@ -55,6 +55,13 @@ where
     };
     let pool = args.pool;
     let print = move |e: NodeEvent| match e {
+        NodeEvent::KeyReady { n, samples, digest }
+            if samples < coterie_threshold::node::PK_SAMPLES =>
+        {
+            println!(
+                "party {id}: key ready (n = {n}, no public key: a key fingerprint of {samples} samples, digest {digest})"
+            )
+        }
         NodeEvent::KeyReady { n, samples, digest } => {
             println!(
                 "party {id}: key ready (n = {n}, public key {samples} samples, digest {digest})"
