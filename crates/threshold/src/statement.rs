@@ -1,7 +1,8 @@
 //! Signed decryption statements: how a client trusts no single node.
 //!
 //! After every decryption run each node signs **one** statement per batch (format "v2"): "under
-//! the service key with digest `K`, I, node `i`, decrypted a batch of `B` requests whose
+//! the service key with digest `K` (of the node's public-key file: the public key, or the key
+//! fingerprint of a service started without one), I, node `i`, decrypted a batch of `B` requests whose
 //! statement tree has root `R`". The tree ([`MerkleTree`]) is a binary Merkle tree over one leaf
 //! per request of the batch, in batch order: `L_j = leaf_hash(N_j, H_j, m_j)` ([`leaf_hash`]) of
 //! the client's nonce `N_j`, the ciphertext's hash `H_j` ([`ciphertext_hash`]) and the message
@@ -39,12 +40,13 @@
 //! connection and cached, a different chain later is verified afresh, and a statement with no
 //! chain for a node whose chain never came on this connection is refused), (b) its path from the
 //! leaf of the client's own nonce, ciphertext hash and node `i`'s stated message folds to a root
-//! whose digest verifies under that certificate's key, and (c) the stated message is the one node
-//! 0 returned, under the same service key as node 0's statement. A statement that is missing,
-//! carries a foreign certificate, a wrong path or a signature that does not verify names its
-//! node; a node whose valid signature gives another message is named with both messages, so a
-//! lying follower and a lying coordinator are both caught (node 0 cannot forge a follower's
-//! signature and must return what every node signed).
+//! whose digest verifies under that certificate's key (each node's batch signature is verified
+//! once and recognised by its bytes on the batch's other responses), and (c) the stated message
+//! is the one node 0 returned, under the same service key as node 0's statement. A statement
+//! that is missing, carries a foreign certificate, a wrong path or a signature that does not
+//! verify names its node; a node whose valid signature gives another message is named with both
+//! messages, so a lying follower and a lying coordinator are both caught (node 0 cannot forge a
+//! follower's signature and must return what every node signed).
 //!
 //! The nonce is the client's fresh 32 random bytes per request: a statement cannot be replayed
 //! from an earlier request of the same ciphertext, and it hides from other clients what a
