@@ -18,11 +18,14 @@
 //! | [`torus`] | the discretized torus `Z_{2^32}` / `Z_{2^64}` as machine words ([`torus::Torus`]) |
 //! | [`lwe`] | the one LWE ciphertext type of TFHE and threshold decryption, its file format |
 //! | [`intpoly`] | exact integer negacyclic products (where FFT error is not allowed) |
+//! | [`buffers`] | large secret buffers: huge-page backing, bulk wiping with non-temporal stores |
 //! | [`bigint`] | big integers up to 4096 bits and beyond (GMP through `rug`) |
 //! | [`zp_ntt`] | big-integer cyclic NTT over `Z_p` and the slot maps of `Z_p[X]/(X^D − b)`, `p = b^M + 1` |
 #![warn(missing_docs)]
 
 pub mod bigint;
+#[allow(unsafe_code)] // madvise and non-temporal stores, each block with its SAFETY note
+pub mod buffers;
 pub mod demo;
 pub mod error;
 pub mod fft;

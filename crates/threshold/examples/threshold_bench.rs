@@ -16,11 +16,15 @@
 //! Other modes: `--grid` (Tables 2 and 3), `--prep` (Tables 4 and 5), `--king-latency`
 //! (single-ciphertext latency at 4/8/16 parties over the all-to-all mesh and through a king,
 //! coterie-net's `KingMesh`: `threshold-king.{txt,json}`), and
-//! `--probe PARTIES MODE [--batch B] [--king K] [--lanes L] [--loopback | --net-emu]` (one
-//! configuration; MODE 0 strict batched checks, 1 pipelined, 2 strict-9; `--king K` relays every
+//! `--probe PARTIES MODE [--batch B] [--reps R] [--king K] [--lanes L] [--loopback | --net-emu]`
+//! (one configuration, R timed batches, 3 by default or 10 for single ciphertexts; MODE 0 strict batched checks, 1 pipelined, 2 strict-9; `--king K` relays every
 //! exchange through party K; `--lanes L` keeps L batches in flight, each lane its own engine,
 //! gate pool and TLS group, and prints the process CPU over the timed window), and
 //! `--prep-gates A [GATES] [--loopback]` (one row of Table 4, for profiling).
+//!
+//! The pipelined schedules hold the dealt gate bundles **down-cast**, as the service holds the
+//! bundles its gate store hands out (43,648 B per bundle and party); `--full-width` keeps them as
+//! whole 128-bit shares (78,112 B), as every run before 2026-11-26 did.
 
 use std::time::{Duration, Instant};
 
@@ -202,7 +206,15 @@ async fn bench_online(
             &mut rng,
         );
         let keys = SharedKey::insecure_deal(&dealer, &ring, &sk, &mut rng);
-        let bundles = insecure_deal_bundles(&dealer, &ring, &lt, total, 0, &mut rng);
+        let mut bundles = insecure_deal_bundles(&dealer, &ring, &lt, total, 0, &mut rng);
+        if mode != 0 && !FULL_WIDTH.load(std::sync::atomic::Ordering::Relaxed) {
+            // held as the service holds bundles from its gate store: down-cast to the widths
+            // the per-value checks need (43,648 B per bundle, packed on push), not 128-bit
+            // shares (78,112 B); the strict batched schedule (mode 0) needs the full width
+            for b in bundles.iter_mut().flatten() {
+                b.downcast = true;
+            }
+        }
         let (meshes, lane_relays) = tls_group(parties, netem).await;
         relays.push(lane_relays);
         for (((mesh, prep), key), b) in meshes.into_iter().zip(preps).zip(keys).zip(bundles) {
@@ -315,6 +327,10 @@ impl OnlineParty {
         (times, sent)
     }
 }
+
+/// `--full-width`: hold the dealt bundles as whole 128-bit shares (78,112 B per bundle, as every
+/// run before 2026-11-26 did) instead of down-cast as the service's gate store hands them out.
+static FULL_WIDTH: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Process CPU time and wall time (seconds) from the first timed decryption of the last
 /// [`bench_online`] call to the end of its last one (as seen by party 0).
@@ -590,6 +606,9 @@ async fn main() {
         .and_then(|i| args.get(i + 1))
         .cloned()
         .unwrap_or_else(|| "bench/results".into());
+    if args.iter().any(|a| a == "--full-width") {
+        FULL_WIDTH.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
     let one_ms = LinkParams::new(Duration::from_millis(1), 1000.0)
         .calibrated(51)
         .ok();
@@ -652,16 +671,13 @@ async fn main() {
             .iter()
             .position(|a| a == "--lanes")
             .map_or(1, |i| args[i + 1].parse().unwrap());
-        let (mut t, bytes) = bench_online(
-            parties,
-            batch,
-            if batch > 1 { 3 } else { 10 },
-            link,
-            mode,
-            king,
-            lanes,
-        )
-        .await;
+        let reps: usize = args
+            .iter()
+            .position(|a| a == "--reps")
+            .map_or(if batch > 1 { 3 } else { 10 }, |i| {
+                args[i + 1].parse().unwrap()
+            });
+        let (mut t, bytes) = bench_online(parties, batch, reps, link, mode, king, lanes).await;
         println!(
             "bytes/dec party0 {bytes:.0}; dec/s {:.0} ({lanes} lane(s))",
             (batch * lanes) as f64 / t.iter().cloned().fold(f64::MAX, f64::min)

@@ -469,7 +469,8 @@ impl WordWriter<'_> {
 /// per bundle with the paper's parameters, and others keep whole 128-bit shares). The consumers
 /// read the few entries the opened digits select straight from the bits, and the whole buffer is
 /// wiped at once: the part a [`GatePool`] hands out when that decryption is done, the rest on
-/// drop. `Debug` shows only the shape (the bits are secret).
+/// drop. The buffer is backed by huge pages where the kernel allows and wiped with non-temporal
+/// stores ([`coterie_math::buffers`]). `Debug` shows only the shape (the bits are secret).
 pub struct PackedBundles {
     lt: LtParams,
     first_id: u64,
@@ -491,7 +492,7 @@ impl std::fmt::Debug for PackedBundles {
 
 impl Drop for PackedBundles {
     fn drop(&mut self) {
-        self.words.zeroize();
+        coterie_math::buffers::wipe_u64(&mut self.words);
     }
 }
 
@@ -559,7 +560,8 @@ impl PackedBundles {
             first_id,
             count: 0,
             downcast,
-            words: Vec::with_capacity(words),
+            // huge pages: the consumers read a few scattered entries per bundle
+            words: coterie_math::buffers::vec_u64_huge(words),
             layout,
         })
     }
@@ -729,7 +731,7 @@ impl ChunkWords {
                 (j * stride).min(self.words.len()),
                 (e * stride).min(self.words.len()),
             );
-            self.words[x..y].zeroize();
+            coterie_math::buffers::wipe_u64(&mut self.words[x..y]);
             j = e;
         }
     }

@@ -35,7 +35,6 @@ use coterie_spdz::Share;
 use crate::gates::{Gate, GateBundle, PackedBundles, Sh};
 use crate::params::LtParams;
 use crate::{Error, Result};
-use zeroize::Zeroize;
 
 /// Envelope tag of a bundle batch file.
 const BATCH_TAG: [u8; 4] = *b"THgb";
@@ -373,7 +372,7 @@ impl GateStore {
             }
             let mut bytes = fs::read(&p).map_err(io)?;
             let res = copy_bundles(&self.lt, &bytes, cur, count, bundle_bits, &mut out);
-            bytes.zeroize();
+            coterie_math::buffers::wipe_bytes(&mut bytes);
             files.push((p, res?));
         }
         if out.len() < count {
