@@ -523,6 +523,30 @@ impl PackedBundle<'_> {
             .ok_or_else(|| Error::Invariant(format!("no gate {g} in a bundle")))?;
         self.share(at, self.layout.mask_bits)
     }
+    /// Asks the CPU to fetch the words of mask `g` ahead of a read (out of range: nothing).
+    pub fn prefetch_mask(&self, g: usize) {
+        if let Some(&(at, _, _)) = self.layout.gates.get(g) {
+            self.prefetch_bits(at, 2 * self.layout.mask_bits as usize);
+        }
+    }
+    /// Asks the CPU to fetch the words of entry `x` of gate `g` ahead of a read (out of range:
+    /// nothing).
+    pub fn prefetch_entry(&self, g: usize, x: usize) {
+        if let Some(&(at, bits, entries)) = self.layout.gates.get(g)
+            && x < entries
+        {
+            let bit = at + 2 * self.layout.mask_bits as usize + 2 * bits as usize * x;
+            self.prefetch_bits(bit, 2 * bits as usize);
+        }
+    }
+    fn prefetch_bits(&self, bit: usize, len: usize) {
+        // the first and the last word (a share pair spans at most two cache lines)
+        for i in [bit / 64, (bit + len - 1) / 64] {
+            if let Some(w) = self.words.get(i) {
+                coterie_math::buffers::prefetch(w);
+            }
+        }
+    }
     /// Entry `x` of the table of gate `g` (Sign gates `0..d`, the ModLTZ gate `d`).
     pub fn entry(&self, g: usize, x: usize) -> Result<Sh> {
         let &(at, bits, entries) = self
@@ -989,6 +1013,10 @@ pub(crate) trait BundleRead {
     fn mask(&self, g: usize) -> Result<Sh>;
     /// Entry `x` of the table of gate `g`.
     fn entry(&self, g: usize, x: usize) -> Result<Sh>;
+    /// A hint that mask `g` will be read soon (default: nothing).
+    fn prefetch_mask(&self, _g: usize) {}
+    /// A hint that entry `x` of gate `g` will be read soon (default: nothing).
+    fn prefetch_entry(&self, _g: usize, _x: usize) {}
 }
 
 /// Read access to the bundles one batch consumes, however they are held.
@@ -1011,6 +1039,12 @@ impl BundleRead for PackedBundle<'_> {
     }
     fn entry(&self, g: usize, x: usize) -> Result<Sh> {
         PackedBundle::entry(self, g, x)
+    }
+    fn prefetch_mask(&self, g: usize) {
+        PackedBundle::prefetch_mask(self, g)
+    }
+    fn prefetch_entry(&self, g: usize, x: usize) {
+        PackedBundle::prefetch_entry(self, g, x)
     }
 }
 
@@ -1216,6 +1250,19 @@ mod tests {
         assert!(packed.is_downcast());
         let (t, m) = crate::store::stored_bits_per_bundle(&lt);
         assert_eq!(packed.bytes(), 3 * (t + m).div_ceil(64) * 8);
+        for (b, p) in back.iter().zip(packed.iter()) {
+            same_reads(&lt, b, p);
+        }
+        // prefetch hints, in range and out of range, change no read
+        for p in packed.iter() {
+            for (g, &a) in lt.gate_widths().iter().enumerate() {
+                p.prefetch_mask(g);
+                p.prefetch_entry(g, (1usize << a) - 1);
+                p.prefetch_entry(g, 1usize << a);
+            }
+            p.prefetch_mask(lt.gate_widths().len());
+            p.prefetch_entry(usize::MAX, 0);
+        }
         for (b, p) in back.iter().zip(packed.iter()) {
             same_reads(&lt, b, p);
         }

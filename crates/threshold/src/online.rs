@@ -71,6 +71,45 @@ pub(crate) fn composed_mask<P: Preprocessing<Z2k>, T: Tables + ?Sized>(
     })
 }
 
+/// How many bundles ahead of its use a batch loop asks the CPU to fetch the table words it will
+/// read (the reads of one bundle are a few scattered cache lines in 43 KB: without the hint every
+/// one is a cache miss the loop waits for).
+pub(crate) const PREFETCH_AHEAD: usize = 8;
+
+/// A hint that bundle `j`'s masks of gates `0..=d` are read soon ([`composed_mask`], `select_y`);
+/// nothing for `j` past the end.
+pub(crate) fn prefetch_masks<T: Tables + ?Sized>(lt: &LtParams, gates: &T, j: usize) {
+    if j < gates.count() {
+        let _ = gates.with_bundle(j, |g| {
+            (0..=lt.d() as usize).for_each(|i| g.prefetch_mask(i));
+            Ok(())
+        });
+    }
+}
+
+/// A hint that [`select_y`] reads bundle `j` with the opened `z_open` soon.
+pub(crate) fn prefetch_y<T: Tables + ?Sized>(lt: &LtParams, gates: &T, j: usize, z_open: u128) {
+    if j < gates.count() {
+        let _ = gates.with_bundle(j, |g| {
+            g.prefetch_mask(lt.d() as usize);
+            for (i, x) in lt.digits(z_open).into_iter().enumerate() {
+                g.prefetch_entry(i, x);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// A hint that [`select_u`] reads bundle `j` with the opened `y_open` soon.
+pub(crate) fn prefetch_u<T: Tables + ?Sized>(lt: &LtParams, gates: &T, j: usize, y_open: usize) {
+    if j < gates.count() {
+        let _ = gates.with_bundle(j, |g| {
+            g.prefetch_entry(lt.d() as usize, y_open);
+            Ok(())
+        });
+    }
+}
+
 /// LTRand steps 2–4 for bundle `j`: `[y + rM] = [rM] + Σ_i 2^i [F_i(x_i)]`, the Sign entries
 /// selected by the digits `x_i` of the opened `z'`.
 pub(crate) fn select_y<P: Preprocessing<Z2k>, T: Tables + ?Sized>(

@@ -72,7 +72,10 @@ use crate::ciphertext::LweCiphertext;
 use crate::gates::{GatePool, Sh, ShareOps};
 use crate::keys::SharedKey;
 use crate::linmaps::LinOps;
-use crate::online::{composed_mask, select_u, select_y, shifted_phase};
+use crate::online::{
+    PREFETCH_AHEAD, composed_mask, prefetch_masks, prefetch_u, prefetch_y, select_u, select_y,
+    shifted_phase,
+};
 use crate::params::Params;
 use crate::{Error, Result};
 
@@ -437,7 +440,10 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
         .map(|ct| shifted_phase(eng, params, key, ct))
         .collect();
     let rs = (0..cts.len())
-        .map(|j| composed_mask(eng, &lt, &gates, j))
+        .map(|j| {
+            prefetch_masks(&lt, &gates, j + PREFETCH_AHEAD);
+            composed_mask(eng, &lt, &gates, j)
+        })
         .collect::<Result<Vec<_>>>()?;
     let mut s = Session {
         eng,
@@ -497,7 +503,12 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
     let v2 = z_open
         .iter()
         .enumerate()
-        .map(|(j, &zo)| select_y(s.eng, &lt, &gates, j, zo))
+        .map(|(j, &zo)| {
+            if let Some(&ahead) = z_open.get(j + PREFETCH_AHEAD) {
+                prefetch_y(&lt, &gates, j + PREFETCH_AHEAD, ahead);
+            }
+            select_y(s.eng, &lt, &gates, j, zo)
+        })
         .collect::<Result<Vec<_>>>()?;
     let (m2, b2) = s.mask(&v2, t)?;
     let c1 = s.commit_sigma(&mut o1, "v1");
@@ -542,6 +553,9 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
         .zip(z_open.iter().zip(&y_open))
         .enumerate()
     {
+        if let Some(&ahead) = y_open.get(j + PREFETCH_AHEAD) {
+            prefetch_u(&lt, &gates, j + PREFETCH_AHEAD, ahead);
+        }
         let u = select_u(&lt, &gates, j, yo)?;
         let e = s.eng.add(
             &s.eng.sub(&s.eng.constant(&zo), r),
@@ -762,7 +776,10 @@ pub async fn decrypt_strict_single_check<P: Preprocessing<Z2k>, M: Mesh>(
         .map(|ct| shifted_phase(eng, params, key, ct))
         .collect();
     let rs = (0..cts.len())
-        .map(|j| composed_mask(eng, &lt, &gates, j))
+        .map(|j| {
+            prefetch_masks(&lt, &gates, j + PREFETCH_AHEAD);
+            composed_mask(eng, &lt, &gates, j)
+        })
         .collect::<Result<Vec<_>>>()?;
     let mut s = Session {
         eng,
@@ -783,7 +800,12 @@ pub async fn decrypt_strict_single_check<P: Preprocessing<Z2k>, M: Mesh>(
     let v2 = z_open
         .iter()
         .enumerate()
-        .map(|(j, &zo)| select_y(s.eng, &lt, &gates, j, zo))
+        .map(|(j, &zo)| {
+            if let Some(&ahead) = z_open.get(j + PREFETCH_AHEAD) {
+                prefetch_y(&lt, &gates, j + PREFETCH_AHEAD, ahead);
+            }
+            select_y(s.eng, &lt, &gates, j, zo)
+        })
         .collect::<Result<Vec<_>>>()?;
     let y_open: Vec<usize> = s
         .open_single_check(&v2, t, "strict-v2")
@@ -799,6 +821,9 @@ pub async fn decrypt_strict_single_check<P: Preprocessing<Z2k>, M: Mesh>(
         .zip(z_open.iter().zip(&y_open))
         .enumerate()
     {
+        if let Some(&ahead) = y_open.get(j + PREFETCH_AHEAD) {
+            prefetch_u(&lt, &gates, j + PREFETCH_AHEAD, ahead);
+        }
         let u = select_u(&lt, &gates, j, yo)?;
         let e = s.eng.add(
             &s.eng.sub(&s.eng.constant(&zo), r),
