@@ -8,6 +8,7 @@
 //! | [`modulus`] | word-size modular arithmetic (Barrett and Shoup) for moduli below 2^62 |
 //! | [`primes`] | primality testing and generation of NTT-friendly primes |
 //! | [`kernels`] | vectorized slice kernels (AVX2+FMA exact modular product for primes below 2^50) |
+//! | [`dot`] | wrapping 64×128-bit inner products `Σ a_i·v_i mod 2^128` (AVX-512F/AVX2 kernels) |
 //! | [`ntt`] | negacyclic NTT over Z_q\[X\]/(X^N+1) on `tfhe-ntt` |
 //! | [`rns`] | RNS bases: CRT reconstruction, fast base conversion/extension, exact scaling, modulus switching |
 //! | [`poly`] | RNS polynomial ring elements in coefficient and NTT form, automorphisms |
@@ -27,6 +28,8 @@ pub mod bigint;
 #[allow(unsafe_code)] // madvise and non-temporal stores, each block with its SAFETY note
 pub mod buffers;
 pub mod demo;
+#[allow(unsafe_code)] // SIMD intrinsics, each block with its SAFETY note
+pub mod dot;
 pub mod error;
 pub mod fft;
 pub mod gadget;

@@ -18,6 +18,7 @@ use crate::keys::SharedKey;
 use crate::linmaps::LinOps;
 use crate::params::{LtParams, Params};
 use crate::{Error, Result};
+use zeroize::Zeroize;
 
 /// Output of LTRand for one input.
 #[derive(Debug)]
@@ -293,14 +294,14 @@ pub fn composed_masks<P: Preprocessing<Z2k>>(
 }
 
 /// `[z]_k = b + 2^{l-1} - Σ a_i [s_i]` for a ciphertext `(a, b)` with `b = <a, s> + Δμ + e`
-/// (seed 000 §6 step 1 with `c = (b, -a)`): local.
+/// (seed 000 §6 step 1 with `c = (b, -a)`): local. The plain loop, the reference of
+/// [`shifted_phases`].
 pub fn shifted_phase<P: Preprocessing<Z2k>>(
     eng: &Engine<Z2k, P>,
     params: &Params,
     key: &SharedKey,
     ct: &LweCiphertext,
 ) -> Sh {
-    let ring = *eng.ring();
     // Σ a_i·[s_i] with 64-bit a_i (cheaper products), subtracted at the end; all arithmetic
     // wraps modulo 2^128 and is reduced into the share ring Z_{2^{k+s}} (a power of two ≤ 2^128).
     let (mut v, mut m) = (0u128, 0u128);
@@ -309,6 +310,18 @@ pub fn shifted_phase<P: Preprocessing<Z2k>>(
         v = v.wrapping_add(a.wrapping_mul(s.v));
         m = m.wrapping_add(a.wrapping_mul(s.m));
     }
+    finish_phase(eng, params, ct, v, m)
+}
+
+/// `[z]_k` from `Σ a_i [s_i]` (value and MAC sums modulo 2^128).
+fn finish_phase<P: Preprocessing<Z2k>>(
+    eng: &Engine<Z2k, P>,
+    params: &Params,
+    ct: &LweCiphertext,
+    v: u128,
+    m: u128,
+) -> Sh {
+    let ring = *eng.ring();
     let (v, m) = (v.wrapping_neg(), m.wrapping_neg());
     let acc = Sh {
         v: ring.add(&v, &0),
@@ -316,6 +329,58 @@ pub fn shifted_phase<P: Preprocessing<Z2k>>(
     };
     let c = u128::from(ct.body()) + (1u128 << (params.l() - 1));
     eng.add_const(&acc, &ring.add(&c, &0))
+}
+
+/// The key's value and MAC shares split into 64-bit limbs, the layout of
+/// [`coterie_math::dot::dot_u64_u128_pair`] (built once per batch, wiped on drop).
+struct SplitKey {
+    limbs: [Vec<u64>; 4],
+}
+
+impl SplitKey {
+    fn new(key: &SharedKey) -> Self {
+        let n = key.coeffs.len();
+        let mut limbs: [Vec<u64>; 4] = std::array::from_fn(|_| Vec::with_capacity(n));
+        for s in &key.coeffs {
+            limbs[0].push(s.v as u64);
+            limbs[1].push((s.v >> 64) as u64);
+            limbs[2].push(s.m as u64);
+            limbs[3].push((s.m >> 64) as u64);
+        }
+        Self { limbs }
+    }
+}
+
+impl Drop for SplitKey {
+    fn drop(&mut self) {
+        self.limbs.iter_mut().for_each(Zeroize::zeroize);
+    }
+}
+
+/// [`shifted_phase`] for every ciphertext of a batch, with the vectorized inner product of
+/// [`coterie_math::dot`] (1.5x the plain loop here). A ciphertext whose mask is not as long as
+/// the key is refused (the callers validate them against the parameters first).
+pub fn shifted_phases<P: Preprocessing<Z2k>>(
+    eng: &Engine<Z2k, P>,
+    params: &Params,
+    key: &SharedKey,
+    cts: &[LweCiphertext],
+) -> Result<Vec<Sh>> {
+    let k = SplitKey::new(key);
+    let [lo1, hi1, lo2, hi2] = &k.limbs;
+    cts.iter()
+        .map(|ct| {
+            let (v, m) = coterie_math::dot::dot_u64_u128_pair(ct.mask(), lo1, hi1, lo2, hi2)
+                .ok_or_else(|| {
+                    Error::Key(format!(
+                        "ciphertext of dimension {} for a key of dimension {}",
+                        ct.mask().len(),
+                        lo1.len()
+                    ))
+                })?;
+            Ok(finish_phase(eng, params, ct, v, m))
+        })
+        .collect()
 }
 
 /// Π_Decrypt (Figure 3) for a batch of ciphertexts in shared rounds (strict schedule): returns
@@ -399,10 +464,7 @@ pub async fn decrypt<P: Preprocessing<Z2k>, M: Mesh>(
         ));
     }
     let gates = pool.take(cts.len())?;
-    let zs: Vec<Sh> = cts
-        .iter()
-        .map(|ct| shifted_phase(eng, params, key, ct))
-        .collect();
+    let zs = shifted_phases(eng, params, key, cts)?;
     let es = mod_lk_with(eng, mesh, &lt, &zs, &gates).await?;
     drop(gates);
     let diffs: Vec<Sh> = zs.iter().zip(&es).map(|(z, e)| eng.sub(z, e)).collect();
@@ -417,4 +479,44 @@ pub async fn decrypt<P: Preprocessing<Z2k>, M: Mesh>(
             Ok((mu >> l) as u64)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use coterie_spdz::{Counts, InsecureDealer};
+
+    /// The vectorized batch form gives every ciphertext the plain loop's shares, for the paper's
+    /// share ring (k + s = 128) and a toy one (k + s = 80), and refuses a short ciphertext.
+    #[test]
+    fn shifted_phases_match_the_plain_loop() {
+        let mut rng = rand::rng();
+        for (p, ring) in [
+            (Params::paper(), Z2k::spdz2k_64()),
+            (
+                Params::insecure_toy(37, 16, 2, 3).unwrap(),
+                Z2k::new(16, 64).unwrap(),
+            ),
+        ] {
+            let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
+            let sk: Vec<i64> = (0..p.n)
+                .map(|_| (rand::Rng::next_u64(&mut rng) & 1) as i64)
+                .collect();
+            let keys = SharedKey::insecure_deal(&dealer, &ring, &sk, &mut rng);
+            let preps = dealer.deal(Counts::default(), &mut rng);
+            let cts: Vec<LweCiphertext> = (0..5)
+                .map(|j| LweCiphertext::encrypt_with_secret_key(&sk, j % 2, 3, p.k, p.m, &mut rng))
+                .collect();
+            for (key, prep) in keys.iter().zip(preps) {
+                let eng = Engine::new(prep);
+                let fast = shifted_phases(&eng, &p, key, &cts).unwrap();
+                for (ct, f) in cts.iter().zip(&fast) {
+                    assert_eq!(*f, shifted_phase(&eng, &p, key, ct));
+                }
+            }
+            let eng = Engine::new(dealer.deal(Counts::default(), &mut rng).remove(0));
+            let short = LweCiphertext::encrypt_with_secret_key(&sk[1..], 0, 3, p.k, p.m, &mut rng);
+            assert!(shifted_phases(&eng, &p, &keys[0], &[short]).is_err());
+        }
+    }
 }

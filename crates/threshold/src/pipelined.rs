@@ -74,7 +74,7 @@ use crate::keys::SharedKey;
 use crate::linmaps::LinOps;
 use crate::online::{
     PREFETCH_AHEAD, composed_mask, prefetch_masks, prefetch_u, prefetch_y, select_u, select_y,
-    shifted_phase,
+    shifted_phases,
 };
 use crate::params::Params;
 use crate::{Error, Result};
@@ -435,10 +435,7 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
     let alpha = eng.prep_mut().mac_key_share();
     let ws = eng.prep_mut().randoms(cts.len())?;
     let ws2 = eng.prep_mut().randoms(cts.len())?;
-    let zs: Vec<Sh> = cts
-        .iter()
-        .map(|ct| shifted_phase(eng, params, key, ct))
-        .collect();
+    let zs: Vec<Sh> = shifted_phases(eng, params, key, cts)?;
     let rs = (0..cts.len())
         .map(|j| {
             prefetch_masks(&lt, &gates, j + PREFETCH_AHEAD);
@@ -771,10 +768,7 @@ pub async fn decrypt_strict_single_check<P: Preprocessing<Z2k>, M: Mesh>(
     let ring = *eng.ring();
     let ops = ShareOps(ring);
     let alpha = eng.prep_mut().mac_key_share();
-    let zs: Vec<Sh> = cts
-        .iter()
-        .map(|ct| shifted_phase(eng, params, key, ct))
-        .collect();
+    let zs: Vec<Sh> = shifted_phases(eng, params, key, cts)?;
     let rs = (0..cts.len())
         .map(|j| {
             prefetch_masks(&lt, &gates, j + PREFETCH_AHEAD);
