@@ -34,6 +34,12 @@ pub enum Error {
     /// A bit-packed buffer is too short or its widths are out of range.
     #[error("bit packing: {0}")]
     Bits(String),
+    /// A durable counter file ([`crate::fsio::write_counter`]) holds no valid slot.
+    #[error("corrupt counter {}", path.display())]
+    CorruptCounter {
+        /// The file.
+        path: PathBuf,
+    },
 }
 
 /// Result with [`Error`].

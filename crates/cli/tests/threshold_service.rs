@@ -90,9 +90,10 @@ fn results(o: &Output, files: &[PathBuf]) -> Vec<String> {
         .collect()
 }
 
+/// Node `i`'s gate-store cursor (a durable counter file).
 fn cursor(dir: &Path, i: usize) -> u64 {
-    let b = std::fs::read(dir.join(format!("stores/party-{i}/gates/cursor.bin"))).unwrap();
-    u64::from_le_bytes(b.try_into().unwrap())
+    let p = dir.join(format!("stores/party-{i}/gates/cursor.bin"));
+    coterie_base::fsio::read_counter(&p).unwrap().unwrap()
 }
 
 fn wait_for(path: &Path, limit: Duration) {

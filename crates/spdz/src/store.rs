@@ -10,9 +10,10 @@
 //! * `<kind>.dat`: fixed-width records of one [`Kind`] (`triples`, `bits`, `randoms`,
 //!   `input-masks-<owner>`, `matrix-triples-<d>`; the width comes from the kind's row of
 //!   [`crate::kind::KINDS`]), appended and fsynced, never rewritten;
-//! * `<kind>.cursor`: how many records of the kind have been handed out (tag `SPDc`), replaced
-//!   atomically ([`coterie_base::fsio::write_atomic`]: temporary file, fsync, rename, fsync of
-//!   the directory).
+//! * `<kind>.cursor`: how many records of the kind have been handed out, a durable counter
+//!   ([`coterie_base::fsio::write_counter`]: two checksummed slots overwritten in place and
+//!   synced, so a torn write leaves the previous value; stores written before 2026-11-26 hold an
+//!   envelope of the `u64` (tag `SPDc`), read as such and converted at the next take).
 //!
 //! **Exactly-once consumption.** [`PrepStore`] moves the cursor past the records and makes that
 //! durable *before* it reads and hands them out. A crash between the two loses those records
@@ -47,7 +48,9 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use coterie_base::envelope;
-use coterie_base::fsio::{read_bounded, sync_dir, write_atomic, write_atomic_private};
+use coterie_base::fsio::{
+    read_bounded, read_counter, sync_dir, write_atomic, write_atomic_private, write_counter,
+};
 use coterie_net::PartyId;
 use serde::{Deserialize, Serialize};
 use zeroize::Zeroize;
@@ -250,6 +253,10 @@ impl<R: Ring> PrepStore<R> {
     pub fn consumed(&self, kind: Kind) -> Result<u64> {
         kind.validate(self.n)?;
         let p = self.cursor_path(kind);
+        if let Some(c) = read_counter(&p)? {
+            return Ok(c);
+        }
+        // the format before durable counters (2026-11-26): an envelope of the u64
         let b = match read_bounded(&p, (8 + envelope::HEADER_LEN) as u64) {
             Ok(b) => b,
             Err(e) => {
@@ -382,9 +389,7 @@ impl<R: Ring> PrepStore<R> {
         if count == 0 {
             return Ok(Vec::new());
         }
-        let cursor =
-            envelope::seal_bytes(CURSOR_TAG, FILE_VERSION, &(c + count as u64).to_le_bytes())?;
-        write_atomic(&self.cursor_path(kind), &cursor)?;
+        write_counter(&self.cursor_path(kind), c + count as u64)?;
         after_mark();
         let rec = self.record_bytes(kind);
         let mut f = File::open(self.data_path(kind))?;

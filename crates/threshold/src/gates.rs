@@ -604,6 +604,25 @@ impl PackedBundles {
         Some(())
     }
 
+    /// Appends the next bundle from its stored bytes (a bundle whose bits are a whole number of
+    /// bytes: the layout's bits, little-endian, zero-padded to the last word), as
+    /// [`PackedBundles::append_stored`] does bit by bit.
+    pub(crate) fn append_stored_bytes(&mut self, b: &[u8]) {
+        let mut words = b.chunks_exact(8);
+        self.words.extend(
+            words
+                .by_ref()
+                .map(|w| u64::from_le_bytes(w.try_into().unwrap_or([0; 8]))),
+        );
+        let tail = words.remainder();
+        if !tail.is_empty() {
+            let mut w = [0u8; 8];
+            w[..tail.len()].copy_from_slice(tail);
+            self.words.push(u64::from_le_bytes(w));
+        }
+        self.count += 1;
+    }
+
     /// Bits of one bundle in the stored stream.
     pub(crate) fn bundle_bits(lt: &LtParams) -> Result<usize> {
         Ok(Layout::new(lt, true)?.bundle_bits)

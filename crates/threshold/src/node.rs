@@ -616,7 +616,7 @@ async fn open_session<M: Mesh>(
         pool_target: args.pool,
         prep_chunk: args.chunk,
         max_batch: args.max_batch,
-        idle: Duration::from_millis(200),
+        ..NodeConfig::default()
     };
     // Statements of each decryption are signed with this party's certificate and key (the
     // config's, or the overrides in `start`, as node 0's client listener uses them), under the

@@ -202,6 +202,9 @@ struct Session<'a, P: Preprocessing<Z2k>, M: Mesh> {
     alpha: u128,
     sid: u64,
     round: u32,
+    /// Random authenticated values taken ahead for the masks (in the order they are used);
+    /// empty: [`Session::mask`] takes them from the engine.
+    ahead: std::collections::VecDeque<Sh>,
 }
 
 impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
@@ -235,7 +238,13 @@ impl<P: Preprocessing<Z2k>, M: Mesh> Session<'_, P, M> {
     /// Masks the bits from `t` up and returns this party's shares to send (mod `2^{t+s}`: the
     /// paper's `t + s` bits per opened `t`-bit value).
     fn mask(&mut self, xs: &[Sh], t: u32) -> Result<(Vec<Sh>, Vec<u8>)> {
-        let rho = self.eng.prep_mut().randoms(xs.len())?;
+        let rho: Vec<Sh> = if self.ahead.is_empty() {
+            self.eng.prep_mut().randoms(xs.len())?
+        } else if self.ahead.len() >= xs.len() {
+            self.ahead.drain(..xs.len()).collect()
+        } else {
+            return Err(Error::Invariant("random values taken ahead ran out".into()));
+        };
         let ops = ShareOps(self.ring);
         let masked: Vec<Sh> = xs
             .iter()
@@ -433,8 +442,11 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
     let ring = *eng.ring();
     let ops = ShareOps(ring);
     let alpha = eng.prep_mut().mac_key_share();
-    let ws = eng.prep_mut().randoms(cts.len())?;
-    let ws2 = eng.prep_mut().randoms(cts.len())?;
+    // All 5 random values per decryption in one take (one durable cursor write of the store
+    // instead of five), in the order they are used: w, w', then the masks of V1, V2, V3.
+    let mut ahead: std::collections::VecDeque<Sh> = eng.prep_mut().randoms(5 * cts.len())?.into();
+    let ws: Vec<Sh> = ahead.drain(..cts.len()).collect();
+    let ws2: Vec<Sh> = ahead.drain(..cts.len()).collect();
     let zs: Vec<Sh> = shifted_phases(eng, params, key, cts)?;
     let rs = (0..cts.len())
         .map(|j| {
@@ -449,6 +461,7 @@ async fn pipelined_inner<P: Preprocessing<Z2k>, M: Mesh>(
         alpha,
         sid,
         round: 0,
+        ahead,
     };
     let me = s.mesh.id();
     let nparties = s.mesh.n();
@@ -782,6 +795,7 @@ pub async fn decrypt_strict_single_check<P: Preprocessing<Z2k>, M: Mesh>(
         alpha,
         sid,
         round: 0,
+        ahead: Default::default(),
     };
     let (l, t, k) = (lt.l, lt.d() + 1, params.k);
     let v1: Vec<Sh> = zs.iter().zip(&rs).map(|(z, r)| ops.add(z, r)).collect();

@@ -138,6 +138,14 @@ pub struct NodeConfig {
     pub max_batch: usize,
     /// Heartbeat interval while idle.
     pub idle: Duration,
+    /// While requests keep arriving less than this apart, the coordinator keeps gathering them
+    /// into the batch (up to [`NodeConfig::max_batch`] and [`NodeConfig::gather_max`]) instead
+    /// of starting a run with whatever had arrived: a client streams a batch of ciphertexts as
+    /// one request each, which without gathering ran as the pieces that happened to be there
+    /// (1 + 87 + 412 for 500 in one measurement). Zero: no gathering.
+    pub gather_gap: Duration,
+    /// Longest time one batch is gathered (bounds the wait under a steady trickle of requests).
+    pub gather_max: Duration,
 }
 
 impl Default for NodeConfig {
@@ -147,9 +155,16 @@ impl Default for NodeConfig {
             prep_chunk: 8,
             max_batch: 1024,
             idle: Duration::from_millis(200),
+            gather_gap: Duration::from_micros(GATHER_GAP_US),
+            gather_max: Duration::from_millis(GATHER_MAX_MS),
         }
     }
 }
+
+/// The default [`NodeConfig::gather_gap`] in microseconds (a lone request waits this long more).
+pub const GATHER_GAP_US: u64 = 200;
+/// The default [`NodeConfig::gather_max`] in milliseconds.
+pub const GATHER_MAX_MS: u64 = 20;
 
 /// A client request: one ciphertext, the client's nonce, and where to send its result.
 #[derive(Debug)]
@@ -668,16 +683,7 @@ impl Node {
         events(self.material());
         loop {
             // Take what has arrived; refuse malformed ciphertexts before anything is spent.
-            while pending.len() < self.cfg.max_batch {
-                match requests.try_recv() {
-                    Ok(r) => self.admit(r, &mut pending, events),
-                    Err(mpsc::error::TryRecvError::Empty) => break,
-                    Err(mpsc::error::TryRecvError::Disconnected) => {
-                        closed = true;
-                        break;
-                    }
-                }
-            }
+            closed |= self.gather(requests, &mut pending, events).await;
             let avail = self.gates.available()?;
             // 5 random authenticated values per decryption (w, w' and three opening masks)
             let randoms = self
@@ -776,6 +782,28 @@ impl Node {
         }
     }
 
+    /// Takes the requests that have arrived into `pending` (refusing malformed ciphertexts before
+    /// anything is spent); if any is pending, keeps taking them while the next one arrives within
+    /// [`NodeConfig::gather_gap`] of the last, up to [`NodeConfig::max_batch`] and
+    /// [`NodeConfig::gather_max`] ([`gather_into`]). Returns whether the queue is closed.
+    async fn gather(
+        &self,
+        requests: &mut mpsc::Receiver<Request>,
+        pending: &mut Vec<(LweCiphertext, Request)>,
+        events: &mut (dyn FnMut(Event) + Send),
+    ) -> bool {
+        let room = self.cfg.max_batch.saturating_sub(pending.len());
+        gather_into(
+            requests,
+            room,
+            !pending.is_empty(),
+            self.cfg.gather_gap,
+            self.cfg.gather_max,
+            |r| self.admit(r, pending, events),
+        )
+        .await
+    }
+
     /// Reports the gate bundles a step took (the cursor moved from `before`), if any.
     fn report_taken(&self, before: u64, events: &mut (dyn FnMut(Event) + Send)) {
         if let Ok(end) = self.gates.cursor()
@@ -866,6 +894,42 @@ impl Node {
     }
 }
 
+/// Takes up to `room` items from `rx` into `take`: those already queued, then, if any was taken
+/// or `waiting` (items taken earlier are waiting), more while each arrives within `gap` of the
+/// previous one and `max_wait` has not passed since the call. It polls (yielding to other
+/// tasks) instead of sleeping, because tokio's timers tick in milliseconds and the gap is a few
+/// hundred microseconds. Returns whether `rx` is closed.
+async fn gather_into<T>(
+    rx: &mut mpsc::Receiver<T>,
+    room: usize,
+    waiting: bool,
+    gap: Duration,
+    max_wait: Duration,
+    mut take: impl FnMut(T),
+) -> bool {
+    let start = std::time::Instant::now();
+    let mut last = start;
+    let mut taken = 0usize;
+    while taken < room {
+        match rx.try_recv() {
+            Ok(x) => {
+                take(x);
+                taken += 1;
+                last = std::time::Instant::now();
+            }
+            Err(mpsc::error::TryRecvError::Empty) => {
+                let now = std::time::Instant::now();
+                if (taken == 0 && !waiting) || now - last >= gap || now - start >= max_wait {
+                    return false;
+                }
+                tokio::task::yield_now().await;
+            }
+            Err(mpsc::error::TryRecvError::Disconnected) => return true,
+        }
+    }
+    false
+}
+
 /// The coordinator's end after a failed step (or a control message that could not be sent):
 /// answers the requests it had taken with an error — for a lost peer ([`Error::lost_peer`]) one
 /// that names it, without aborting the mesh (the mesh has told the other nodes); otherwise the
@@ -951,6 +1015,64 @@ pub fn material_for_import(
 mod tests {
     use super::*;
     use coterie_base::envelope::Versioned;
+
+    /// A stream whose items come less than the gap apart is gathered whole; without the gap,
+    /// only what had arrived; `room` and `max_wait` bound it; a closed queue is reported.
+    #[test]
+    fn gathering_takes_a_stream_within_its_bounds() {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            let stream = |n: usize, pause: Duration| {
+                let (tx, rx) = mpsc::channel::<usize>(4096);
+                std::thread::spawn(move || {
+                    for i in 0..n {
+                        if tx.blocking_send(i).is_err() {
+                            return;
+                        }
+                        std::thread::sleep(pause);
+                    }
+                });
+                rx
+            };
+            let ms = Duration::from_millis;
+            // items 100 µs apart, gap 20 ms: all 50 in one gathering (first one awaited)
+            let mut rx = stream(50, Duration::from_micros(100));
+            let first = rx.recv().await.unwrap();
+            let mut got = vec![first];
+            let closed = gather_into(&mut rx, 1000, true, ms(20), ms(5000), |x| got.push(x)).await;
+            assert_eq!(got, (0..50).collect::<Vec<_>>());
+            assert!(closed || rx.recv().await.is_none());
+            // gap zero: only what is queued already (nothing, right after the first)
+            let mut rx = stream(50, ms(2));
+            let first = rx.recv().await.unwrap();
+            let mut got = vec![first];
+            gather_into(&mut rx, 1000, true, Duration::ZERO, ms(5000), |x| {
+                got.push(x)
+            })
+            .await;
+            assert!(got.len() < 5, "{}", got.len());
+            // room bounds the batch
+            let mut rx = stream(50, Duration::from_micros(100));
+            let mut got = vec![rx.recv().await.unwrap()];
+            gather_into(&mut rx, 9, true, ms(20), ms(5000), |x| got.push(x)).await;
+            assert_eq!(got.len(), 10);
+            // max_wait bounds the time under a steady trickle
+            let mut rx = stream(1000, ms(1));
+            let mut got = vec![rx.recv().await.unwrap()];
+            let t = std::time::Instant::now();
+            gather_into(&mut rx, 1000, true, ms(50), ms(30), |x| got.push(x)).await;
+            assert!(t.elapsed() < ms(500) && got.len() < 200, "{}", got.len());
+            // nothing queued and nothing waiting: returns at once
+            let (_tx, mut rx) = mpsc::channel::<usize>(1);
+            let t = std::time::Instant::now();
+            assert!(!gather_into(&mut rx, 10, false, ms(1000), ms(1000), |_| ()).await);
+            assert!(t.elapsed() < ms(500));
+        });
+    }
 
     #[test]
     fn control_messages_are_envelopes_and_other_versions_abort() {
