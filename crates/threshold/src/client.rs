@@ -453,6 +453,24 @@ pub async fn decrypt_over(
     conn: Connection,
     cts: Vec<Vec<u8>>,
 ) -> Result<Vec<std::result::Result<u64, String>>> {
+    let (conn, results) = decrypt_keep(conn, cts).await?;
+    let _ = conn.close().await;
+    Ok(results)
+}
+
+/// [`decrypt_over`] on a connection that stays open: returns it with the results, for the next
+/// call (node 0 serves any number of batches on one connection, and the connection's verifier
+/// keeps the node certificate chains it checked). On an error the connection is gone; open a
+/// new one.
+///
+/// # Example
+///
+/// See [`connect`]; `let (conn, results) = decrypt_keep(conn, cts).await?;` and again with
+/// `conn`.
+pub async fn decrypt_keep(
+    conn: Connection,
+    cts: Vec<Vec<u8>>,
+) -> Result<(Connection, Vec<std::result::Result<u64, String>>)> {
     let (ch, mut verifier) = conn.into_parts();
     let (mut rd, mut wr) = ch.split();
     let count = cts.len();
@@ -510,11 +528,14 @@ pub async fn decrypt_over(
         results[i] = Some(r.result);
     }
     let wr = sender.await.map_err(client_err)??;
-    let _ = Channel::unsplit(rd, wr).close().await;
-    Ok(results
-        .into_iter()
-        .map(|r| r.unwrap_or(Err("no response".into())))
-        .collect())
+    let conn = Connection::new(Channel::unsplit(rd, wr), verifier);
+    Ok((
+        conn,
+        results
+            .into_iter()
+            .map(|r| r.unwrap_or(Err("no response".into())))
+            .collect(),
+    ))
 }
 
 /// `coterie decrypt`: sends the ciphertext files to node 0 over mutual TLS (client certificate
