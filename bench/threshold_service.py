@@ -1,0 +1,88 @@
+"""Throughput and latency of the threshold decryption *service* (not the protocol alone): a 4-node
+local service over loopback mutual TLS, with **insecure** dealer material (experiments only), driven
+through coterie's Python client.
+
+* latency: one ciphertext per request, connection to node 0 included (the client connects per
+  call), median over the requests;
+* throughput: batches of ``--batch`` ciphertexts per request, the gate pool filled beforehand so
+  that no gate production runs inside a timed request; decryptions per second of the best and the
+  median request, and per request node 0's decryption runs (their sizes and node 0's own timing:
+  the client streams the ciphertexts one request each and node 0 batches what it gathers).
+
+No emulated delay: the figures are the service's own path (store reads and durable cursors, the
+coordinator, statements and their signatures, client verification) on this machine's 2 cores,
+to set against ``threshold_bench``'s loopback figures for the protocol alone.
+
+Usage: ``.venv/bin/python bench/threshold_service.py [--batch 1000] [--batches 4] [--singles 21]``
+(after ``scripts/python.sh``). Prints one line per measurement.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--batch", type=int, default=1000)
+    ap.add_argument("--batches", type=int, default=4)
+    ap.add_argument("--singles", type=int, default=21)
+    a = ap.parse_args()
+    from coterie import threshold
+
+    load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else []
+    print(f"# threshold service, 4 nodes, loopback TLS, insecure dealer material; load {' '.join(load)}")
+    n_dec = a.singles + 2 * a.batch * a.batches + a.batch + 64
+    with tempfile.TemporaryDirectory(prefix="coterie-svc-bench-") as d:
+        t0 = time.perf_counter()
+        with threshold.start_insecure_local_service(
+            d, parties=4, decryptions=n_dec, pool=a.batch, max_batch=max(a.batch, 1024)
+        ) as svc:
+            print(f"setup: dealing and key generation for {n_dec} decryptions {time.perf_counter() - t0:.1f} s")
+            pk = svc.public_key
+            cts = [threshold.encrypt(pk, j % 2) for j in range(a.batch)]
+            with svc.client() as c:
+                svc.wait_for_pool()
+                lat = []
+                for j in range(a.singles):
+                    t = time.perf_counter()
+                    out = c.decrypt_one(cts[j])
+                    lat.append(time.perf_counter() - t)
+                    assert out == j % 2
+                lat.sort()
+                print(
+                    f"latency batch=1: median {statistics.median(lat) * 1e3:.2f} ms, "
+                    f"min {lat[0] * 1e3:.2f} ms, max {lat[-1] * 1e3:.2f} ms ({a.singles} requests)"
+                )
+                rates = []
+                runs = []
+                for _ in range(a.batches):
+                    svc.wait_for_pool()
+                    seen = len(svc.batches)
+                    t = time.perf_counter()
+                    out = c.decrypt(cts)
+                    dt = time.perf_counter() - t
+                    assert out == [j % 2 for j in range(a.batch)]
+                    rates.append(a.batch / dt)
+                    mine = svc.batches[seen:]
+                    runs.append(
+                        f"{dt * 1e3:.1f} ms in {len(mine)} run(s) of node 0, sizes "
+                        + "/".join(str(b) for b, _ in mine)
+                        + f", their time {sum(x for _, x in mine) * 1e3:.1f} ms"
+                    )
+                print(
+                    f"throughput batch={a.batch}: best {max(rates):.0f} dec/s, "
+                    f"median {statistics.median(rates):.0f} dec/s ({a.batches} requests: "
+                    + ", ".join(f"{r:.0f}" for r in rates)
+                    + ")"
+                )
+                for r in runs:
+                    print(f"  request: {r}")
+    print(f"# load after {' '.join(open('/proc/loadavg').read().split()[:3])}", file=sys.stdout)
+
+
+if __name__ == "__main__":
+    main()
