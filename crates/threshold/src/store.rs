@@ -202,9 +202,17 @@ pub fn decode_batch(lt: &LtParams, bytes: &[u8]) -> Result<Vec<GateBundle>> {
 pub struct GateStore {
     dir: PathBuf,
     lt: LtParams,
-    /// Consumed batch files handed to the cleanup thread and not deleted yet: every listing
-    /// leaves them out, so nothing reads a file while it goes.
-    doomed: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<PathBuf>>>,
+}
+
+/// Consumed batch files handed to a cleanup thread and not deleted yet, in this process: every
+/// listing leaves them out, so nothing reads a file while it goes (also a store opened again,
+/// as a reconnecting node does, while an earlier handle's cleanup still runs).
+static DOOMED: std::sync::LazyLock<std::sync::Mutex<std::collections::HashSet<PathBuf>>> =
+    std::sync::LazyLock::new(Default::default);
+
+fn doomed() -> std::sync::MutexGuard<'static, std::collections::HashSet<PathBuf>> {
+    // a panic while the lock was held cannot leave the set inconsistent (inserts and removes)
+    DOOMED.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Atomic durable write (temp file, fsync, rename, fsync of the directory) through
@@ -260,7 +268,6 @@ impl GateStore {
         Ok(Self {
             dir: dir.to_path_buf(),
             lt,
-            doomed: Default::default(),
         })
     }
 
@@ -276,7 +283,6 @@ impl GateStore {
         Ok(Self {
             dir: dir.to_path_buf(),
             lt,
-            doomed: Default::default(),
         })
     }
 
@@ -298,11 +304,7 @@ impl GateStore {
     }
 
     fn batches(&self) -> Result<Vec<(u64, PathBuf)>> {
-        let doomed = self
-            .doomed
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        let doomed = doomed().clone();
         let mut v = Vec::new();
         for e in fs::read_dir(&self.dir).map_err(io)? {
             let p = e.map_err(io)?.path();
@@ -394,11 +396,21 @@ impl GateStore {
             if out.len() >= count {
                 break;
             }
-            let meta = fs::metadata(&p).map_err(io)?;
+            // a file gone since the listing was consumed and deleted (by another process's
+            // cleanup, say); a missing unconsumed file shows as a gap in the ids below
+            let meta = match fs::metadata(&p) {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io(e)),
+            };
             if meta.len() as usize > MAX_BATCH_BYTES {
                 return Err(Error::Gate("batch file too large".into()));
             }
-            let mut bytes = fs::read(&p).map_err(io)?;
+            let mut bytes = match fs::read(&p) {
+                Ok(b) => b,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io(e)),
+            };
             let res = copy_bundles(&self.lt, &bytes, cur, count, bundle_bits, &mut out);
             coterie_math::buffers::wipe_bytes(&mut bytes);
             files.push((p, res?));
@@ -421,15 +433,11 @@ impl GateStore {
             .map(|(p, _)| p)
             .collect();
         if !done.is_empty() {
-            self.doomed
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .extend(done.iter().cloned());
-            let doomed = self.doomed.clone();
+            doomed().extend(done.iter().cloned());
             let delete = move || {
                 for p in &done {
                     let _ = fs::remove_file(p);
-                    doomed.lock().unwrap_or_else(|e| e.into_inner()).remove(p);
+                    doomed().remove(p);
                 }
             };
             if std::thread::Builder::new()
