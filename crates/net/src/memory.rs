@@ -90,9 +90,15 @@ impl Mesh for InMemoryMesh {
 
     async fn send_frame<'a>(&'a mut self, to: PartyId, frame: &'a mut [u8]) -> Result<()> {
         self.core.stamp(to, frame)?;
-        let tx = self.out[to].as_ref().ok_or(Error::Closed { party: to })?;
-        tx.send(frame[frame::LEN_PREFIX..].to_vec())
-            .map_err(|_| Error::Closed { party: to })
+        // A peer may abort and close between the stamp's check of the abort and this send: then
+        // its abort, not the closed channel, is the news (a popk test saw `Closed` under load).
+        let Some(tx) = self.out[to].as_ref() else {
+            return Err(self.poisoned_or(Error::Closed { party: to }));
+        };
+        if tx.send(frame[frame::LEN_PREFIX..].to_vec()).is_err() {
+            return Err(self.poisoned_or(Error::Closed { party: to }));
+        }
+        Ok(())
     }
 
     async fn recv_frame(&mut self, from: PartyId, tag: u32, deadline: Instant) -> Result<Vec<u8>> {
