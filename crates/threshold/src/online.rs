@@ -77,12 +77,12 @@ pub(crate) fn composed_mask<P: Preprocessing<Z2k>, T: Tables + ?Sized>(
 /// one is a cache miss the loop waits for).
 pub(crate) const PREFETCH_AHEAD: usize = 8;
 
-/// A hint that bundle `j`'s masks of gates `0..=d` are read soon ([`composed_mask`], `select_y`);
-/// nothing for `j` past the end.
+/// A hint that bundle `j`'s Sign-gate masks are read soon ([`composed_mask`]); nothing for `j`
+/// past the end.
 pub(crate) fn prefetch_masks<T: Tables + ?Sized>(lt: &LtParams, gates: &T, j: usize) {
     if j < gates.count() {
         let _ = gates.with_bundle(j, |g| {
-            (0..=lt.d() as usize).for_each(|i| g.prefetch_mask(i));
+            (0..lt.d() as usize).for_each(|i| g.prefetch_mask(i));
             Ok(())
         });
     }
@@ -93,7 +93,7 @@ pub(crate) fn prefetch_y<T: Tables + ?Sized>(lt: &LtParams, gates: &T, j: usize,
     if j < gates.count() {
         let _ = gates.with_bundle(j, |g| {
             g.prefetch_mask(lt.d() as usize);
-            for (i, x) in lt.digits(z_open).into_iter().enumerate() {
+            for (i, x) in lt.digits_iter(z_open).enumerate() {
                 g.prefetch_entry(i, x);
             }
             Ok(())
@@ -124,7 +124,7 @@ pub(crate) fn select_y<P: Preprocessing<Z2k>, T: Tables + ?Sized>(
     let d = lt.d() as usize;
     gates.with_bundle(j, |g| {
         let mut y = g.mask(d)?;
-        for (i, x) in lt.digits(z_open).into_iter().enumerate() {
+        for (i, x) in lt.digits_iter(z_open).enumerate() {
             let e = g.entry(i, x)?;
             y = ops.add(&y, &eng.mul_const(&e, &(1u128 << i)));
         }

@@ -58,18 +58,21 @@ impl LtParams {
     }
     /// Splits a public `z' ∈ [2^l]` into its digits (§7.5 online step 2).
     pub fn digits(&self, z: u128) -> Vec<usize> {
+        self.digits_iter(z).collect()
+    }
+    /// [`LtParams::digits`] without the allocation (the online schedules' per-bundle reads).
+    pub fn digits_iter(&self, z: u128) -> impl Iterator<Item = usize> + use<> {
         let d = self.d() as usize;
+        let b = self.b as usize;
         let mask = (1u128 << self.b) - 1;
-        (0..d)
-            .map(|i| {
-                let x = z >> (self.b as usize * i);
-                if i + 1 == d {
-                    x as usize
-                } else {
-                    (x & mask) as usize
-                }
-            })
-            .collect()
+        (0..d).map(move |i| {
+            let x = z >> (b * i);
+            if i + 1 == d {
+                x as usize
+            } else {
+                (x & mask) as usize
+            }
+        })
     }
     /// Beaver multiplications one gate bundle costs: `Σ (2^a - a - 1)` over the `d` Sign
     /// gates and the `(d+1)`-bit ModLTZ gate (seed 000 §8.1; 2351 for `l = 63, b = 8`).

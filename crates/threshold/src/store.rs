@@ -304,7 +304,6 @@ impl GateStore {
     }
 
     fn batches(&self) -> Result<Vec<(u64, PathBuf)>> {
-        let doomed = doomed().clone();
         let mut v = Vec::new();
         for e in fs::read_dir(&self.dir).map_err(io)? {
             let p = e.map_err(io)?.path();
@@ -313,10 +312,14 @@ impl GateStore {
                 .strip_prefix("batch-")
                 .and_then(|s| s.strip_suffix(".bin"))
                 .and_then(|s| s.parse::<u64>().ok());
-            if let Some(id) = id
-                && !doomed.contains(&p)
-            {
+            if let Some(id) = id {
                 v.push((id, p));
+            }
+        }
+        {
+            let doomed = doomed();
+            if !doomed.is_empty() {
+                v.retain(|(_, p)| !doomed.contains(p));
             }
         }
         v.sort();
