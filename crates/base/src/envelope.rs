@@ -158,7 +158,7 @@ pub fn peek(bytes: &[u8]) -> Result<([u8; 4], u16)> {
 /// let env = seal_bytes(*b"RAWB", 1, &[0; 100]).unwrap();
 /// assert!(open_bytes(*b"RAWB", 1, &env, 99).is_err()); // over the limit
 /// assert!(open_bytes(*b"RAWB", 2, &env, 100).is_err()); // other version
-/// assert!(open_bytes(*b"XXXX", 1, &env, 100).is_err()); // other content
+/// assert!(open_bytes(*b"OTHR", 1, &env, 100).is_err()); // another content tag
 /// ```
 pub fn open_bytes(tag: [u8; 4], version: u16, bytes: &[u8], max_len: usize) -> Result<&[u8]> {
     let (found_tag, found_version) = peek(bytes)?;
