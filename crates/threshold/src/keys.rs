@@ -443,14 +443,7 @@ impl PublicKey {
         count: usize,
         noise_bits: u32,
     ) -> Result<Self> {
-        let w = Self::secure_noise_bits(params)?;
-        let m = Self::secure_samples(params);
-        if count < m || noise_bits < w {
-            return Err(Error::Params(format!(
-                "an insecure public key was asked for ({count} samples of {noise_bits}-bit noise; a secure one needs at least {m} samples of {w}-bit noise)"
-            )));
-        }
-        Self::make(eng, mesh, params, key, seed, count, noise_bits).await
+        Self::make_checked(eng, mesh, params, key, seed, count, noise_bits, false).await
     }
 
     /// A key fingerprint (format 3, see the type's docs): `count` samples (at least 1, fewer
@@ -469,16 +462,40 @@ impl PublicKey {
         count: usize,
         noise_bits: u32,
     ) -> Result<Self> {
+        Self::make_checked(eng, mesh, params, key, seed, count, noise_bits, true).await
+    }
+
+    /// [`PublicKey::generate`] (`fingerprint` false: at least the secure count of samples) or
+    /// [`PublicKey::fingerprint_generate`] (true: 1 to fewer than that, format 3), both with at
+    /// least the secure noise width.
+    #[allow(clippy::too_many_arguments)]
+    async fn make_checked<P: Preprocessing<Z2k>, M: Mesh>(
+        eng: &mut Engine<Z2k, P>,
+        mesh: &mut M,
+        params: &Params,
+        key: &SharedKey,
+        seed: [u8; 32],
+        count: usize,
+        noise_bits: u32,
+        fingerprint: bool,
+    ) -> Result<Self> {
         let w = Self::secure_noise_bits(params)?;
         let m = Self::secure_samples(params);
-        if count == 0 || count >= m || noise_bits < w {
+        if fingerprint && (count == 0 || count >= m || noise_bits < w) {
             return Err(Error::Params(format!(
                 "a key fingerprint has 1 to {} samples of at least {w}-bit noise, not {count} of {noise_bits}",
                 m - 1
             )));
         }
+        if !fingerprint && (count < m || noise_bits < w) {
+            return Err(Error::Params(format!(
+                "an insecure public key was asked for ({count} samples of {noise_bits}-bit noise; a secure one needs at least {m} samples of {w}-bit noise)"
+            )));
+        }
         let mut pk = Self::make(eng, mesh, params, key, seed, count, noise_bits).await?;
-        pk.version = 3;
+        if fingerprint {
+            pk.version = 3;
+        }
         Ok(pk)
     }
 
