@@ -304,6 +304,12 @@ impl GateStore {
     }
 
     fn batches(&self) -> Result<Vec<(u64, PathBuf)>> {
+        // The set is locked before the directory is read and until the listing is filtered: a
+        // cleanup thread removes a path from the set only after deleting its file, so a file
+        // listed here and deleted since is still in the set when it is checked. (Locked only
+        // for the filter, a deletion could finish between the read and the check, and the
+        // listing would show a file that is gone; CI saw `append` fail on one.)
+        let doomed = doomed();
         let mut v = Vec::new();
         for e in fs::read_dir(&self.dir).map_err(io)? {
             let p = e.map_err(io)?.path();
@@ -316,12 +322,12 @@ impl GateStore {
                 v.push((id, p));
             }
         }
-        {
-            let doomed = doomed();
-            if !doomed.is_empty() {
-                v.retain(|(_, p)| !doomed.contains(p));
-            }
+        #[cfg(test)]
+        tests::LIST_PAUSE.with(|d| std::thread::sleep(d.get()));
+        if !doomed.is_empty() {
+            v.retain(|(_, p)| !doomed.contains(p));
         }
+        drop(doomed);
         v.sort();
         Ok(v)
     }
@@ -694,6 +700,42 @@ mod tests {
             }
             fs::remove_dir_all(&dir).unwrap();
         }
+    }
+
+    thread_local! {
+        /// A pause between reading the directory and filtering the listing, in the listing
+        /// thread only (widens the window a deletion could finish in).
+        pub(super) static LIST_PAUSE: std::cell::Cell<std::time::Duration> =
+            const { std::cell::Cell::new(std::time::Duration::ZERO) };
+    }
+
+    /// The listing right after a take that consumed files, with a wide window between reading
+    /// the directory and filtering it: every listed file still exists, because the cleanup
+    /// cannot take a path out of the set while a listing holds it (CI once saw `append` open a
+    /// listed file that was gone).
+    #[test]
+    fn a_listing_never_shows_a_file_deleted_while_it_was_made() {
+        let lt = LtParams::new(16, 14, 4).unwrap();
+        let ring = Z2k::new(16, 64).unwrap();
+        let mut rng = rand::rng();
+        let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
+        let dir = coterie_base::fsio::unique_temp_dir("coterie-store-listing");
+        let store = GateStore::create(&dir, lt).unwrap();
+        let b = crate::gates::insecure_deal_bundles(&dealer, &ring, &lt, 21, 0, &mut rng).remove(0);
+        for one in b.chunks(1) {
+            store.append(one).unwrap();
+        }
+        store.take(20).unwrap();
+        LIST_PAUSE.with(|d| d.set(std::time::Duration::from_millis(300)));
+        let listed = store.batches();
+        LIST_PAUSE.with(|d| d.set(std::time::Duration::ZERO));
+        let listed = listed.unwrap();
+        for (id, p) in &listed {
+            assert!(p.exists(), "batch {id} listed but deleted");
+        }
+        assert_eq!(listed.len(), 1);
+        assert_eq!(store.end().unwrap(), 21);
+        fs::remove_dir_all(&dir).ok();
     }
 
     /// A take that consumes many whole files, followed at once by the next take, while the
