@@ -337,13 +337,15 @@ def from_threshold(path: str) -> list[dict]:
 
 
 def from_netem_selfcheck(path: str) -> list[dict]:
-    """bench/netem/selfcheck.sh's JSON array of {"rtt_ms", "rate_mbit", "result": {...}}."""
+    """bench/netem/selfcheck.sh's JSON array of {"rtt_ms", "rate_mbit", "engine", "result": {...}}
+    (rows written before the event-loop engine have no "engine": they ran the threads engine)."""
     with open(path, encoding="utf-8") as f:
         rows = json.load(f)
     out = []
     for o in rows:
         res = o.get("result") or {}
-        p = {"rtt_ms": o["rtt_ms"], "rate_mbit": o["rate_mbit"], "within_5pct": res.get("within_5pct")}
+        p = {"rtt_ms": o["rtt_ms"], "rate_mbit": o["rate_mbit"], "engine": o.get("engine", "threads"),
+             "within_5pct": res.get("within_5pct")}
         out += _fields(res, p, "coterie", {
             "rtt_ms_measured": ("netem_rtt", "ms"), "rate_mbit_measured": ("netem_rate", "Mbit/s"),
             "relay_overhead_us": ("netem_relay_overhead", "us"), "rtt_ms_direct": ("loopback_rtt", "ms"),

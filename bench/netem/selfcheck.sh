@@ -3,14 +3,17 @@
 # 1-byte ping-pongs through one relay must measure the configured one-way latency and round trip
 # within 5% (medians), and a bulk transfer the configured rate within 5%.
 #
-# Usage: bench/netem/selfcheck.sh [--quick] [--bin PATH] [--wait-idle S] [--out DIR] [--label NAME]
+# Usage: bench/netem/selfcheck.sh [--quick] [--bin PATH] [--engine threads|loop] [--wait-idle S]
+#                                 [--out DIR] [--label NAME]
 #   --quick     RTT 1 and 10 ms only, 10 pings (about 10 s); default RTT 1/10/100 ms x
 #               100 Mbit/s / 1 Gbit/s, 30 pings (about 30 s).
 #   --bin PATH  the coterie CLI (default target/ci/coterie; the old positional PATH works too).
+#   --engine E  the emulator's engine (coterie_net::netem::Engine): threads (default, what
+#               `coterie netem relay|mesh` run) or loop (one event-loop thread per process).
 #   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).
 #
 # Writes records to DIR/net.jsonl (ops netem_rtt [ms], netem_rate [Mbit/s], netem_relay_overhead
-# [us], loopback_rtt [ms]; params rtt_ms, rate_mbit = the configured setting, within_5pct) and the
+# [us], loopback_rtt [ms]; params rtt_ms, rate_mbit = the configured setting, engine, within_5pct) and the
 # emulator's own JSON per setting to DIR/net-netem-selfcheck.json. Exit status 1 if a setting
 # misses 5%.
 set -euo pipefail
@@ -19,10 +22,12 @@ set -euo pipefail
 bench_init net
 
 bin="$ROOT/target/ci/coterie"
+engine=threads
 while (($#)); do
   bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
   case "$1" in
     --bin) bench_need_value "$@"; bin="$2"; shift 2 ;;
+    --engine) bench_need_value "$@"; engine="$2"; shift 2 ;;
     -*) die "unknown argument '$1' (see -h)" ;;
     *) bin="$1"; shift ;;
   esac
@@ -41,11 +46,11 @@ for rtt in "${rtts[@]}"; do
   for rate in 100 1000; do
     # enough data for >= ~1.5 s at the configured rate
     mb=$(( rate * 2 / 8 ))
-    line=$("$bin" netem selfcheck --rtt-ms "$rtt" --rate-mbit "$rate" --pings "$pings" --bulk-mb "$mb") || fail=1
-    echo "rtt ${rtt} ms, ${rate} Mbit/s: $line"
+    line=$("$bin" netem selfcheck --rtt-ms "$rtt" --rate-mbit "$rate" --pings "$pings" --bulk-mb "$mb" --engine "$engine") || fail=1
+    echo "rtt ${rtt} ms, ${rate} Mbit/s, engine $engine: $line"
     (( first )) || echo "," >> "$json"
     first=0
-    echo "  {\"rtt_ms\": $rtt, \"rate_mbit\": $rate, \"result\": ${line:-null}}" >> "$json"
+    echo "  {\"rtt_ms\": $rtt, \"rate_mbit\": $rate, \"engine\": \"$engine\", \"result\": ${line:-null}}" >> "$json"
   done
 done
 echo "]" >> "$json"

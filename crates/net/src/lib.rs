@@ -59,6 +59,8 @@ pub mod local;
 mod memory;
 mod mesh;
 pub mod netem;
+#[cfg(target_os = "linux")]
+mod netem_hub;
 pub mod relay;
 pub mod role;
 pub mod tamper;

@@ -27,6 +27,23 @@ use std::time::{Duration, Instant};
 /// sleep, so a long link is calibrated with a short probe (and quickly).
 const CALIBRATION_PROBE_MAX: Duration = Duration::from_millis(2);
 
+/// How a relay runs: the same link model either way (the module docs), with different costs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// Two threads per direction of every connection (a reader and a delivering thread that
+    /// sleeps until each chunk is due): two thread wake-ups per relayed chunk. The default, and
+    /// what `coterie netem` runs.
+    #[default]
+    Threads,
+    /// One thread for every relay of the process, waiting in `epoll` for the sockets and a
+    /// nanosecond `timerfd` for the next delivery: a burst of chunks costs one wake-up to read
+    /// and one to deliver. For benchmarks that put many parties' links on a few cores (16
+    /// parties: 30 relayed messages per round through a king). Its `connect` to the target
+    /// blocks the loop, so it is meant for loopback targets. Linux only; elsewhere
+    /// [`Engine::Threads`] runs instead.
+    EventLoop,
+}
+
 /// Parameters of one emulated link (applied to each direction independently).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LinkParams {
@@ -38,6 +55,8 @@ pub struct LinkParams {
     pub chunk: usize,
     /// The relay path's own one-way cost, subtracted from `one_way` (zero unless calibrated).
     pub overhead: Duration,
+    /// The relay's engine (calibrate with the engine that will run the link).
+    pub engine: Engine,
 }
 
 impl LinkParams {
@@ -48,7 +67,13 @@ impl LinkParams {
             rate_bps: (rate_mbit > 0.0).then_some(rate_mbit * 1e6),
             chunk: 16 * 1024,
             overhead: Duration::ZERO,
+            engine: Engine::Threads,
         }
+    }
+
+    /// These parameters run by `engine`.
+    pub fn with_engine(self, engine: Engine) -> Self {
+        Self { engine, ..self }
     }
 
     /// These parameters with [`LinkParams::overhead`] measured on this machine, through an
@@ -73,6 +98,7 @@ impl LinkParams {
             rate_bps: None,
             chunk: self.chunk,
             overhead: Duration::ZERO,
+            engine: self.engine,
         };
         let relay = Relay::start("127.0.0.1:0", &echo.to_string(), raw)?;
         let rtt = ping_median(relay.local_addr(), pings.max(11))?;
@@ -85,7 +111,9 @@ impl LinkParams {
         })
     }
 
-    fn queue_chunks(&self) -> usize {
+    /// Chunks a direction holds in flight before its reader stops reading (twice the
+    /// bandwidth-delay product in chunks, plus 64; at most 65,536).
+    pub(crate) fn queue_chunks(&self) -> usize {
         let bdp = self
             .rate_bps
             .map_or(0.0, |r| r / 8.0 * self.one_way.as_secs_f64() * 2.0);
@@ -95,7 +123,7 @@ impl LinkParams {
 
 /// Sets the calling thread's timer slack to 1 µs, once per thread (Linux; elsewhere nothing). The
 /// default slack (50 µs) lets the kernel fire a sleeper's timer up to that late to batch wake-ups.
-fn fine_timer_slack() {
+pub(crate) fn fine_timer_slack() {
     #[cfg(target_os = "linux")]
     {
         use std::cell::Cell;
@@ -202,11 +230,13 @@ pub struct Relay {
     local_addr: SocketAddr,
     stop: Arc<AtomicBool>,
     handle: Option<JoinHandle<()>>,
+    /// The listener's id on the process's event loop ([`Engine::EventLoop`]).
+    hub_id: Option<usize>,
 }
 
 impl Relay {
-    /// Starts a relay listening on `listen` (e.g. `127.0.0.1:0`) and forwarding to `target`,
-    /// waiting for each delivery with [`plain_sleep_until`].
+    /// Starts a relay listening on `listen` (e.g. `127.0.0.1:0`) and forwarding to `target`, run
+    /// by `p.engine`; the threads engine waits for each delivery with [`plain_sleep_until`].
     pub fn start(listen: &str, target: &str, p: LinkParams) -> std::io::Result<Relay> {
         Self::start_with(listen, target, p, plain_sleep_until)
     }
@@ -214,7 +244,8 @@ impl Relay {
     /// [`Relay::start`] with another way of waiting for a chunk's delivery time: the link model
     /// (the module's) is the same, `wait_until(t)` is called on the delivering thread of each
     /// direction and must return at (or as soon as it can after) `t`. [`LinkParams::calibrated`]
-    /// measures the overhead with [`plain_sleep_until`], the wait of [`Relay::start`].
+    /// measures the overhead with [`plain_sleep_until`], the wait of [`Relay::start`]. With
+    /// [`Engine::EventLoop`] (on Linux) `wait_until` is not used: the loop waits on a timer.
     pub fn start_with(
         listen: &str,
         target: &str,
@@ -224,6 +255,16 @@ impl Relay {
         let l = TcpListener::bind(listen)?;
         let local_addr = l.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
+        #[cfg(target_os = "linux")]
+        if p.engine == Engine::EventLoop {
+            let id = crate::netem_hub::listen(l, target, p)?;
+            return Ok(Relay {
+                local_addr,
+                stop,
+                handle: None,
+                hub_id: Some(id),
+            });
+        }
         let stop2 = stop.clone();
         let target = target.to_string();
         let handle = spawn_named("netem-accept", move || {
@@ -252,6 +293,7 @@ impl Relay {
             local_addr,
             stop,
             handle: Some(handle),
+            hub_id: None,
         })
     }
 
@@ -264,8 +306,14 @@ impl Relay {
 impl Drop for Relay {
     /// Stops accepting: sets the stop flag and wakes the blocked `accept` with a connection of
     /// its own (if that connection fails, the acceptor is left blocked and detached rather than
-    /// the drop hanging). Connections already relayed run on until their ends close them.
+    /// the drop hanging); with [`Engine::EventLoop`], has the loop close the listener and waits
+    /// for it (at most 2 s). Connections already relayed run on until their ends close them.
     fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        if let Some(id) = self.hub_id {
+            crate::netem_hub::close(id);
+            return;
+        }
         self.stop.store(true, Ordering::Release);
         let mut wake = self.local_addr;
         if wake.ip().is_unspecified() {
@@ -534,9 +582,15 @@ mod tests {
 
     #[test]
     fn relay_delays_and_paces() {
+        for engine in [Engine::Threads, Engine::EventLoop] {
+            delays_and_paces(engine);
+        }
+    }
+
+    fn delays_and_paces(engine: Engine) {
         // 20 ms RTT, 50 Mbit/s: loose bounds here (unit tests run in parallel on a shared 2-core
         // box); the 5% checks are tests/netem.rs and bench/netem/selfcheck.sh.
-        let p = LinkParams::new(Duration::from_millis(20), 50.0);
+        let p = LinkParams::new(Duration::from_millis(20), 50.0).with_engine(engine);
         let r = self_check(p, 10, 2_000_000).unwrap();
         assert!(r.rtt_measured >= 0.019 && r.rtt_measured < 0.030, "{r:?}");
         assert!(
@@ -551,14 +605,65 @@ mod tests {
 
     #[test]
     fn dropping_a_relay_stops_its_acceptor() {
-        let echo = echo_server().unwrap();
-        let p = LinkParams::new(Duration::from_millis(2), 0.0);
-        let r = Relay::start("0.0.0.0:0", &echo.to_string(), p).unwrap();
-        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, r.local_addr().port()));
-        assert!(ping_median(addr, 1).unwrap() >= 0.002);
-        let t = Instant::now();
-        drop(r);
-        assert!(t.elapsed() < Duration::from_secs(2));
-        assert!(TcpStream::connect(addr).is_err());
+        for engine in [Engine::Threads, Engine::EventLoop] {
+            let echo = echo_server().unwrap();
+            let p = LinkParams::new(Duration::from_millis(2), 0.0).with_engine(engine);
+            let r = Relay::start("0.0.0.0:0", &echo.to_string(), p).unwrap();
+            let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, r.local_addr().port()));
+            assert!(ping_median(addr, 1).unwrap() >= 0.002, "{engine:?}");
+            let t = Instant::now();
+            drop(r);
+            assert!(t.elapsed() < Duration::from_secs(2), "{engine:?}");
+            assert!(TcpStream::connect(addr).is_err(), "{engine:?}");
+        }
+    }
+
+    /// Both engines pass a half-close through in order: the client's bytes, then its end of
+    /// stream; the server's reply, then its end; and a relay carries several connections at
+    /// once, each in order (many chunks each, unpaced and paced).
+    #[test]
+    fn relays_carry_bytes_in_order_and_pass_the_end_of_stream() {
+        for engine in [Engine::Threads, Engine::EventLoop] {
+            for rate in [0.0, 400.0] {
+                // a server that reads to the end, then answers with the bytes reversed
+                let server = TcpListener::bind("127.0.0.1:0").unwrap();
+                let target = server.local_addr().unwrap().to_string();
+                std::thread::spawn(move || {
+                    for c in server.incoming() {
+                        let Ok(mut c) = c else { return };
+                        std::thread::spawn(move || {
+                            let mut got = Vec::new();
+                            c.read_to_end(&mut got).unwrap();
+                            got.reverse();
+                            c.write_all(&got).unwrap();
+                        });
+                    }
+                });
+                let p = LinkParams::new(Duration::from_millis(2), rate).with_engine(engine);
+                let r = Relay::start("127.0.0.1:0", &target, p).unwrap();
+                let clients: Vec<_> = (0..4u8)
+                    .map(|k| {
+                        let addr = r.local_addr();
+                        std::thread::spawn(move || {
+                            let msg: Vec<u8> = (0..300_000u32)
+                                .map(|i| (i as u8).wrapping_mul(7).wrapping_add(k))
+                                .collect();
+                            let mut s = TcpStream::connect(addr).unwrap();
+                            for part in msg.chunks(7_001) {
+                                s.write_all(part).unwrap();
+                            }
+                            s.shutdown(Shutdown::Write).unwrap();
+                            let mut back = Vec::new();
+                            s.read_to_end(&mut back).unwrap();
+                            back.reverse();
+                            back == msg
+                        })
+                    })
+                    .collect();
+                for c in clients {
+                    assert!(c.join().unwrap(), "{engine:?} at {rate} Mbit/s");
+                }
+            }
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use coterie_net::netem::{LinkParams, Relay, SelfCheck, plain_sleep_until, self_check};
+use coterie_net::netem::{Engine, LinkParams, Relay, SelfCheck, plain_sleep_until, self_check};
 
 /// What the tests hold the calibrated link to: [`SelfCheck::TOLERANCE`] (5%, what `coterie netem
 /// selfcheck` holds an idle machine to) plus 3 points for the CI machine's load, which moves the
@@ -25,12 +25,22 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 
 #[test]
 fn calibrated_link_is_within_tolerance() {
+    calibrated_within_tolerance(Engine::Threads);
+}
+
+#[test]
+fn calibrated_event_loop_link_is_within_tolerance() {
+    calibrated_within_tolerance(Engine::EventLoop);
+}
+
+fn calibrated_within_tolerance(engine: Engine) {
     let _g = serial();
     // 1 ms one-way (2 ms RTT) on loopback, median of 101 probes each way. The box is shared, so
     // a run may fall on a burst of load: up to three tries, each freshly calibrated.
     let mut tries = Vec::new();
     for _ in 0..3 {
         let p = LinkParams::new(Duration::from_millis(2), 0.0)
+            .with_engine(engine)
             .calibrated(101)
             .unwrap();
         let r = self_check(p, 101, 0).unwrap();
@@ -47,16 +57,26 @@ fn calibrated_link_is_within_tolerance() {
         }
         tries.push(r);
     }
-    panic!("emulated 1 ms link outside 8% in every try: {tries:#?}");
+    panic!("emulated 1 ms link ({engine:?}) outside 8% in every try: {tries:#?}");
 }
 
 #[test]
 fn calibrated_link_paces_within_tolerance() {
+    paces_within_tolerance(Engine::Threads);
+}
+
+#[test]
+fn calibrated_event_loop_link_paces_within_tolerance() {
+    paces_within_tolerance(Engine::EventLoop);
+}
+
+fn paces_within_tolerance(engine: Engine) {
     let _g = serial();
     // 10 ms RTT, 200 Mbit/s: 5 MB take 0.2 s.
     let mut tries = Vec::new();
     for _ in 0..3 {
         let p = LinkParams::new(Duration::from_millis(10), 200.0)
+            .with_engine(engine)
             .calibrated(21)
             .unwrap();
         let r = self_check(p, 21, 5_000_000).unwrap();
@@ -65,7 +85,7 @@ fn calibrated_link_paces_within_tolerance() {
         }
         tries.push(r);
     }
-    panic!("emulated 10 ms / 200 Mbit/s link outside 8% in every try: {tries:#?}");
+    panic!("emulated 10 ms / 200 Mbit/s link ({engine:?}) outside 8% in every try: {tries:#?}");
 }
 
 /// CPU time, in seconds, of this process's threads named `netem-*` (the relays') that are alive
@@ -209,6 +229,39 @@ fn relay_threads_sleep() {
         tries.push((base, delayed));
     }
     panic!("a sleeping wait costs too much CPU per message (undelayed, delayed µs): {tries:?}");
+}
+
+/// The event loop idles at no CPU and costs less per relayed message than the threads engine
+/// (one thread and two `epoll` wake-ups at most per message, against the threads engine's two
+/// thread wake-ups per direction and message), measured one after the other: 20 links, 1 ms
+/// one-way, a message each every 10 ms. Up to three tries.
+#[test]
+fn event_loop_idles_and_costs_less_per_message_than_threads() {
+    let _g = serial();
+    if netem_cpu_seconds().is_none() {
+        eprintln!("no /proc/self/task: skipped");
+        return;
+    }
+    let p = LinkParams::new(Duration::from_millis(2), 0.0).with_engine(Engine::EventLoop);
+    let (relays, mut senders) = links_with(20, p, plain_sleep_until);
+    let (idle, _) = relay_cpu(&mut senders, 1.0, None).unwrap();
+    drop((relays, senders));
+    assert!(
+        idle < 0.01,
+        "an idle loop uses {:.2}% of a core",
+        idle * 100.0
+    );
+    let mut tries = Vec::new();
+    for _ in 0..3 {
+        let threads = cpu_per_message(p.with_engine(Engine::Threads), plain_sleep_until);
+        let event_loop = cpu_per_message(p, plain_sleep_until);
+        eprintln!("CPU per message: threads {threads:.1} us, event loop {event_loop:.1} us");
+        if event_loop < threads {
+            return;
+        }
+        tries.push((threads, event_loop));
+    }
+    panic!("the event loop is not cheaper (threads, loop µs per message): {tries:?}");
 }
 
 /// A wait that spins over the last 300 µs, as the removed precise mode did: shows that

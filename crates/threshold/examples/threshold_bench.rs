@@ -357,6 +357,10 @@ impl OnlineParty {
     }
 }
 
+/// `--netem-engine threads|loop`: the link emulator's engine for every emulated link
+/// (coterie_net::netem::Engine; the threads engine unless named).
+static ENGINE: std::sync::OnceLock<coterie_net::netem::Engine> = std::sync::OnceLock::new();
+
 /// `--full-width`: hold the dealt bundles as whole 128-bit shares (78,112 B per bundle, as every
 /// run before 2026-11-26 did) instead of down-cast as the service's gate store hands them out.
 static FULL_WIDTH: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -383,22 +387,31 @@ fn process_cpu_s() -> f64 {
 /// latency-bound one. Writes `threshold-king.txt` and `threshold-king.json` (one object per
 /// line) to `out_dir`.
 async fn king_table(quick: bool, out_dir: &str) {
+    use coterie_net::netem::Engine;
     let reps = if quick { 7 } else { 21 };
-    let one_ms = link(1, 1000.0);
+    let one_ms = link_with(1, 1000.0, Engine::Threads);
+    let one_ms_loop = link_with(1, 1000.0, Engine::EventLoop);
     // the emulator subtracts its calibrated own cost from the one-way delay: an overhead
     // measured on a busy machine above the real one shortens the emulated latency
     let overhead_us = one_ms.map_or(0.0, |l| l.overhead.as_secs_f64() * 1e6);
+    let overhead_loop_us = one_ms_loop.map_or(0.0, |l| l.overhead.as_secs_f64() * 1e6);
     let mut text = String::new();
     let mut json = Vec::new();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     let head = format!(
-        "# single-ciphertext latency, pipelined (5 rounds), all-to-all vs king (party 0); {reps} reps, median and min; cpu = process CPU time per decryption over the timed window (user+sys, all parties and relays; 10 ms ticks), cores_busy = that CPU time / the window's wall time; 1 ms link: {one_ms:?} (calibrated relay overhead {overhead_us:.0} us); load average at start: {}",
+        "# single-ciphertext latency, pipelined (5 rounds), all-to-all vs king (party 0); {reps} reps, median and min; cpu = process CPU time per decryption over the timed window (user+sys, all parties and relays; 10 ms ticks), cores_busy = that CPU time / the window's wall time; 1 ms link: {one_ms:?} (calibrated relay overhead {overhead_us:.0} us; the same link run by the emulator's event loop: {overhead_loop_us:.0} us); load average at start: {}",
         load.trim()
     );
     println!("{head}");
     text.push_str(&head);
     text.push('\n');
-    for (net, lp) in [("loopback", None), ("1ms-1Gbit", one_ms)] {
+    // the same 1 ms link run by each of the emulator's engines (coterie_net::netem::Engine),
+    // one after the other in this run
+    for (net, lp) in [
+        ("loopback", None),
+        ("1ms-1Gbit", one_ms),
+        ("1ms-1Gbit-loop", one_ms_loop),
+    ] {
         for parties in [4usize, 8, 16] {
             for (mesh, king) in [("all-to-all", None), ("king", Some(0usize))] {
                 let n = parties as u64;
@@ -406,6 +419,11 @@ async fn king_table(quick: bool, out_dir: &str) {
                     2 * (n - 1)
                 } else {
                     n * (n - 1)
+                };
+                let engine = match lp.map(|l| l.engine) {
+                    None => "none",
+                    Some(Engine::Threads) => "threads",
+                    Some(Engine::EventLoop) => "loop",
                 };
                 let (mut t, bytes) = bench_online(parties, 1, reps, lp, 1, king, 1).await;
                 let (cpu, wall) = *TIMED_CPU.lock().unwrap();
@@ -425,8 +443,8 @@ async fn king_table(quick: bool, out_dir: &str) {
                 text.push_str(&line);
                 text.push('\n');
                 json.push(format!(
-                    "{{\"bench\":\"king-latency\",\"net\":\"{net}\",\"mesh\":\"{mesh}\",\"schedule\":\"pipelined\",\"parties\":{parties},\"msgs_per_round\":{msgs},\"rounds\":5,\"median_ms\":{med:.3},\"min_ms\":{min:.3},\"cpu_ms_per_dec\":{cpu_per_dec_ms:.2},\"cores_busy\":{busy:.2},\"reps\":{reps},\"relay_overhead_us\":{:.1},\"bytes_per_dec_party0\":{bytes:.0},\"load\":\"{}\"}}",
-                    lp.map_or(0.0, |_| overhead_us),
+                    "{{\"bench\":\"king-latency\",\"net\":\"{net}\",\"engine\":\"{engine}\",\"mesh\":\"{mesh}\",\"schedule\":\"pipelined\",\"parties\":{parties},\"msgs_per_round\":{msgs},\"rounds\":5,\"median_ms\":{med:.3},\"min_ms\":{min:.3},\"cpu_ms_per_dec\":{cpu_per_dec_ms:.2},\"cores_busy\":{busy:.2},\"reps\":{reps},\"relay_overhead_us\":{:.1},\"bytes_per_dec_party0\":{bytes:.0},\"load\":\"{}\"}}",
+                    lp.map_or(0.0, |l| l.overhead.as_secs_f64() * 1e6),
                     load.trim()
                 ));
             }
@@ -492,11 +510,17 @@ async fn bench_ot_triples(triples: usize, netem: Option<LinkParams>) -> (f64, f6
 /// A link of `rtt_ms` round trip and `mbit` Mbit/s (0 = unlimited), read in chunks of up to
 /// 64 KiB (fewer relay wake-ups with 16 parties on two cores), calibrated here (41 probes).
 fn link(rtt_ms: u64, mbit: f64) -> Option<LinkParams> {
+    link_with(rtt_ms, mbit, ENGINE.get().copied().unwrap_or_default())
+}
+
+/// [`link`] run by `engine`.
+fn link_with(rtt_ms: u64, mbit: f64, engine: coterie_net::netem::Engine) -> Option<LinkParams> {
     Some(
         LinkParams {
             chunk: 64 * 1024,
             ..LinkParams::new(Duration::from_millis(rtt_ms), mbit)
         }
+        .with_engine(engine)
         .calibrated(41)
         .unwrap(),
     )
@@ -639,7 +663,16 @@ async fn main() {
     if args.iter().any(|a| a == "--full-width") {
         FULL_WIDTH.store(true, std::sync::atomic::Ordering::Relaxed);
     }
+    if let Some(i) = args.iter().position(|a| a == "--netem-engine") {
+        let e = match args.get(i + 1).map(String::as_str) {
+            Some("threads") => coterie_net::netem::Engine::Threads,
+            Some("loop") => coterie_net::netem::Engine::EventLoop,
+            other => panic!("--netem-engine takes threads or loop, not {other:?}"),
+        };
+        ENGINE.set(e).unwrap();
+    }
     let one_ms = LinkParams::new(Duration::from_millis(1), 1000.0)
+        .with_engine(ENGINE.get().copied().unwrap_or_default())
         .calibrated(51)
         .ok();
     if args.iter().any(|a| a == "--grid") {

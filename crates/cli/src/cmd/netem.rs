@@ -58,18 +58,33 @@ pub enum Netem {
         /// Bulk transfer size in MB (0: no rate measurement).
         #[arg(long, default_value_t = 20)]
         bulk_mb: usize,
+        /// The emulator's engine: `threads` (two threads per direction, what `relay` and `mesh`
+        /// run) or `loop` (one event-loop thread for every relay of a process, what the
+        /// threshold benchmark's many-party rows can use).
+        #[arg(long, default_value = "threads", value_parser = ["threads", "loop"])]
+        engine: String,
     },
 }
 
 /// Link parameters for the emulator, calibrated on this machine (the relay's own cost is taken out
 /// of the configured delay; see `coterie_net::netem`).
 fn link(rtt_ms: f64, rate_mbit: f64) -> Result<LinkParams, String> {
+    link_with(rtt_ms, rate_mbit, coterie_net::netem::Engine::Threads)
+}
+
+/// [`link`] run (and calibrated) by `engine`.
+fn link_with(
+    rtt_ms: f64,
+    rate_mbit: f64,
+    engine: coterie_net::netem::Engine,
+) -> Result<LinkParams, String> {
     if !(rtt_ms.is_finite() && rtt_ms >= 0.0 && rate_mbit.is_finite() && rate_mbit >= 0.0) {
         return Err(format!(
             "invalid link: {rtt_ms} ms RTT, {rate_mbit} Mbit/s (both must be finite and >= 0)"
         ));
     }
     LinkParams::new(Duration::from_secs_f64(rtt_ms / 1e3), rate_mbit)
+        .with_engine(engine)
         .calibrated(201)
         .map_err(|e| format!("calibrating the link emulator: {e}"))
 }
@@ -145,8 +160,14 @@ pub fn run(cmd: Netem) -> Result<(), String> {
             rate_mbit,
             pings,
             bulk_mb,
+            engine,
         } => {
-            let p = link(rtt_ms, rate_mbit)?;
+            let engine = if engine == "loop" {
+                coterie_net::netem::Engine::EventLoop
+            } else {
+                coterie_net::netem::Engine::Threads
+            };
+            let p = link_with(rtt_ms, rate_mbit, engine)?;
             let r = coterie_net::netem::self_check(p, pings, bulk_mb << 20)
                 .map_err(|e| e.to_string())?;
             let ok = r.within(SelfCheck::TOLERANCE);
