@@ -61,9 +61,16 @@ pub enum Relay {
     Direct,
     /// Through node 0, authenticated end to end (`coterie_net::KingMesh`).
     King,
-    /// The king from 8 nodes on, direct below.
+    /// The king from [`KING_FROM_NODES`] nodes on, direct below.
     Auto,
 }
+
+/// Where `--relay auto` switches to the king: the crossover measured on a 2-core machine with
+/// every node on it, through coterie-net's event-loop link emulator at 1 ms (BENCHMARKS.md,
+/// "Many parties": direct 5.1 / 6.7 / 8.0 ms against the king's 7.0 / 7.2 / 7.5 ms at 10 / 12 /
+/// 14 nodes). On separate hosts each node works on cores of its own and a direct round has one
+/// hop instead of two, so the crossover there is likely higher still.
+pub const KING_FROM_NODES: usize = 14;
 
 /// The protocols of `coterie party`.
 #[derive(Subcommand, Clone, Debug)]
@@ -172,7 +179,7 @@ pub enum Protocol {
         no_public_key: bool,
         /// How the nodes' all-to-all rounds travel: `direct` (every node to every node,
         /// n(n-1) messages per round), `king` (through node 0 with per-pair MAC tags,
-        /// `coterie_net::KingMesh`: 2(n-1) messages, two hops), or `auto`: the king from 8 nodes
+        /// `coterie_net::KingMesh`: 2(n-1) messages, two hops), or `auto`: the king from 14 nodes
         /// on, where it was faster here (BENCHMARKS, issue 17). Every node must pass the same.
         #[arg(long, value_enum, default_value_t = Relay::Auto)]
         relay: Relay,
@@ -328,7 +335,7 @@ async fn run_party(
             let king = match relay {
                 Relay::Direct => false,
                 Relay::King => true,
-                Relay::Auto => n >= 8,
+                Relay::Auto => n >= KING_FROM_NODES,
             };
             if king {
                 let mut connect = connect;
