@@ -307,6 +307,9 @@ def from_threshold(path: str) -> list[dict]:
     for o in rows:
         if "rtt_ms" in o and "latency_ms" in o:  # grid (Tables 2 and 3)
             p = {"parties": o["parties"], "rtt_ms": o["rtt_ms"], "mbit": o["mbit"], "batch": o["batch"]}
+            # the threads engine's rows keep the keys they always had (no "engine")
+            if o.get("engine", "threads") != "threads":
+                p["engine"] = o["engine"]
             out += _fields(o, p, "coterie", {
                 "latency_ms": ("decrypt_latency", "ms"), "throughput_dec_s": ("decrypt_throughput", "1/s"),
                 "bytes_per_dec_party0": ("decrypt_bytes_party0", "bytes"),

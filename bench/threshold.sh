@@ -22,6 +22,9 @@
 #           1 min for `prep`).
 #   --skip-plot: no plot (it needs matplotlib, installed into a venv at $VENV, default
 #   $CARGO_TARGET_DIR/venv, on first use).
+#   --netem-engine threads|loop: the link emulator's engine for the grid (coterie_net::netem::
+#           Engine; threads by default). With `loop` the printed grid is DIR/threshold-grid-loop.txt
+#           and its records carry params.engine = "loop" (the plot keeps to the threads engine's).
 #   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).
 #
 # Writes DIR/threshold.jsonl (records; grid params: parties, rtt_ms, mbit, batch; prep params:
@@ -33,10 +36,12 @@ set -euo pipefail
 bench_init threshold plot
 
 what=all
+engine=()
 while (($#)); do
   bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
   case "$1" in
     all|grid|prep|legacy|king) what="$1"; shift ;;
+    --netem-engine) bench_need_value "$@"; engine=(--netem-engine "$2"); shift 2 ;;
     *) die "unknown argument '$1' (see -h)" ;;
   esac
 done
@@ -52,7 +57,8 @@ parts=()
 case "$what" in all) parts=(prep grid) ;; *) parts=("$what") ;; esac
 for part in "${parts[@]}"; do
   case "$part" in
-    grid) "$bin" --grid "${quick[@]}" --out "$BENCH_WORK"; name=threshold-grid ;;
+    grid) "$bin" --grid "${quick[@]}" "${engine[@]}" --out "$BENCH_WORK"; name=threshold-grid
+          [[ "${engine[1]:-threads}" == loop ]] && name=threshold-grid-loop ;;
     prep) "$bin" --prep "${quick[@]}" --out "$BENCH_WORK"; name=threshold-prep ;;
     legacy) "$bin" "${quick[@]}" --out "$BENCH_WORK"; name=threshold-bench ;;
     king) "$bin" --king-latency "${quick[@]}" --out "$BENCH_WORK"; name=threshold-king ;;

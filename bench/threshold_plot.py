@@ -19,6 +19,8 @@ for line in open(sys.argv[1], encoding="utf-8"):
     if r["system"] != "threshold" or r["op"] not in ("decrypt_latency", "decrypt_throughput"):
         continue
     p = r["params"]
+    if p.get("engine", "threads") != "threads":  # the event-loop emulator's grid is a table only
+        continue
     row = points.setdefault((p["parties"], p["rtt_ms"], p["mbit"]),
                             {"parties": p["parties"], "rtt_ms": p["rtt_ms"], "mbit": p["mbit"]})
     row["latency_ms" if r["op"] == "decrypt_latency" else "throughput_dec_s"] = r["value"]

@@ -532,8 +532,12 @@ async fn grid(quick: bool, out_dir: &str) {
     let mut text = String::new();
     let mut json = Vec::new();
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let engine = match ENGINE.get().copied().unwrap_or_default() {
+        coterie_net::netem::Engine::Threads => "threads",
+        coterie_net::netem::Engine::EventLoop => "loop",
+    };
     let head = format!(
-        "# coterie-threshold grid (pipelined, 5 rounds; insecure dealer material); load average at start: {}",
+        "# coterie-threshold grid (pipelined, 5 rounds; insecure dealer material; link emulator engine: {engine}); load average at start: {}",
         load.trim()
     );
     println!("{head}");
@@ -572,15 +576,21 @@ async fn grid(quick: bool, out_dir: &str) {
                 text.push_str(&line);
                 text.push('\n');
                 json.push(format!(
-                    "{{\"parties\":{parties},\"rtt_ms\":{rtt},\"mbit\":{mbit},\"latency_ms\":{lat_ms:.3},\"throughput_dec_s\":{thr:.1},\"batch\":{batch},\"bytes_per_dec_party0\":{bytes:.1}}}"
+                    "{{\"parties\":{parties},\"rtt_ms\":{rtt},\"mbit\":{mbit},\"engine\":\"{engine}\",\"latency_ms\":{lat_ms:.3},\"throughput_dec_s\":{thr:.1},\"batch\":{batch},\"bytes_per_dec_party0\":{bytes:.1}}}"
                 ));
             }
         }
     }
     std::fs::create_dir_all(out_dir).ok();
-    std::fs::write(format!("{out_dir}/threshold-grid.txt"), &text).unwrap();
+    // the event-loop engine's grid is written beside the threads engine's, not over it
+    let name = if engine == "loop" {
+        "threshold-grid-loop"
+    } else {
+        "threshold-grid"
+    };
+    std::fs::write(format!("{out_dir}/{name}.txt"), &text).unwrap();
     std::fs::write(
-        format!("{out_dir}/threshold-grid.json"),
+        format!("{out_dir}/{name}.json"),
         format!("[\n{}\n]\n", json.join(",\n")),
     )
     .unwrap();
