@@ -1567,6 +1567,64 @@ mod tests {
     /// Key generation on first start, a client's ciphertexts decrypted over loopback TLS, a clean
     /// stop after the idle time; then a restart loads the same key and stops cleanly again.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_last_gates_serve_the_first_requests_and_only_the_rest_are_refused() {
+        // material for one chunk of 4 gates and no more; 6 requests: 4 are served, the last 2
+        // are refused (before, a batch larger than the gates left was refused whole, and the
+        // last gates were never used)
+        let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node-last-gates");
+        let config = test_pki(&dir, 2);
+        let lt = Params::paper().lt().unwrap();
+        let bundles = 4;
+        let counts = Counts {
+            triples: bundles * lt.mults_per_bundle(),
+            bits: bundles * lt.bits_per_bundle() + 1024 + PK_SAMPLES * PK_NOISE_BITS as usize,
+            randoms: 2000,
+            masks_per_party: 0,
+        };
+        deal_insecure(&dir, 2, counts);
+        let msgs = [1u64, 0, 1, 1, 0, 1];
+        let (c, k) = (dir.join("certs/party1.crt"), dir.join("certs/party1.key"));
+        let (seen, got) = service_n(2, &dir, &config, |addr| {
+            let (config, dir, c, k) = (config.clone(), dir.clone(), c.clone(), k.clone());
+            async move {
+                let pk = PublicKey::from_bytes(
+                    &std::fs::read(dir.join("stores/party-0/public-key.bin")).unwrap(),
+                )
+                .unwrap();
+                let cts = msgs
+                    .iter()
+                    .map(|&m| pk.encrypt(m, 1, &mut rand::rng()).unwrap().to_bytes())
+                    .collect();
+                let ch = crate::client::connect(&config, &addr, &c, &k)
+                    .await
+                    .unwrap();
+                crate::client::decrypt_over(ch, cts).await.unwrap()
+            }
+        })
+        .await;
+        assert_eq!(got.len(), 6);
+        for (g, m) in got.iter().zip(msgs).take(4) {
+            assert_eq!(*g, Ok(m));
+        }
+        for g in &got[4..] {
+            let e = g.as_ref().unwrap_err();
+            assert!(e.contains("no preprocessed gates left"), "{e}");
+        }
+        let refused: usize = seen[0]
+            .iter()
+            .map(|e| match e {
+                NodeEvent::Service(Event::Refused {
+                    reason: Refusal::NoGates,
+                    count,
+                }) => *count,
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(refused, 2);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn three_nodes_generate_serve_a_client_and_restart_with_the_same_key() {
         let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node");
         let config = test_pki(&dir, 3);

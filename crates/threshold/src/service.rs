@@ -716,15 +716,24 @@ impl Node {
                     count: self.cfg.prep_chunk,
                 }
             } else if !pending.is_empty() {
-                // Not enough gates and no material to make more: refuse what cannot be served.
+                // Fewer gates than pending requests (the first branch did not take them) and no
+                // material to make more: the gates left serve the first requests, in the order
+                // they came, and only the rest are refused (the last gates are not left unused).
+                let keep = avail.min(pending.len() as u64) as usize;
                 events(Event::Refused {
                     reason: Refusal::NoGates,
-                    count: pending.len(),
+                    count: pending.len() - keep,
                 });
-                for (_, r) in pending.drain(..) {
+                for (_, r) in pending.drain(keep..) {
                     let _ = r.reply.send(Err("no preprocessed gates left".into()));
                 }
-                continue;
+                if pending.is_empty() {
+                    continue;
+                }
+                Control::Decrypt {
+                    batch: pending.iter().map(|(_, r)| r.ct.clone()).collect(),
+                    nonces: pending.iter().map(|(_, r)| r.nonce).collect(),
+                }
             } else if closed {
                 Control::Stop
             } else {
