@@ -111,8 +111,50 @@ pub struct Contribution {
     /// all-to-all round).
     pub payload: Blob,
     /// The tag of the message for each recipient, indexed by party id (`n` entries; the entries
-    /// of the sender and of the king are zero and not checked).
+    /// of the sender and of the king are zero and not checked). Encoded as one byte string of
+    /// `32n` bytes.
+    #[serde(with = "tag_list")]
     pub macs: Vec<[u8; 32]>,
+}
+
+/// `Vec<[u8; 32]>` as one byte string (postcard would write the tags byte by byte through serde,
+/// which showed in the profile of 16 parties through the king).
+mod tag_list {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(tags: &[[u8; 32]], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(tags.as_flattened())
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<[u8; 32]>, D::Error> {
+        let b = crate::Blob::deserialize(d)?;
+        if b.0.len() % 32 != 0 {
+            return Err(serde::de::Error::custom(format!(
+                "{} bytes of tags are no whole number of 32-byte tags",
+                b.0.len()
+            )));
+        }
+        Ok(b.0
+            .chunks_exact(32)
+            .map(|c| c.try_into().expect("32 bytes"))
+            .collect())
+    }
+}
+
+/// `[u8; 32]` as a byte string (see [`tag_list`]).
+mod tag_bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(tag: &[u8; 32], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_bytes(tag)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[u8; 32], D::Error> {
+        let b = crate::Blob::deserialize(d)?;
+        b.0.as_slice()
+            .try_into()
+            .map_err(|_| serde::de::Error::custom(format!("a tag of {} bytes, not 32", b.0.len())))
+    }
 }
 
 /// One party's message in a [`Bundle`], with the tag its sender made for the bundle's recipient.
@@ -121,7 +163,8 @@ pub struct Entry {
     /// The sender's payload (empty at the recipient's own index).
     pub payload: Blob,
     /// The sender's tag for the recipient (zero for the king's own message and at the
-    /// recipient's own index).
+    /// recipient's own index). Encoded as a byte string.
+    #[serde(with = "tag_bytes")]
     pub mac: [u8; 32],
 }
 
@@ -138,7 +181,14 @@ pub struct Bundle {
 #[derive(Serialize)]
 struct EntryRef<'a> {
     payload: BytesRef<'a>,
-    mac: &'a [u8; 32],
+    mac: BytesRef<'a>,
+}
+
+/// [`Contribution`] by reference, encoded exactly like it (the sender's payload is not copied).
+#[derive(Serialize)]
+struct ContributionRef<'a> {
+    payload: BytesRef<'a>,
+    macs: BytesRef<'a>,
 }
 
 /// `&[u8]` serialized as one byte string, as [`Blob`] is.
@@ -295,12 +345,12 @@ impl<M: Mesh> KingMesh<M> {
                 }
             })
             .collect();
-        let contribution = Contribution {
-            payload: Blob(payload.to_vec()),
-            macs,
+        let macs: Vec<[u8; 32]> = macs;
+        let contribution = ContributionRef {
+            payload: BytesRef(payload),
+            macs: BytesRef(macs.as_flattened()),
         };
         self.inner.send_tagged(king, tag, &contribution).await?;
-        drop(contribution);
         let deadline = Instant::now() + self.inner.options().timeout;
         let body = self.inner.recv_frame(king, tag, deadline).await?;
         let bundle: Bundle = match frame::decode_payload(payload_of(&body)) {
@@ -389,17 +439,17 @@ impl<M: Mesh> KingMesh<M> {
                     if i == j {
                         EntryRef {
                             payload: BytesRef(&[]),
-                            mac: &zero,
+                            mac: BytesRef(&zero),
                         }
                     } else if i == me {
                         EntryRef {
                             payload: BytesRef(payload),
-                            mac: &zero,
+                            mac: BytesRef(&zero),
                         }
                     } else {
                         EntryRef {
                             payload: BytesRef(&c.payload.0),
-                            mac: &c.macs[j],
+                            mac: BytesRef(&c.macs[j]),
                         }
                     }
                 })
@@ -519,6 +569,64 @@ mod tests {
             timeout: Duration::from_secs(5),
             ..MeshOptions::default()
         }
+    }
+
+    /// The by-reference encodings the relay sends are the owned types' encodings, the tags go
+    /// as byte strings (32 bytes each), and tags of another length are refused.
+    #[test]
+    fn reference_encodings_match_and_tag_lengths_are_checked() {
+        let macs = vec![[0u8; 32], [7; 32], [9; 32]];
+        let owned = Contribution {
+            payload: Blob(vec![1, 2, 3]),
+            macs: macs.clone(),
+        };
+        let by_ref = ContributionRef {
+            payload: BytesRef(&[1, 2, 3]),
+            macs: BytesRef(macs.as_flattened()),
+        };
+        let bytes = postcard::to_allocvec(&owned).unwrap();
+        assert_eq!(bytes, postcard::to_allocvec(&by_ref).unwrap());
+        // payload (1 + 3 bytes) and tags (1 + 96 bytes: a one-byte varint length, then the tags)
+        assert_eq!(bytes.len(), 4 + 1 + 96);
+        assert_eq!(postcard::from_bytes::<Contribution>(&bytes).unwrap(), owned);
+        let entry = Entry {
+            payload: Blob(vec![4]),
+            mac: [5; 32],
+        };
+        let bundle = Bundle {
+            entries: vec![entry.clone(), Entry::default()],
+        };
+        let zero = [0u8; 32];
+        let bundle_ref = BundleRef {
+            entries: vec![
+                EntryRef {
+                    payload: BytesRef(&[4]),
+                    mac: BytesRef(&[5; 32]),
+                },
+                EntryRef {
+                    payload: BytesRef(&[]),
+                    mac: BytesRef(&zero),
+                },
+            ],
+        };
+        let bytes = postcard::to_allocvec(&bundle).unwrap();
+        assert_eq!(bytes, postcard::to_allocvec(&bundle_ref).unwrap());
+        assert_eq!(postcard::from_bytes::<Bundle>(&bytes).unwrap(), bundle);
+        // 31 bytes of tags, and a 31-byte entry tag: refused
+        let short = postcard::to_allocvec(&ContributionRef {
+            payload: BytesRef(&[]),
+            macs: BytesRef(&[0; 31]),
+        })
+        .unwrap();
+        assert!(postcard::from_bytes::<Contribution>(&short).is_err());
+        let short = postcard::to_allocvec(&BundleRef {
+            entries: vec![EntryRef {
+                payload: BytesRef(&[]),
+                mac: BytesRef(&[0; 31]),
+            }],
+        })
+        .unwrap();
+        assert!(postcard::from_bytes::<Bundle>(&short).is_err());
     }
 
     #[test]
