@@ -347,8 +347,10 @@ def from_netem_selfcheck(path: str) -> list[dict]:
     out = []
     for o in rows:
         res = o.get("result") or {}
-        p = {"rtt_ms": o["rtt_ms"], "rate_mbit": o["rate_mbit"], "engine": o.get("engine", "threads"),
-             "within_5pct": res.get("within_5pct")}
+        p = {"rtt_ms": o["rtt_ms"], "rate_mbit": o["rate_mbit"], "within_5pct": res.get("within_5pct")}
+        # the threads engine's rows keep the keys they always had (no "engine")
+        if o.get("engine", "threads") != "threads":
+            p["engine"] = o["engine"]
         out += _fields(res, p, "coterie", {
             "rtt_ms_measured": ("netem_rtt", "ms"), "rate_mbit_measured": ("netem_rate", "Mbit/s"),
             "relay_overhead_us": ("netem_relay_overhead", "us"), "rtt_ms_direct": ("loopback_rtt", "ms"),

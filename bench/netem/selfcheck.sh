@@ -13,8 +13,10 @@
 #   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).
 #
 # Writes records to DIR/net.jsonl (ops netem_rtt [ms], netem_rate [Mbit/s], netem_relay_overhead
-# [us], loopback_rtt [ms]; params rtt_ms, rate_mbit = the configured setting, engine, within_5pct) and the
-# emulator's own JSON per setting to DIR/net-netem-selfcheck.json. Exit status 1 if a setting
+# [us], loopback_rtt [ms]; params rtt_ms, rate_mbit = the configured setting, within_5pct, and
+# engine unless it is threads) and the
+# emulator's own JSON per setting to DIR/net-netem-selfcheck.json (-loop.json with --engine loop).
+# Exit status 1 if a setting
 # misses 5%.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -54,7 +56,9 @@ for rtt in "${rtts[@]}"; do
   done
 done
 echo "]" >> "$json"
-cp "$json" "$BENCH_OUT/net-netem-selfcheck.json"
+suffix=""
+[[ "$engine" == threads ]] || suffix="-$engine"
+cp "$json" "$BENCH_OUT/net-netem-selfcheck$suffix.json"
 bench_convert netem-selfcheck "$json"
 bench_write
 exit "$fail"
