@@ -356,3 +356,82 @@ fn decrypt_refuses_tfhe_rs_files_that_do_not_convert() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `coterie netem relay` with either engine carries bytes both ways with the configured delay
+/// (a 10 ms round trip, the relay's own cost taken out: at least 9 ms here), and an unknown
+/// engine is refused by name.
+#[test]
+fn netem_relay_runs_either_engine() {
+    use std::io::{BufRead, Read, Write};
+    let echo = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let target = echo.local_addr().unwrap().to_string();
+    std::thread::spawn(move || {
+        for c in echo.incoming() {
+            let Ok(mut c) = c else { return };
+            std::thread::spawn(move || {
+                let mut b = [0u8; 64];
+                while let Ok(k) = c.read(&mut b) {
+                    if k == 0 || c.write_all(&b[..k]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    for engine in ["threads", "loop"] {
+        let mut child = coterie()
+            .args([
+                "netem",
+                "relay",
+                "--listen",
+                "127.0.0.1:0",
+                "--target",
+                &target,
+            ])
+            .args(["--rtt-ms", "10", "--engine", engine])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        // "relay ADDR -> TARGET (...)"
+        let addr = line
+            .split_whitespace()
+            .nth(1)
+            .unwrap_or_default()
+            .to_string();
+        let mut s = std::net::TcpStream::connect(&addr).unwrap();
+        s.set_nodelay(true).unwrap();
+        let mut rtts = Vec::new();
+        for i in 0..5u8 {
+            let t = Instant::now();
+            s.write_all(&[i; 3]).unwrap();
+            let mut back = [0u8; 3];
+            s.read_exact(&mut back).unwrap();
+            rtts.push(t.elapsed());
+            assert_eq!(back, [i; 3], "{engine}");
+        }
+        child.kill().ok();
+        child.wait().ok();
+        rtts.sort();
+        assert!(rtts[2] >= Duration::from_millis(9), "{engine}: {rtts:?}");
+    }
+    let out = coterie()
+        .args([
+            "netem",
+            "relay",
+            "--listen",
+            "127.0.0.1:0",
+            "--target",
+            &target,
+        ])
+        .args(["--engine", "fibers"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let e = String::from_utf8_lossy(&out.stderr);
+    assert!(e.contains("fibers") && e.contains("loop"), "{e}");
+}

@@ -23,6 +23,10 @@ pub enum Netem {
         /// Bandwidth per direction in Mbit/s (0 = unlimited).
         #[arg(long, default_value_t = 0.0)]
         rate_mbit: f64,
+        /// The emulator's engine: `threads` (two threads per direction) or `loop` (one
+        /// event-loop thread; its connect to the target blocks it: for a loopback target).
+        #[arg(long, default_value = "threads", value_parser = ["threads", "loop"])]
+        engine: String,
     },
     /// Put a relay in front of every party of a config; write the config the parties should use
     /// (others dial the relay, the party listens on its original address); run until killed.
@@ -42,6 +46,11 @@ pub enum Netem {
         /// Host the relays listen on.
         #[arg(long, default_value = "127.0.0.1")]
         host: String,
+        /// The emulator's engine: `threads` (two threads per direction of every link) or
+        /// `loop` (one event-loop thread for every link: far less CPU with many parties on few
+        /// cores; its connects to the parties block it, so for parties on this host).
+        #[arg(long, default_value = "threads", value_parser = ["threads", "loop"])]
+        engine: String,
     },
     /// Measure the emulator: one-way latency, ping-pong round trip and bulk rate through one
     /// relay, each against the configuration (within 5%, `SelfCheck::TOLERANCE`, or exit 1).
@@ -66,13 +75,17 @@ pub enum Netem {
     },
 }
 
-/// Link parameters for the emulator, calibrated on this machine (the relay's own cost is taken out
-/// of the configured delay; see `coterie_net::netem`).
-fn link(rtt_ms: f64, rate_mbit: f64) -> Result<LinkParams, String> {
-    link_with(rtt_ms, rate_mbit, coterie_net::netem::Engine::Threads)
+/// The engine of an `--engine` value (clap admits only `threads` and `loop`).
+fn engine_named(name: &str) -> coterie_net::netem::Engine {
+    if name == "loop" {
+        coterie_net::netem::Engine::EventLoop
+    } else {
+        coterie_net::netem::Engine::Threads
+    }
 }
 
-/// [`link`] run (and calibrated) by `engine`.
+/// Link parameters for the emulator run by `engine`, calibrated on this machine through it (the
+/// relay's own cost is taken out of the configured delay; see `coterie_net::netem`).
 fn link_with(
     rtt_ms: f64,
     rate_mbit: f64,
@@ -97,8 +110,9 @@ pub fn run(cmd: Netem) -> Result<(), String> {
             target,
             rtt_ms,
             rate_mbit,
+            engine,
         } => {
-            let p = link(rtt_ms, rate_mbit)?;
+            let p = link_with(rtt_ms, rate_mbit, engine_named(&engine))?;
             let r = Relay::start(&listen, &target, p).map_err(|e| e.to_string())?;
             println!(
                 "relay {} -> {target} ({rtt_ms} ms RTT, {rate_mbit} Mbit/s)",
@@ -114,8 +128,9 @@ pub fn run(cmd: Netem) -> Result<(), String> {
             rtt_ms,
             rate_mbit,
             host,
+            engine,
         } => {
-            let p = link(rtt_ms, rate_mbit)?;
+            let p = link_with(rtt_ms, rate_mbit, engine_named(&engine))?;
             let text = coterie_base::fsio::read_bounded(&config, 1 << 20)
                 .map_err(|e| e.to_string())
                 .and_then(|b| {
@@ -162,12 +177,7 @@ pub fn run(cmd: Netem) -> Result<(), String> {
             bulk_mb,
             engine,
         } => {
-            let engine = if engine == "loop" {
-                coterie_net::netem::Engine::EventLoop
-            } else {
-                coterie_net::netem::Engine::Threads
-            };
-            let p = link_with(rtt_ms, rate_mbit, engine)?;
+            let p = link_with(rtt_ms, rate_mbit, engine_named(&engine))?;
             let r = coterie_net::netem::self_check(p, pings, bulk_mb << 20)
                 .map_err(|e| e.to_string())?;
             let ok = r.within(SelfCheck::TOLERANCE);
