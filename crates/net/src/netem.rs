@@ -2,7 +2,10 @@
 //! latency (keeping order) and paces each direction to a bandwidth, leaving the bytes untouched
 //! (TLS stays end to end). Built on OS threads, because tokio timers have 1 ms granularity; every
 //! wait is one plain sleep (under a 1 µs timer slack on Linux), so an idle or waiting link keeps
-//! no core busy and hundreds of links (16 parties = 240 directed links) run on two cores.
+//! no core busy and hundreds of links (16 parties = 240 directed links) run on two cores. The
+//! [`Engine::EventLoop`] engine runs the same model for every link of the process on one thread
+//! (`epoll` and a nanosecond `timerfd`), at a fraction of the CPU per relayed message; a link's
+//! [`LinkParams::engine`] chooses.
 //!
 //! Model per direction: a chunk of `len` bytes read at time `a` finishes transmission at
 //! `t = max(a, t_prev) + 8·len/rate` and is delivered at `t + delay − overhead`.
