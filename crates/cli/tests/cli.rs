@@ -378,16 +378,21 @@ fn netem_relay_runs_either_engine() {
             });
         }
     });
+    // `coterie netem relay` on a free loopback port, in front of the echo server
+    let relay = || {
+        let mut c = coterie();
+        c.args([
+            "netem",
+            "relay",
+            "--listen",
+            "127.0.0.1:0",
+            "--target",
+            &target,
+        ]);
+        c
+    };
     for engine in ["threads", "loop"] {
-        let mut child = coterie()
-            .args([
-                "netem",
-                "relay",
-                "--listen",
-                "127.0.0.1:0",
-                "--target",
-                &target,
-            ])
+        let mut child = relay()
             .args(["--rtt-ms", "10", "--engine", engine])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -419,18 +424,7 @@ fn netem_relay_runs_either_engine() {
         rtts.sort();
         assert!(rtts[2] >= Duration::from_millis(9), "{engine}: {rtts:?}");
     }
-    let out = coterie()
-        .args([
-            "netem",
-            "relay",
-            "--listen",
-            "127.0.0.1:0",
-            "--target",
-            &target,
-        ])
-        .args(["--engine", "fibers"])
-        .output()
-        .unwrap();
+    let out = relay().args(["--engine", "fibers"]).output().unwrap();
     assert!(!out.status.success());
     let e = String::from_utf8_lossy(&out.stderr);
     assert!(e.contains("fibers") && e.contains("loop"), "{e}");

@@ -1469,21 +1469,9 @@ mod tests {
             Some(NodeEvent::Serving { addr }) => addr,
             e => panic!("{e:?}"),
         };
-        let pk = PublicKey::from_bytes(
-            &std::fs::read(dir.join("stores/party-0/public-key.bin")).unwrap(),
-        )
-        .unwrap();
         let msgs = [1u64, 0];
-        let (c, k) = (dir.join("certs/party1.crt"), dir.join("certs/party1.key"));
         let ask = async || {
-            let cts = msgs
-                .iter()
-                .map(|&m| pk.encrypt(m, 1, &mut rand::rng()).unwrap().to_bytes())
-                .collect();
-            let ch = crate::client::connect(&config, &addr, &c, &k)
-                .await
-                .unwrap();
-            crate::client::decrypt_over(ch, cts).await.unwrap()
+            encrypt_and_decrypt(config.clone(), dir.clone(), addr.clone(), msgs.to_vec()).await
         };
         let right: Vec<std::result::Result<u64, String>> = msgs.iter().map(|&m| Ok(m)).collect();
         assert_eq!(ask().await, right);
@@ -1566,6 +1554,41 @@ mod tests {
 
     /// Key generation on first start, a client's ciphertexts decrypted over loopback TLS, a clean
     /// stop after the idle time; then a restart loads the same key and stops cleanly again.
+    /// **Insecure** dealer counts for `bundles` gate bundles of the paper's parameters, the
+    /// key generation and the public key (tests only).
+    fn counts_for_gates(bundles: usize) -> Counts {
+        let lt = Params::paper().lt().unwrap();
+        Counts {
+            triples: bundles * lt.mults_per_bundle(),
+            bits: bundles * lt.bits_per_bundle() + 1024 + PK_SAMPLES * PK_NOISE_BITS as usize,
+            randoms: 2000,
+            masks_per_party: 0,
+        }
+    }
+
+    /// A client (party 1's certificate) that encrypts `msgs` under node 0's public key and has
+    /// node 0 at `addr` decrypt them over one connection.
+    async fn encrypt_and_decrypt(
+        config: PathBuf,
+        dir: PathBuf,
+        addr: String,
+        msgs: Vec<u64>,
+    ) -> Vec<std::result::Result<u64, String>> {
+        let (c, k) = (dir.join("certs/party1.crt"), dir.join("certs/party1.key"));
+        let pk = PublicKey::from_bytes(
+            &std::fs::read(dir.join("stores/party-0/public-key.bin")).unwrap(),
+        )
+        .unwrap();
+        let cts = msgs
+            .iter()
+            .map(|&m| pk.encrypt(m, 1, &mut rand::rng()).unwrap().to_bytes())
+            .collect();
+        let ch = crate::client::connect(&config, &addr, &c, &k)
+            .await
+            .unwrap();
+        crate::client::decrypt_over(ch, cts).await.unwrap()
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_last_gates_serve_the_first_requests_and_only_the_rest_are_refused() {
         // material for one chunk of 4 gates and no more; 6 requests: 4 are served, the last 2
@@ -1573,33 +1596,10 @@ mod tests {
         // last gates were never used)
         let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node-last-gates");
         let config = test_pki(&dir, 2);
-        let lt = Params::paper().lt().unwrap();
-        let bundles = 4;
-        let counts = Counts {
-            triples: bundles * lt.mults_per_bundle(),
-            bits: bundles * lt.bits_per_bundle() + 1024 + PK_SAMPLES * PK_NOISE_BITS as usize,
-            randoms: 2000,
-            masks_per_party: 0,
-        };
-        deal_insecure(&dir, 2, counts);
+        deal_insecure(&dir, 2, counts_for_gates(4));
         let msgs = [1u64, 0, 1, 1, 0, 1];
-        let (c, k) = (dir.join("certs/party1.crt"), dir.join("certs/party1.key"));
         let (seen, got) = service_n(2, &dir, &config, |addr| {
-            let (config, dir, c, k) = (config.clone(), dir.clone(), c.clone(), k.clone());
-            async move {
-                let pk = PublicKey::from_bytes(
-                    &std::fs::read(dir.join("stores/party-0/public-key.bin")).unwrap(),
-                )
-                .unwrap();
-                let cts = msgs
-                    .iter()
-                    .map(|&m| pk.encrypt(m, 1, &mut rand::rng()).unwrap().to_bytes())
-                    .collect();
-                let ch = crate::client::connect(&config, &addr, &c, &k)
-                    .await
-                    .unwrap();
-                crate::client::decrypt_over(ch, cts).await.unwrap()
-            }
+            encrypt_and_decrypt(config.clone(), dir.clone(), addr, msgs.to_vec())
         })
         .await;
         assert_eq!(got.len(), 6);
@@ -1628,33 +1628,10 @@ mod tests {
     async fn three_nodes_generate_serve_a_client_and_restart_with_the_same_key() {
         let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node");
         let config = test_pki(&dir, 3);
-        let lt = Params::paper().lt().unwrap();
-        let bundles = 16;
-        let counts = Counts {
-            triples: bundles * lt.mults_per_bundle(),
-            bits: bundles * lt.bits_per_bundle() + 1024 + PK_SAMPLES * PK_NOISE_BITS as usize,
-            randoms: 2000,
-            masks_per_party: 0,
-        };
-        deal_insecure(&dir, 3, counts);
+        deal_insecure(&dir, 3, counts_for_gates(16));
         let msgs = [1u64, 0, 1];
-        let (c, k) = (dir.join("certs/party1.crt"), dir.join("certs/party1.key"));
         let (seen, got) = service(&dir, &config, |addr| {
-            let (config, dir, c, k) = (config.clone(), dir.clone(), c.clone(), k.clone());
-            async move {
-                let pk = PublicKey::from_bytes(
-                    &std::fs::read(dir.join("stores/party-0/public-key.bin")).unwrap(),
-                )
-                .unwrap();
-                let cts = msgs
-                    .iter()
-                    .map(|&m| pk.encrypt(m, 1, &mut rand::rng()).unwrap().to_bytes())
-                    .collect();
-                let ch = crate::client::connect(&config, &addr, &c, &k)
-                    .await
-                    .unwrap();
-                crate::client::decrypt_over(ch, cts).await.unwrap()
-            }
+            encrypt_and_decrypt(config.clone(), dir.clone(), addr, msgs.to_vec())
         })
         .await;
         assert_eq!(got, msgs.iter().map(|&m| Ok(m)).collect::<Vec<_>>());
