@@ -358,8 +358,9 @@ fn decrypt_refuses_tfhe_rs_files_that_do_not_convert() {
 }
 
 /// `coterie netem relay` with either engine carries bytes both ways with the configured delay
-/// (a 10 ms round trip, the relay's own cost taken out: at least 9 ms here), and an unknown
-/// engine is refused by name.
+/// (a 10 ms round trip less the calibrated relay cost, which is tens of µs here: the bound of 8 ms
+/// leaves room for a calibration on a loaded machine, and a relay without the delay takes well
+/// under 1 ms), and an unknown engine is refused by name.
 #[test]
 fn netem_relay_runs_either_engine() {
     use std::io::{BufRead, Read, Write};
@@ -422,7 +423,7 @@ fn netem_relay_runs_either_engine() {
         child.kill().ok();
         child.wait().ok();
         rtts.sort();
-        assert!(rtts[2] >= Duration::from_millis(9), "{engine}: {rtts:?}");
+        assert!(rtts[2] >= Duration::from_millis(8), "{engine}: {rtts:?}");
     }
     let out = relay().args(["--engine", "fibers"]).output().unwrap();
     assert!(!out.status.success());
