@@ -13,7 +13,7 @@
 //!
 //! Connecting to the target is a blocking `connect` on the loop's thread: meant for the loopback
 //! targets of benchmarks and tests (a slow remote target would hold up every other link; the
-//! `coterie netem relay` command uses the threads engine).
+//! `coterie netem` commands use the threads engine unless `--engine loop` is given).
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{ErrorKind, Read, Write};
@@ -30,8 +30,9 @@ use crate::netem::LinkParams;
 
 const WAKER: Token = Token(usize::MAX);
 const TIMER: Token = Token(usize::MAX - 1);
-/// Listener tokens are `LISTEN_BASE + id`; connection sockets are `2·id` and `2·id + 1`.
-const LISTEN_BASE: usize = 1 << 40;
+/// Listener tokens are `LISTEN_BASE + id`; connection sockets are `2·id` and `2·id + 1` (below
+/// it); the waker and the timer take the two largest tokens.
+const LISTEN_BASE: usize = usize::MAX / 2;
 
 enum Cmd {
     Listen {
