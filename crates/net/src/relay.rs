@@ -336,7 +336,7 @@ impl<M: Mesh> KingMesh<M> {
     async fn relay_as_subject(&mut self, tag: u32, payload: &[u8]) -> Result<Vec<Vec<u8>>> {
         let (me, n, king, round) = (self.inner.id(), self.inner.n(), self.king, self.round);
         let digest = blake3::hash(payload);
-        let macs = (0..n)
+        let macs: Vec<[u8; 32]> = (0..n)
             .map(|j| {
                 if j == me || j == king {
                     [0; 32]
@@ -345,7 +345,6 @@ impl<M: Mesh> KingMesh<M> {
                 }
             })
             .collect();
-        let macs: Vec<[u8; 32]> = macs;
         let contribution = ContributionRef {
             payload: BytesRef(payload),
             macs: BytesRef(macs.as_flattened()),

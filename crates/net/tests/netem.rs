@@ -190,6 +190,26 @@ fn wait_cpu_per_message(wait: fn(Instant)) -> (f64, f64) {
     (base, delayed)
 }
 
+/// 20 links with `p`, each carrying one connection and no messages for a second, use under 1%
+/// of a core in all.
+fn assert_idle(p: LinkParams) {
+    let links = 20;
+    let (relays, mut senders) = links_with(links, p, plain_sleep_until);
+    let (idle, _) = relay_cpu(&mut senders, 1.0, None).unwrap();
+    drop((relays, senders));
+    eprintln!(
+        "{links} idle links ({:?}): {:.3}% of a core",
+        p.engine,
+        idle * 100.0
+    );
+    assert!(
+        idle < 0.01,
+        "{links} idle links ({:?}) use {:.2}% of a core",
+        p.engine,
+        idle * 100.0
+    );
+}
+
 #[test]
 fn relay_threads_sleep() {
     let _g = serial();
@@ -197,20 +217,7 @@ fn relay_threads_sleep() {
         eprintln!("no /proc/self/task: skipped");
         return;
     }
-    let links = 20;
-    let (relays, mut senders) = links_with(
-        links,
-        LinkParams::new(Duration::from_millis(2), 0.0),
-        plain_sleep_until,
-    );
-    let (idle, _) = relay_cpu(&mut senders, 1.0, None).unwrap();
-    drop((relays, senders));
-    eprintln!("{links} idle relays: {:.3}% of a core", idle * 100.0);
-    assert!(
-        idle < 0.01,
-        "idle relays use {:.2}% of a core",
-        idle * 100.0
-    );
+    assert_idle(LinkParams::new(Duration::from_millis(2), 0.0));
     // 20 links, 1 ms one-way, a message each every 10 ms. A wait that spins over the last
     // 300 µs before each delivery (the old precise mode) adds 150–300 µs of CPU per message
     // (`spinning_wait_is_caught`); a sleep adds one wake-up, tens of µs. Compared with an
@@ -243,14 +250,7 @@ fn event_loop_idles_and_costs_less_per_message_than_threads() {
         return;
     }
     let p = LinkParams::new(Duration::from_millis(2), 0.0).with_engine(Engine::EventLoop);
-    let (relays, mut senders) = links_with(20, p, plain_sleep_until);
-    let (idle, _) = relay_cpu(&mut senders, 1.0, None).unwrap();
-    drop((relays, senders));
-    assert!(
-        idle < 0.01,
-        "an idle loop uses {:.2}% of a core",
-        idle * 100.0
-    );
+    assert_idle(p);
     let mut tries = Vec::new();
     for _ in 0..3 {
         let threads = cpu_per_message(p.with_engine(Engine::Threads), plain_sleep_until);

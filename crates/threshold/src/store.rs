@@ -713,18 +713,48 @@ mod tests {
     /// the directory and filtering it: every listed file still exists, because the cleanup
     /// cannot take a path out of the set while a listing holds it (CI once saw `append` open a
     /// listed file that was gone).
+    /// A store of small parameters in a fresh directory named after `name`, and an **insecure**
+    /// dealer for two parties (tests only).
+    struct SmallStore {
+        lt: LtParams,
+        ring: Z2k,
+        dealer: InsecureDealer<Z2k>,
+        dir: std::path::PathBuf,
+        store: GateStore,
+    }
+
+    impl SmallStore {
+        fn new(name: &str) -> Self {
+            let lt = LtParams::new(16, 14, 4).unwrap();
+            let ring = Z2k::new(16, 64).unwrap();
+            let dealer = InsecureDealer::insecure_new(ring, 2, &mut rand::rng()).unwrap();
+            let dir = coterie_base::fsio::unique_temp_dir(name);
+            let store = GateStore::create(&dir, lt).unwrap();
+            Self {
+                lt,
+                ring,
+                dealer,
+                dir,
+                store,
+            }
+        }
+
+        /// Deals party 0's bundles `first..first + count` and appends each as a file of its own.
+        fn append_one_per_file(&self, first: u64, count: usize) {
+            let (d, r, lt) = (&self.dealer, &self.ring, &self.lt);
+            let b = crate::gates::insecure_deal_bundles(d, r, lt, count, first, &mut rand::rng())
+                .remove(0);
+            for one in b.chunks(1) {
+                self.store.append(one).unwrap();
+            }
+        }
+    }
+
     #[test]
     fn a_listing_never_shows_a_file_deleted_while_it_was_made() {
-        let lt = LtParams::new(16, 14, 4).unwrap();
-        let ring = Z2k::new(16, 64).unwrap();
-        let mut rng = rand::rng();
-        let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
-        let dir = coterie_base::fsio::unique_temp_dir("coterie-store-listing");
-        let store = GateStore::create(&dir, lt).unwrap();
-        let b = crate::gates::insecure_deal_bundles(&dealer, &ring, &lt, 21, 0, &mut rng).remove(0);
-        for one in b.chunks(1) {
-            store.append(one).unwrap();
-        }
+        let s = SmallStore::new("coterie-store-listing");
+        let store = &s.store;
+        s.append_one_per_file(0, 21);
         store.take(20).unwrap();
         LIST_PAUSE.with(|d| d.set(std::time::Duration::from_millis(300)));
         let listed = store.batches();
@@ -735,7 +765,7 @@ mod tests {
         }
         assert_eq!(listed.len(), 1);
         assert_eq!(store.end().unwrap(), 21);
-        fs::remove_dir_all(&dir).ok();
+        fs::remove_dir_all(&s.dir).ok();
     }
 
     /// A take that consumes many whole files, followed at once by the next take, while the
@@ -745,27 +775,12 @@ mod tests {
     /// collide, so the listing is also checked directly).
     #[test]
     fn cleanup_never_races_the_next_take() {
-        let lt = LtParams::new(16, 14, 4).unwrap();
-        let ring = Z2k::new(16, 64).unwrap();
-        let mut rng = rand::rng();
-        let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
-        let dir = coterie_base::fsio::unique_temp_dir("coterie-store-cleanup");
-        let store = GateStore::create(&dir, lt).unwrap();
+        let s = SmallStore::new("coterie-store-cleanup");
+        let store = &s.store;
         let per_round = 80;
         let mut next = 0u64;
         for _ in 0..6 {
-            let b = crate::gates::insecure_deal_bundles(
-                &dealer,
-                &ring,
-                &lt,
-                per_round + 1,
-                next,
-                &mut rng,
-            )
-            .remove(0);
-            for one in b.chunks(1) {
-                store.append(one).unwrap();
-            }
+            s.append_one_per_file(next, per_round + 1);
             let got = store.take(per_round).unwrap();
             assert_eq!(got.first_id(), next);
             let listed = store.batches().unwrap();
@@ -779,6 +794,6 @@ mod tests {
                 (next, 0)
             );
         }
-        fs::remove_dir_all(&dir).ok();
+        fs::remove_dir_all(&s.dir).ok();
     }
 }
