@@ -158,7 +158,7 @@ fn party_with_wrong_key_cannot_join() {
 #[test]
 fn demo_spdz_three_processes() {
     let out = coterie()
-        .args(["demo", "spdz", "--parties", "3"])
+        .args(["demo", "spdz", "--parties", "3", "--lanes", "2"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -174,6 +174,106 @@ fn demo_spdz_three_processes() {
         3,
         "{text}"
     );
+}
+
+/// `spdz-prep-ot --lanes 3` between two party processes: the stores it fills drive the online
+/// product; parties that pass different lane counts both stop with a message that says so.
+#[test]
+fn spdz_prep_ot_on_lanes_and_mismatched_lanes() {
+    let dir = scratch("lanes");
+    // Below Linux's ephemeral range, apart from the other tests' ports.
+    let port = 16000 + (std::process::id() % 4000) as u16;
+    assert!(
+        coterie()
+            .args(["certs", "--parties", "2", "--out"])
+            .arg(&dir)
+            .args(["--base-port", &port.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let cfg = dir.join("party.toml");
+    let stores = dir.join("stores");
+    let run = |args: &[&[&str]; 2]| -> Vec<std::process::Output> {
+        let kids: Vec<_> = (0..2)
+            .map(|i| {
+                let mut c = coterie();
+                c.arg("party").arg("--config").arg(&cfg);
+                c.args(["--id", &i.to_string(), "--timeout-s", "30"]);
+                c.args(args[i]);
+                c.stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        kids.into_iter()
+            .map(|k| k.wait_with_output().unwrap())
+            .collect()
+    };
+    let s = stores.to_string_lossy().to_string();
+    let prep: Vec<&str> = vec![
+        "spdz-prep-ot",
+        "--dir",
+        &s,
+        "--triples",
+        "300",
+        "--bits",
+        "5",
+        "--randoms",
+        "2",
+        "--masks",
+        "1",
+        "--lanes",
+        "3",
+    ];
+    for (i, o) in run(&[&prep, &prep]).iter().enumerate() {
+        assert!(
+            o.status.success(),
+            "party {i}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("300 triples, 5 bits"),
+            "party {i}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+    }
+    let demo = ["spdz-demo", "--dir", &s];
+    for (i, o) in run(&[&demo, &demo]).iter().enumerate() {
+        // inputs 2 and 3
+        assert!(
+            String::from_utf8_lossy(&o.stdout).contains("= 6 (MAC-checked)"),
+            "party {i}: {}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let other = dir.join("other").to_string_lossy().to_string();
+    let two = [
+        "spdz-prep-ot",
+        "--dir",
+        &other,
+        "--triples",
+        "4",
+        "--lanes",
+        "2",
+    ];
+    let three = [
+        "spdz-prep-ot",
+        "--dir",
+        &other,
+        "--triples",
+        "4",
+        "--lanes",
+        "3",
+    ];
+    for (i, o) in run(&[&two, &three]).iter().enumerate() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "party {i} should fail");
+        assert!(err.contains("pass the same --lanes"), "party {i}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -108,7 +108,13 @@ pub async fn tls_group_with(
             relays.push(r);
         }
     }
-    let mut hs = Vec::with_capacity(n);
+    let out = connect_all(&pki, &roster, &opts).await?;
+    Ok((out, relays))
+}
+
+/// Connects every party of `pki` with `roster`, one task per party; the meshes in party order.
+async fn connect_all(pki: &Pki, roster: &Roster, opts: &MeshOptions) -> Result<Vec<TlsMesh>> {
+    let mut hs = Vec::with_capacity(pki.parties.len());
     for (i, party) in pki.parties.iter().enumerate() {
         let (r, o) = (roster.clone(), opts.clone());
         let id = Identity::from_pem(&party.cert_pem, &party.key_pem)?;
@@ -116,12 +122,78 @@ pub async fn tls_group_with(
             async move { TlsMesh::connect(&r, i, id, o).await },
         ));
     }
-    let mut out = Vec::with_capacity(n);
+    let mut out = Vec::with_capacity(hs.len());
     for h in hs {
         out.push(
             h.await
                 .map_err(|e| Error::Protocol(format!("connect task: {e}")))??,
         );
+    }
+    Ok(out)
+}
+
+/// [`tls_group`] with `lanes` meshes between the same `n` parties: one PKI and one roster, the
+/// lanes connected one after the other (each party listens again for every lane).
+/// `out[i][l]` is party `i`'s mesh of lane `l`. With `netem`, every party's listener gets one
+/// relay for all lanes, started by [`Relay::start_shared`]: the lanes' connections to that
+/// party share one emulated link per direction, so the lanes together get the link's bandwidth
+/// once. With 2 parties that is exactly one link between them; with more, all connections
+/// into one party share its relay's link (so the bandwidth is split more tightly than between
+/// separate pairs: conservative).
+///
+/// # Example
+///
+/// ```
+/// use coterie_net::{Mesh, MeshOptions, local::tls_lanes};
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let (parties, _relays) = tls_lanes(2, 3, MeshOptions::default(), None).await.unwrap();
+/// assert_eq!((parties.len(), parties[0].len()), (2, 3));
+/// let mut tasks = Vec::new();
+/// for lanes in parties {
+///     tasks.push(tokio::spawn(async move {
+///         let mut got = Vec::new();
+///         for mut m in lanes {
+///             let all: Vec<u8> = m.exchange_all(&(m.id() as u8)).await?;
+///             got.push(all);
+///             m.close().await?;
+///         }
+///         Ok::<_, coterie_net::Error>(got)
+///     }));
+/// }
+/// for t in tasks {
+///     assert_eq!(t.await.unwrap().unwrap(), vec![vec![0, 1]; 3]);
+/// }
+/// # });
+/// ```
+///
+/// # Errors
+/// As [`tls_group`].
+pub async fn tls_lanes(
+    n: usize,
+    lanes: usize,
+    opts: MeshOptions,
+    netem: Option<LinkParams>,
+) -> Result<(Vec<Vec<TlsMesh>>, Vec<Relay>)> {
+    let pki = generate_pki(n)?;
+    let mut roster = loopback_roster(&pki, false)?;
+    let mut relays = Vec::new();
+    if let Some(p) = netem {
+        for (l, a) in roster.listen.iter().zip(&mut roster.addresses) {
+            let r = Relay::start_shared("127.0.0.1:0", l, p)
+                .map_err(|e| Error::Config(format!("link emulator for {l}: {e}")))?;
+            *a = r.local_addr().to_string();
+            relays.push(r);
+        }
+    }
+    let mut out: Vec<Vec<TlsMesh>> = (0..n).map(|_| Vec::with_capacity(lanes)).collect();
+    for _ in 0..lanes {
+        for (i, m) in connect_all(&pki, &roster, &opts)
+            .await?
+            .into_iter()
+            .enumerate()
+        {
+            out[i].push(m);
+        }
     }
     Ok((out, relays))
 }

@@ -124,6 +124,40 @@ impl LinkParams {
     }
 }
 
+/// The transmission clock of one link: when each direction's last chunk finishes transmission.
+/// A relayed connection has its own, unless its relay was started with
+/// [`Relay::start_shared`], whose connections all share one (one link under several
+/// connections).
+#[derive(Debug, Default)]
+pub(crate) struct Pacer {
+    /// `[a → b, b → a]`: the end of the last transmission in each direction.
+    t_prev: [std::sync::Mutex<Option<Instant>>; 2],
+}
+
+impl Pacer {
+    /// Books the transmission of a `len`-byte chunk read at `arrival` in direction `side` and
+    /// returns when it finishes (the module's model: `max(arrival, t_prev) + 8·len/rate`).
+    pub(crate) fn book(
+        &self,
+        side: usize,
+        arrival: Instant,
+        len: usize,
+        p: &LinkParams,
+    ) -> Instant {
+        let mut t_prev = self.t_prev[side].lock().unwrap_or_else(|e| e.into_inner());
+        let start = match *t_prev {
+            Some(t) if t > arrival => t,
+            _ => arrival,
+        };
+        let done = match p.rate_bps {
+            Some(r) => start + Duration::from_secs_f64(len as f64 * 8.0 / r),
+            None => start,
+        };
+        *t_prev = Some(done);
+        done
+    }
+}
+
 /// Sets the calling thread's timer slack to 1 µs, once per thread (Linux; elsewhere nothing). The
 /// default slack (50 µs) lets the kernel fire a sleeper's timer up to that late to batch wake-ups.
 pub(crate) fn fine_timer_slack() {
@@ -188,6 +222,8 @@ fn pump(
     mut src: TcpStream,
     mut dst: TcpStream,
     p: LinkParams,
+    pacer: Arc<Pacer>,
+    side: usize,
     wait_until: fn(Instant),
 ) -> std::io::Result<()> {
     let (tx, rx) = mpsc::sync_channel::<(Instant, Vec<u8>)>(p.queue_chunks());
@@ -205,17 +241,8 @@ fn pump(
         }
         let _ = src.shutdown(Shutdown::Read);
     })?;
-    let mut t_prev: Option<Instant> = None;
     while let Ok((arrival, data)) = rx.recv() {
-        let start = match t_prev {
-            Some(t) if t > arrival => t,
-            _ => arrival,
-        };
-        let done = match p.rate_bps {
-            Some(r) => start + Duration::from_secs_f64(data.len() as f64 * 8.0 / r),
-            None => start,
-        };
-        t_prev = Some(done);
+        let done = pacer.book(side, arrival, data.len(), &p);
         wait_until(done + p.one_way.saturating_sub(p.overhead));
         if dst.write_all(&data).is_err() {
             break;
@@ -244,6 +271,15 @@ impl Relay {
         Self::start_with(listen, target, p, plain_sleep_until)
     }
 
+    /// [`Relay::start`] for one link under several connections: every connection relayed by
+    /// this relay books its chunks on one transmission clock per direction, so together they
+    /// get `p`'s bandwidth once (a relay started with [`Relay::start`] paces each connection
+    /// on its own). For benchmarks that run several meshes (lanes) between the same two
+    /// parties over one emulated link; the latency model is unchanged.
+    pub fn start_shared(listen: &str, target: &str, p: LinkParams) -> std::io::Result<Relay> {
+        Self::start_inner(listen, target, p, plain_sleep_until, true)
+    }
+
     /// [`Relay::start`] with another way of waiting for a chunk's delivery time: the link model
     /// (the module's) is the same, `wait_until(t)` is called on the delivering thread of each
     /// direction and must return at (or as soon as it can after) `t`. [`LinkParams::calibrated`]
@@ -255,12 +291,23 @@ impl Relay {
         p: LinkParams,
         wait_until: fn(Instant),
     ) -> std::io::Result<Relay> {
+        Self::start_inner(listen, target, p, wait_until, false)
+    }
+
+    fn start_inner(
+        listen: &str,
+        target: &str,
+        p: LinkParams,
+        wait_until: fn(Instant),
+        shared: bool,
+    ) -> std::io::Result<Relay> {
+        let shared = shared.then(|| Arc::new(Pacer::default()));
         let l = TcpListener::bind(listen)?;
         let local_addr = l.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
         #[cfg(target_os = "linux")]
         if p.engine == Engine::EventLoop {
-            let id = crate::netem_hub::listen(l, target, p)?;
+            let id = crate::netem_hub::listen(l, target, p, shared)?;
             return Ok(Relay {
                 local_addr,
                 stop,
@@ -278,8 +325,9 @@ impl Relay {
                 match conn {
                     Ok(a) => {
                         let target = target.clone();
+                        let pacer = shared.clone().unwrap_or_default();
                         let spawned = spawn_named("netem-conn", move || {
-                            if let Err(e) = relay_conn(a, &target, p, wait_until) {
+                            if let Err(e) = relay_conn(a, &target, p, pacer, wait_until) {
                                 tracing::warn!(error = %e, target, "relay connection failed");
                             }
                         });
@@ -338,14 +386,16 @@ fn relay_conn(
     a: TcpStream,
     target: &str,
     p: LinkParams,
+    pacer: Arc<Pacer>,
     wait_until: fn(Instant),
 ) -> std::io::Result<()> {
     let b = TcpStream::connect(target)?;
     a.set_nodelay(true)?;
     b.set_nodelay(true)?;
     let (a2, b2) = (a.try_clone()?, b.try_clone()?);
-    let up = spawn_named("netem-pump", move || pump(a, b, p, wait_until))?;
-    let down = pump(b2, a2, p, wait_until);
+    let up_pacer = pacer.clone();
+    let up = spawn_named("netem-pump", move || pump(a, b, p, up_pacer, 0, wait_until))?;
+    let down = pump(b2, a2, p, pacer, 1, wait_until);
     let up = up
         .join()
         .map_err(|_| std::io::Error::other("relay thread panicked"))?;
@@ -618,6 +668,72 @@ mod tests {
             drop(r);
             assert!(t.elapsed() < Duration::from_secs(2), "{engine:?}");
             assert!(TcpStream::connect(addr).is_err(), "{engine:?}");
+        }
+    }
+
+    /// Seconds until a sink has received `bytes` from each of `conns` connections sending at
+    /// once through one relay with `p` (started shared or not).
+    fn concurrent_transfer_secs(p: LinkParams, shared: bool, conns: usize, bytes: usize) -> f64 {
+        let sink = TcpListener::bind("127.0.0.1:0").unwrap();
+        let target = sink.local_addr().unwrap().to_string();
+        let readers = std::thread::spawn(move || {
+            let hs: Vec<_> = (0..conns)
+                .map(|_| {
+                    let (mut c, _) = sink.accept().unwrap();
+                    std::thread::spawn(move || {
+                        let mut got = Vec::new();
+                        c.read_to_end(&mut got).unwrap();
+                        (got.len(), Instant::now())
+                    })
+                })
+                .collect();
+            hs.into_iter()
+                .map(|h| h.join().unwrap())
+                .collect::<Vec<_>>()
+        });
+        let r = if shared {
+            Relay::start_shared("127.0.0.1:0", &target, p).unwrap()
+        } else {
+            Relay::start("127.0.0.1:0", &target, p).unwrap()
+        };
+        let t0 = Instant::now();
+        let senders: Vec<_> = (0..conns)
+            .map(|_| {
+                let addr = r.local_addr();
+                std::thread::spawn(move || {
+                    let mut s = TcpStream::connect(addr).unwrap();
+                    s.write_all(&vec![0x33u8; bytes]).unwrap();
+                    s.shutdown(Shutdown::Write).unwrap();
+                })
+            })
+            .collect();
+        for h in senders {
+            h.join().unwrap();
+        }
+        let done = readers.join().unwrap();
+        assert!(done.iter().all(|(n, _)| *n == bytes));
+        let last = done.iter().map(|(_, t)| *t).max().unwrap();
+        (last - t0).as_secs_f64()
+    }
+
+    /// A relay started with `Relay::start_shared` gives all its connections one link's
+    /// bandwidth together; one started with `Relay::start` paces each on its own (both engines).
+    #[test]
+    fn a_shared_relay_splits_one_link_between_its_connections() {
+        for engine in [Engine::Threads, Engine::EventLoop] {
+            // 40 Mbit/s, two connections of 1 MB: 0.2 s each alone, 0.4 s on one link
+            let p = LinkParams::new(Duration::from_millis(2), 40.0).with_engine(engine);
+            let one_link = 2.0 * 1e6 * 8.0 / 40e6;
+            let shared = concurrent_transfer_secs(p, true, 2, 1_000_000);
+            let separate = concurrent_transfer_secs(p, false, 2, 1_000_000);
+            assert!(
+                shared >= 0.9 * one_link,
+                "{engine:?}: shared link done in {shared:.3} s, one link needs {one_link:.3} s"
+            );
+            assert!(
+                separate < 0.75 * one_link,
+                "{engine:?}: separate links took {separate:.3} s"
+            );
         }
     }
 

@@ -26,7 +26,7 @@ use mio::net::{TcpListener, TcpStream};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Registry, Token, Waker};
 
-use crate::netem::LinkParams;
+use crate::netem::{LinkParams, Pacer};
 
 const WAKER: Token = Token(usize::MAX);
 const TIMER: Token = Token(usize::MAX - 1);
@@ -40,6 +40,8 @@ enum Cmd {
         listener: TcpListener,
         target: String,
         p: LinkParams,
+        /// The relay's shared transmission clock ([`crate::netem::Relay::start_shared`]).
+        shared: Option<Arc<Pacer>>,
     },
     /// Stop accepting on a listener; the sender hears once its socket is closed.
     Close(usize, std::sync::mpsc::Sender<()>),
@@ -102,6 +104,7 @@ pub(crate) fn listen(
     listener: std::net::TcpListener,
     target: &str,
     p: LinkParams,
+    shared: Option<Arc<Pacer>>,
 ) -> std::io::Result<usize> {
     let hub = hub()?;
     listener.set_nonblocking(true)?;
@@ -113,6 +116,7 @@ pub(crate) fn listen(
         listener: TcpListener::from_std(listener),
         target: target.to_string(),
         p,
+        shared,
     });
     hub.waker.wake()?;
     Ok(id)
@@ -194,7 +198,6 @@ impl Timer {
 struct Dir {
     /// (delivery time, bytes, bytes of it already written)
     queue: VecDeque<(Instant, Vec<u8>, usize)>,
-    t_prev: Option<Instant>,
     /// `src` may have bytes: the last read did not end in `WouldBlock`.
     readable: bool,
     /// `dst` accepts bytes: the last write did not end in `WouldBlock`.
@@ -205,18 +208,29 @@ struct Dir {
     dst_done: bool,
 }
 
+/// A relay's listener on the loop.
+struct Listener {
+    l: TcpListener,
+    target: String,
+    p: LinkParams,
+    /// The relay's shared transmission clock, if it has one.
+    shared: Option<Arc<Pacer>>,
+}
+
 struct Conn {
     /// `[a, b]`: the accepted connection and the one to the target.
     s: [TcpStream; 2],
     /// `[a → b, b → a]`
     d: [Dir; 2],
     p: LinkParams,
+    /// The transmission clock (this connection's own, or its relay's shared one).
+    pacer: Arc<Pacer>,
 }
 
 struct Loop {
     poll: Poll,
     timer: Timer,
-    listeners: HashMap<usize, (TcpListener, String, LinkParams)>,
+    listeners: HashMap<usize, Listener>,
     conns: HashMap<usize, Conn>,
     next_conn: usize,
     buf: Vec<u8>,
@@ -287,6 +301,7 @@ impl Loop {
                     mut listener,
                     target,
                     p,
+                    shared,
                 } => {
                     match self.poll.registry().register(
                         &mut listener,
@@ -294,7 +309,13 @@ impl Loop {
                         Interest::READABLE,
                     ) {
                         Ok(()) => {
-                            self.listeners.insert(id, (listener, target, p));
+                            let l = Listener {
+                                l: listener,
+                                target,
+                                p,
+                                shared,
+                            };
+                            self.listeners.insert(id, l);
                             // connections that queued before the registration
                             self.accept(id);
                         }
@@ -302,8 +323,8 @@ impl Loop {
                     }
                 }
                 Cmd::Close(id, done) => {
-                    if let Some((mut l, _, _)) = self.listeners.remove(&id) {
-                        let _ = self.poll.registry().deregister(&mut l);
+                    if let Some(mut l) = self.listeners.remove(&id) {
+                        let _ = self.poll.registry().deregister(&mut l.l);
                     }
                     let _ = done.send(());
                 }
@@ -313,11 +334,17 @@ impl Loop {
 
     fn accept(&mut self, id: usize) {
         loop {
-            let Some((l, target, p)) = self.listeners.get(&id) else {
+            let Some(Listener {
+                l,
+                target,
+                p,
+                shared,
+            }) = self.listeners.get(&id)
+            else {
                 return;
             };
-            let (a, p) = match l.accept() {
-                Ok((a, _)) => (a, *p),
+            let (a, p, pacer) = match l.accept() {
+                Ok((a, _)) => (a, *p, shared.clone().unwrap_or_default()),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
                 Err(e) => {
@@ -332,7 +359,7 @@ impl Loop {
                     continue;
                 }
             };
-            if let Err(e) = self.add_conn(a, b, p) {
+            if let Err(e) = self.add_conn(a, b, p, pacer) {
                 tracing::warn!(error = %e, "relay connection failed");
             }
         }
@@ -343,6 +370,7 @@ impl Loop {
         a: TcpStream,
         b: std::net::TcpStream,
         p: LinkParams,
+        pacer: Arc<Pacer>,
     ) -> std::io::Result<()> {
         b.set_nonblocking(true)?;
         let b = TcpStream::from_std(b);
@@ -354,6 +382,7 @@ impl Loop {
             s: [a, b],
             d: [Dir::default(), Dir::default()],
             p,
+            pacer,
         };
         for (side, s) in c.s.iter_mut().enumerate() {
             self.poll.registry().register(
@@ -446,16 +475,7 @@ fn read_side(c: &mut Conn, side: usize, buf: &mut Vec<u8>) {
                 d.readable = false;
             }
             Ok(k) => {
-                let arrival = Instant::now();
-                let start = match d.t_prev {
-                    Some(t) if t > arrival => t,
-                    _ => arrival,
-                };
-                let done = match p.rate_bps {
-                    Some(r) => start + Duration::from_secs_f64(k as f64 * 8.0 / r),
-                    None => start,
-                };
-                d.t_prev = Some(done);
+                let done = c.pacer.book(side, Instant::now(), k, &p);
                 let due = done + p.one_way.saturating_sub(p.overhead);
                 d.queue.push_back((due, buf[..k].to_vec(), 0));
             }

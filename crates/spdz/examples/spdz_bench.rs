@@ -3,9 +3,11 @@
 //!
 //! `cargo run --profile bench -p coterie-spdz --example spdz_bench -- [--big N] [--netem] [--json PATH]`
 //! `[--ot-only] [--ot-parties LIST] [--ot-triples N] [--ot-bits N] [--ot-ext kos,ss4,...]`
+//! `[--ot-lanes L] [--netem-engine threads|loop]`
 //!
 //! The OT part runs `OtPrep` (maliciously secure) once per listed OT extension (`kos`, or `ss<k>`
 //! for SoftSpokenOT with block size `k`; default `ss4`, the producer's default) in the same run.
+//! `--ot-lanes L` makes the triples on `L` lanes at once (see `run_ot`; default 1).
 //!
 //! For each ring and batch size: Beaver multiplications per second (one `mul` call on the whole
 //! batch, one opening round) and openings per second (one `open` call), each followed by one
@@ -13,9 +15,10 @@
 
 use std::time::{Duration, Instant};
 
+use coterie_net::local::tls_lanes;
 use coterie_net::netem::{LinkParams, Relay};
 use coterie_net::{Mesh, MeshOptions, TlsMesh};
-use coterie_spdz::ot_prep::{OtExtension, OtPrep};
+use coterie_spdz::ot_prep::{OtExtension, OtLanes, OtPrep};
 use coterie_spdz::{Counts, Engine, Fp64, FpBig, InsecureDealer, Ring, Z2k};
 use rand::SeedableRng;
 
@@ -23,13 +26,18 @@ async fn tls_pair(netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Relay>) {
     tls_n(2, netem).await
 }
 
-async fn tls_n(n: usize, netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Relay>) {
-    let opts = MeshOptions {
+fn mesh_opts() -> MeshOptions {
+    MeshOptions {
         timeout: Duration::from_secs(600),
         max_frame: 64 << 20,
         ..MeshOptions::default()
-    };
-    coterie_net::local::tls_group(n, opts, netem).await.unwrap()
+    }
+}
+
+async fn tls_n(n: usize, netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Relay>) {
+    coterie_net::local::tls_group(n, mesh_opts(), netem)
+        .await
+        .unwrap()
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -115,31 +123,49 @@ async fn run_ring<R: Ring>(ring: R, batch: usize, reps: usize, netem: Option<Lin
 
 /// OT-based SPDZ_2k preprocessing over Z_2^64 (s = 64), `n` parties: set-up time, triples/s,
 /// bits/s and bytes sent per triple and per bit by party 0 (from the mesh's byte counter).
+///
+/// With `lanes` > 1 the triples are made on that many lanes at once ([`OtPrep::lane`],
+/// [`OtLanes`]), each lane its own TLS mesh ([`tls_lanes`]): through the emulator
+/// all lanes into a party share one relay and one emulated link, so the lanes together get the
+/// link's bandwidth once (with 2 parties exactly the one link between them). Set-up time covers
+/// all lanes; bits take their triples from all lanes; bytes are summed over the lanes.
 async fn run_ot(
     n: usize,
     triples: usize,
     bits: usize,
     netem: Option<LinkParams>,
     ext: OtExtension,
+    lanes: usize,
 ) -> (f64, f64, f64, f64, f64) {
-    let (meshes, relays) = tls_n(n, netem).await;
+    let (per_party, relays): (Vec<Vec<TlsMesh>>, Vec<Relay>) = if lanes == 1 {
+        let (meshes, relays) = tls_n(n, netem).await;
+        (meshes.into_iter().map(|m| vec![m]).collect(), relays)
+    } else {
+        tls_lanes(n, lanes, mesh_opts(), netem).await.unwrap()
+    };
     let mut tasks = Vec::new();
-    for mut mesh in meshes {
+    for meshes in per_party {
         tasks.push(tokio::spawn(async move {
             let t0 = Instant::now();
-            let mut p = OtPrep::setup_with(&mut mesh, Z2k::spdz2k_64(), ext)
+            let mut it = meshes.into_iter();
+            let mut mesh = it.next().unwrap();
+            let p = OtPrep::setup_with(&mut mesh, Z2k::spdz2k_64(), ext)
                 .await
                 .unwrap();
+            let mut ls = OtLanes::setup(p, it.collect()).await.unwrap();
+            let sent =
+                |m: &TlsMesh, ls: &OtLanes<TlsMesh>| m.stats().total_sent() + ls.extra_bytes_sent();
             let t1 = Instant::now();
-            let b0 = mesh.stats().total_sent();
-            let tr = p.triples(&mut mesh, triples).await.unwrap();
+            let b0 = sent(&mesh, &ls);
+            let tr = ls.triples(&mut mesh, triples).await.unwrap();
             let t2 = Instant::now();
-            let b1 = mesh.stats().total_sent();
-            let bs = p.bits(&mut mesh, bits).await.unwrap();
+            let b1 = sent(&mesh, &ls);
+            let bs = ls.bits(&mut mesh, bits).await.unwrap();
             let t3 = Instant::now();
-            let b2 = mesh.stats().total_sent();
+            let b2 = sent(&mesh, &ls);
             let bits = bits.max(1);
             assert_eq!((tr.len(), bs.len()), (triples, bits));
+            ls.close().await.unwrap();
             mesh.close().await.unwrap();
             (
                 (t1 - t0).as_secs_f64(),
@@ -172,7 +198,15 @@ async fn main() {
         .unwrap_or(1_000_000);
     let netem = args.iter().any(|a| a == "--netem");
     let json = get("--json");
-    let link = netem.then(|| LinkParams::new(Duration::from_millis(1), 1000.0));
+    let engine = match get("--netem-engine").as_deref() {
+        None | Some("threads") => coterie_net::netem::Engine::Threads,
+        Some("loop") => coterie_net::netem::Engine::EventLoop,
+        Some(other) => {
+            eprintln!("--netem-engine takes threads or loop, not {other:?}");
+            std::process::exit(2);
+        }
+    };
+    let link = netem.then(|| LinkParams::new(Duration::from_millis(1), 1000.0).with_engine(engine));
     let mut rows = Vec::new();
     let ot_only = args.iter().any(|a| a == "--ot-only");
     let parties: Vec<usize> = get("--ot-parties")
@@ -227,6 +261,10 @@ async fn main() {
     let ot_triples: usize = get("--ot-triples")
         .and_then(|s| s.parse().ok())
         .unwrap_or(4096);
+    let ot_lanes: usize = get("--ot-lanes")
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1)
+        .max(1);
     let ot_bits: usize = get("--ot-bits")
         .and_then(|s| s.parse().ok())
         .unwrap_or(1024);
@@ -247,14 +285,15 @@ async fn main() {
         .collect();
     for &n in parties.iter().filter(|_| ot_triples > 0) {
         for (ext_name, ext) in &exts {
-            let (setup, tps, bpt, bps, bpb) = run_ot(n, ot_triples, ot_bits, link, *ext).await;
+            let (setup, tps, bpt, bps, bpb) =
+                run_ot(n, ot_triples, ot_bits, link, *ext, ot_lanes).await;
             println!(
-                "OT SPDZ2k Z2^64 s=64, {ext_name}, {n} parties: setup {setup:.3} s | {ot_triples} triples: {tps:.0} triples/s, {bpt:.0} B sent/triple/party ({:.1} kbit; Multipars 14.9 kbit: {:.2}x) | {ot_bits} bits: {bps:.0} bits/s, {bpb:.0} B/bit/party",
+                "OT SPDZ2k Z2^64 s=64, {ext_name}, {n} parties, {ot_lanes} lane(s): setup {setup:.3} s | {ot_triples} triples: {tps:.0} triples/s, {bpt:.0} B sent/triple/party ({:.1} kbit; Multipars 14.9 kbit: {:.2}x) | {ot_bits} bits: {bps:.0} bits/s, {bpb:.0} B/bit/party",
                 bpt * 8.0 / 1000.0,
                 bpt * 8.0 / 1000.0 / 14.9
             );
             rows.push(format!(
-            "{{\"ot_prep\":\"Z2^64 s=64\",\"ot_ext\":\"{ext_name}\",\"parties\":{n},\"netem\":{netem},\"setup_s\":{setup:.4},\"triples\":{ot_triples},\"triples_per_s\":{tps:.1},\"bytes_sent_per_triple_per_party\":{bpt:.1},\"bits\":{ot_bits},\"bits_per_s\":{bps:.1},\"bytes_sent_per_bit_per_party\":{bpb:.1}}}"
+            "{{\"ot_prep\":\"Z2^64 s=64\",\"ot_ext\":\"{ext_name}\",\"lanes\":{ot_lanes},\"parties\":{n},\"netem\":{netem},\"setup_s\":{setup:.4},\"triples\":{ot_triples},\"triples_per_s\":{tps:.1},\"bytes_sent_per_triple_per_party\":{bpt:.1},\"bits\":{ot_bits},\"bits_per_s\":{bps:.1},\"bytes_sent_per_bit_per_party\":{bpb:.1}}}"
         ));
         }
     }

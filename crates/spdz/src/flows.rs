@@ -16,7 +16,8 @@ use coterie_base::Progress;
 use coterie_net::Mesh;
 
 use crate::tools::{
-    insecure_deal_to_stores, online_product_demo, produce_ot_to_store_with_progress,
+    insecure_deal_to_stores, online_product_demo, produce_ot_lanes_to_store_with_progress,
+    produce_ot_to_store_with_progress,
 };
 use crate::{Counts, Error, Order, Result, Z2k};
 
@@ -108,6 +109,56 @@ pub async fn prep_ot<M: Mesh>(
     Ok(PrepReport {
         secs: t.elapsed().as_secs_f64(),
         bytes_sent: mesh.stats().total_sent(),
+    })
+}
+
+/// [`prep_ot`] on several lanes: lane 0 on `mesh`, one more lane on each of `lanes` (meshes
+/// between the same parties, every party passing as many in the same order), so that batches of
+/// triples are in flight at once ([`crate::OtLanes`]); the bytes reported cover every lane.
+///
+/// # Example
+///
+/// ```
+/// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+/// use coterie_spdz::{Counts, Kind, PrepStore, Z2k};
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let base = coterie_base::fsio::unique_temp_dir("coterie-flows-lanes-doc");
+/// let counts = Counts { triples: 5, bits: 1, ..Counts::default() };
+/// let lane1 = InMemoryMesh::group(2, MeshOptions::default());
+/// let mut tasks = Vec::new();
+/// for (mut mesh, m1) in InMemoryMesh::group(2, MeshOptions::default()).into_iter().zip(lane1) {
+///     let (me, dir) = (mesh.id(), base.join(format!("party-{}", mesh.id())));
+///     tasks.push(tokio::spawn(async move {
+///         let none = coterie_base::Progress::none();
+///         let r = coterie_spdz::flows::prep_ot_lanes(&mut mesh, vec![m1], &dir, counts, none).await?;
+///         mesh.close().await?;
+///         let s = PrepStore::open(&dir, Z2k::spdz2k_64(), me, 2)?;
+///         assert_eq!(s.available(Kind::Triples)?, 5);
+///         Ok::<_, coterie_spdz::Error>(r)
+///     }));
+/// }
+/// for t in tasks {
+///     assert!(t.await.unwrap().unwrap().bytes_sent > 0);
+/// }
+/// std::fs::remove_dir_all(&base).unwrap();
+/// # });
+/// ```
+pub async fn prep_ot_lanes<M0: Mesh, M: Mesh + 'static>(
+    mesh: &mut M0,
+    lanes: Vec<M>,
+    dir: &Path,
+    counts: Counts,
+    progress: Progress,
+) -> Result<PrepReport> {
+    let t = Instant::now();
+    let ring = Z2k::spdz2k_64();
+    let (store, lane_bytes) =
+        produce_ot_lanes_to_store_with_progress(mesh, lanes, dir, ring, counts, OT_CHUNK, progress)
+            .await?;
+    drop(store);
+    Ok(PrepReport {
+        secs: t.elapsed().as_secs_f64(),
+        bytes_sent: mesh.stats().total_sent() + lane_bytes,
     })
 }
 

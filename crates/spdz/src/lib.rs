@@ -86,7 +86,7 @@ pub use authenticate::Authenticator;
 pub use engine::{Engine, PendingSingleCheck};
 pub use error::{Error, Result};
 pub use kind::{KINDS, Kind, KindRow};
-pub use ot_prep::{OtExtension, OtPrep};
+pub use ot_prep::{OtExtension, OtLanes, OtPrep};
 pub use prep::{
     Counts, InputMask, InsecureDealer, MatrixTriple, Preprocessing, Share, Triple, VecPrep,
 };

@@ -8,7 +8,7 @@ use coterie_base::Progress;
 use coterie_net::Mesh;
 
 use crate::Result;
-use crate::ot_prep::OtPrep;
+use crate::ot_prep::{OtLanes, OtPrep};
 use crate::prep::{Counts, InsecureDealer};
 use crate::producer::{Order, produce_into_store};
 use crate::ring::{Ring, Z2k};
@@ -127,6 +127,35 @@ pub async fn produce_ot_to_store_with_progress<M: Mesh>(
     let res = produce_into_store(&mut producer, mesh, &store, &order, chunk).await;
     producer.finish_progress();
     res.map(|()| store)
+}
+
+/// [`produce_ot_to_store_with_progress`] on several lanes ([`OtLanes`]): lane 0 on `mesh`, lane
+/// `l` on `lanes[l − 1]` (meshes between the same parties; every party passes as many, in the
+/// same order). Triples, including those random bits consume, are split over the lanes; the
+/// lanes' meshes are closed at the end (lane 0's is the caller's). Returns the store and the
+/// bytes sent on the meshes of lanes `1..`.
+pub async fn produce_ot_lanes_to_store_with_progress<M0: Mesh, M: Mesh + 'static>(
+    mesh: &mut M0,
+    lanes: Vec<M>,
+    dir: &Path,
+    ring: Z2k,
+    counts: Counts,
+    chunk: usize,
+    progress: Progress,
+) -> Result<(PrepStore<Z2k>, u64)> {
+    let main = OtPrep::setup(mesh, ring).await?;
+    let mut producer = OtLanes::setup(main, lanes).await?;
+    let (me, n) = (mesh.id(), mesh.n());
+    producer.main_mut().set_progress(progress);
+    producer.main_mut().start_progress(ot_work_units(counts, n));
+    let store = PrepStore::create(dir, ring, me, n, producer.main().mac_key_share())?;
+    let order = Order::from_counts(counts, n);
+    let res = produce_into_store(&mut producer, mesh, &store, &order, chunk).await;
+    producer.main_mut().finish_progress();
+    res?;
+    let sent = producer.extra_bytes_sent();
+    producer.close().await?;
+    Ok((store, sent))
 }
 
 /// [`produce_ot_to_store_with_progress`] without progress reports (a convenience for tests).

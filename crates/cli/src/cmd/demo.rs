@@ -43,6 +43,9 @@ pub enum Demo {
         /// Number of parties.
         #[arg(long, default_value_t = 3)]
         parties: usize,
+        /// Lanes of the preprocessing (`spdz-prep-ot --lanes`).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+        lanes: u32,
     },
     /// Multi-key TFHE (AKÖ, seed 003) among K party processes over TLS: joint key generation
     /// (the smallest Table 3 set for K parties), an 8-bit comparison on inputs of parties 0 and
@@ -188,7 +191,7 @@ pub fn run(which: Demo) -> Result<(), String> {
         Demo::Math { n } => super::math::run(n),
         Demo::Echo { parties } => demo(parties, &["echo"]),
         Demo::Sum { parties, rounds } => demo(parties, &["sum", "--rounds", &rounds.to_string()]),
-        Demo::Spdz { parties } => demo_spdz(parties),
+        Demo::Spdz { parties, lanes } => demo_spdz(parties, lanes),
         Demo::Reenc {
             users,
             proxies,
@@ -332,8 +335,9 @@ fn threshold_prep_ot(
     Ok(())
 }
 
-/// `demo spdz`: OT preprocessing, then the online product, in one scratch directory.
-fn demo_spdz(parties: usize) -> Result<(), String> {
+/// `demo spdz`: OT preprocessing (on `lanes` lanes), then the online product, in one scratch
+/// directory.
+fn demo_spdz(parties: usize, lanes: u32) -> Result<(), String> {
     if parties < 2 {
         return Err("need at least 2 parties".into());
     }
@@ -355,6 +359,8 @@ fn demo_spdz(parties: usize) -> Result<(), String> {
             "1",
             "--masks",
             "1",
+            "--lanes",
+            &lanes.to_string(),
         ],
     )
     .and_then(|()| {

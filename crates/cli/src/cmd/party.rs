@@ -97,6 +97,11 @@ pub enum Protocol {
         dir: PathBuf,
         #[command(flatten)]
         amounts: SpdzAmounts,
+        /// Batches of triples in flight at once, each on a TLS mesh of its own between the
+        /// parties (the same at every party): one lane computes while another's messages are on
+        /// the wire. 2–4 lanes overlap computation and transfers (BENCHMARKS.md, SPDZ section).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+        lanes: u32,
     },
     /// Threshold decryption (seed 000) on the SPDZ_2k store DIR/party-<id>: key generation inside
     /// the ABB, public LWE samples, COUNT encryptions of known messages, gate preprocessing, and
@@ -228,6 +233,35 @@ pub enum Protocol {
     },
 }
 
+/// Connects `lanes − 1` more meshes between the parties of `mesh` (lane 0), for protocols that
+/// keep several batches in flight. Every party first states its lane count on lane 0, and all
+/// must agree; each further lane is connected only once every party holds the one before it (an
+/// exchange on that lane), so that a dial for lane `l + 1` never reaches a party still
+/// listening for lane `l`.
+async fn connect_lanes(
+    config: &Path,
+    id: usize,
+    cert: Option<&Path>,
+    key: Option<&Path>,
+    opts: &MeshOptions,
+    mesh: &mut TlsMesh,
+    lanes: u32,
+) -> Result<Vec<TlsMesh>, Error> {
+    let all: Vec<u32> = mesh.exchange_all(&lanes).await?;
+    if let Some((j, l)) = all.iter().enumerate().find(|(_, l)| **l != lanes) {
+        return Err(Error::Protocol(format!(
+            "party {j} runs {l} lane(s), this party {lanes}: pass the same --lanes to every party"
+        )));
+    }
+    let mut out = Vec::new();
+    for lane in 1..lanes {
+        let mut m = TlsMesh::connect_with_config(config, id, cert, key, opts.clone()).await?;
+        let _: Vec<u32> = m.exchange_all(&lane).await?;
+        out.push(m);
+    }
+    Ok(out)
+}
+
 async fn run_party(
     config: &Path,
     id: usize,
@@ -242,12 +276,22 @@ async fn run_party(
     let n = mesh.n();
     let party_dir = |d: &Path| d.join(format!("party-{id}"));
     let summary = match protocol {
-        Protocol::SpdzPrepOt { dir, amounts } => {
+        Protocol::SpdzPrepOt {
+            dir,
+            amounts,
+            lanes,
+        } => {
+            let extra = connect_lanes(config, id, cert, key, &opts, &mut mesh, lanes).await?;
             let progress = crate::progress::progress_bar(&format!("party {id}"));
-            let r =
-                coterie_spdz::flows::prep_ot(&mut mesh, &party_dir(&dir), amounts.into(), progress)
-                    .await
-                    .map_err(|e| Error::Protocol(format!("SPDZ preprocessing: {e}")))?;
+            let r = coterie_spdz::flows::prep_ot_lanes(
+                &mut mesh,
+                extra,
+                &party_dir(&dir),
+                amounts.into(),
+                progress,
+            )
+            .await
+            .map_err(|e| Error::Protocol(format!("SPDZ preprocessing: {e}")))?;
             let c: coterie_spdz::Counts = amounts.into();
             println!(
                 "party {id}: {} triples, {} bits, {} randoms, {} masks per owner in {:.2} s ({} bytes sent)",

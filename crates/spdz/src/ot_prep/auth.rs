@@ -10,7 +10,7 @@ use zeroize::Zeroize;
 
 use super::{OtPrep, TAG_COPE, malformed, pairwise_bytes};
 use crate::engine::Engine;
-use crate::prep::{InputMask, Share};
+use crate::prep::{InputMask, Share, Triple};
 use crate::ring::{Ring, Z2k};
 use crate::{Error, Result};
 
@@ -289,10 +289,15 @@ impl OtPrep {
     /// # });
     /// ```
     pub async fn bits<M: Mesh>(&mut self, mesh: &mut M, count: usize) -> Result<Vec<Share<u128>>> {
-        let mine: Vec<u128> = (0..count)
-            .map(|_| (self.rng.next_u64() & 1) as u128)
-            .collect();
+        let mine = self.random_bit_inputs(count);
         self.bits_from_inputs(mesh, mine).await
+    }
+
+    /// This party's `count` uniformly random input bits for [`OtPrep::bits`].
+    pub(crate) fn random_bit_inputs(&mut self, count: usize) -> Vec<u128> {
+        (0..count)
+            .map(|_| (self.rng.next_u64() & 1) as u128)
+            .collect()
     }
 
     /// The random-bit step with this party's input bits `mine` (one per bit to make; every party
@@ -303,14 +308,36 @@ impl OtPrep {
         mesh: &mut M,
         mine: Vec<u128>,
     ) -> Result<Vec<Share<u128>>> {
+        if mine.is_empty() {
+            return Ok(Vec::new());
+        }
+        // n − 1 products for the XOR of the n inputs, one for the bit check of the result
+        let triples = self.triples(mesh, mine.len() * self.n).await?;
+        self.bits_with_triples(mesh, mine, triples).await
+    }
+
+    /// [`OtPrep::bits_from_inputs`] with its `n` triples per bit already made (by this
+    /// producer or by its lanes, [`super::OtLanes`]), in the same order at every party.
+    pub(crate) async fn bits_with_triples<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        mine: Vec<u128>,
+        triples: Vec<Triple<u128>>,
+    ) -> Result<Vec<Share<u128>>> {
         let count = mine.len();
+        let n = self.n;
+        if triples.len() != count * n {
+            return Err(Error::Invalid(format!(
+                "{count} random bits need {} triples, got {}",
+                count * n,
+                triples.len()
+            )));
+        }
         if count == 0 {
             return Ok(Vec::new());
         }
-        let n = self.n;
         let mut prep = self.empty_prep();
-        // n − 1 products for the XOR of the n inputs, one for the bit check of the result
-        prep.triples.extend(self.triples(mesh, count * n).await?);
+        prep.triples.extend(triples);
         // one random per opened check value (the opening masks its upper bits), one input mask
         // per party and bit
         let (rnd, masks) = self.randoms_and_masks(mesh, count, count).await?;

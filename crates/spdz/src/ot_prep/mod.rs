@@ -20,7 +20,10 @@
 #![allow(clippy::needless_range_loop)]
 
 mod auth;
+mod lanes;
 mod triples;
+
+pub use lanes::OtLanes;
 
 use coterie_base::progress::{Progress, ProgressTask};
 use coterie_math::prg::Csprng;
@@ -256,6 +259,8 @@ pub struct OtPrep {
     n: usize,
     ext: OtExtension,
     alpha: u128,
+    /// This producer's lane number ([`OtPrep::lane`]); 0 for [`OtPrep::setup`].
+    lane: u32,
     pairs: Vec<Option<PairState>>,
     batch: u64,
     rng: Csprng,
@@ -338,6 +343,66 @@ impl OtPrep {
     /// # });
     /// ```
     pub async fn setup_with<M: Mesh>(mesh: &mut M, ring: Z2k, ext: OtExtension) -> Result<Self> {
+        Self::setup_lane(mesh, ring, ext, None, 0).await
+    }
+
+    /// Sets up another producer, lane number `lane` (every party passes the same, and no two
+    /// lanes of one run share a number; lane 0 is the producer of [`OtPrep::setup`]), over
+    /// `mesh`: a second mesh between the same parties. It has this producer's ring, extension
+    /// and MAC key share, so that its material and this producer's can be used together, and
+    /// fresh base OTs, extension and COPE keys of its own. Several lanes keep several batches in
+    /// flight at once, so that one lane computes while another's messages are on the wire
+    /// ([`OtLanes`] runs them).
+    ///
+    /// A peer that sets up another lane number fails the setup with [`Error::Malformed`].
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use coterie_net::{InMemoryMesh, Mesh, MeshOptions};
+    /// use coterie_spdz::{OtPrep, Z2k};
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+    /// let mut tasks = Vec::new();
+    /// let second = InMemoryMesh::group(2, MeshOptions::default());
+    /// for (mut m0, mut m1) in InMemoryMesh::group(2, MeshOptions::default()).into_iter().zip(second) {
+    ///     tasks.push(tokio::spawn(async move {
+    ///         let p0 = OtPrep::setup(&mut m0, Z2k::spdz2k_32()).await?;
+    ///         let p1 = p0.lane(&mut m1, 1).await?;
+    ///         assert_eq!(p0.mac_key_share(), p1.mac_key_share());
+    ///         let mut lanes = coterie_spdz::ot_prep::OtLanes::from_lanes(p0, vec![(p1, m1)])?;
+    ///         let out = lanes.triples(&mut m0, 5).await?;
+    ///         lanes.close().await?;
+    ///         m0.close().await?;
+    ///         Ok::<_, coterie_spdz::Error>(out)
+    ///     }));
+    /// }
+    /// for t in tasks {
+    ///     assert_eq!(t.await.unwrap().unwrap().len(), 5);
+    /// }
+    /// # });
+    /// ```
+    pub async fn lane<M: Mesh>(&self, mesh: &mut M, lane: u32) -> Result<Self> {
+        if mesh.id() != self.me || mesh.n() != self.n {
+            return Err(Error::Invalid(format!(
+                "lane {lane}: the mesh is party {} of {}, this producer party {} of {}",
+                mesh.id(),
+                mesh.n(),
+                self.me,
+                self.n
+            )));
+        }
+        Self::setup_lane(mesh, self.ring, self.ext, Some(self.alpha), lane).await
+    }
+
+    /// The setup of [`OtPrep::setup_with`] (`alpha = None`: a fresh MAC key share) and of
+    /// [`OtPrep::lane`] (the given share).
+    async fn setup_lane<M: Mesh>(
+        mesh: &mut M,
+        ring: Z2k,
+        ext: OtExtension,
+        alpha: Option<u128>,
+        lane: u32,
+    ) -> Result<Self> {
         if let OtExtension::SoftSpoken { k } = ext {
             softspoken::check_block_size(k)?;
         }
@@ -345,7 +410,10 @@ impl OtPrep {
         let n = mesh.n();
         let s = ring.s();
         let mut rng = Csprng::new();
-        let alpha = ring.random_key(&mut rng);
+        let alpha = match alpha {
+            Some(a) => a,
+            None => ring.random_key(&mut rng),
+        };
         // Round 1: as base-OT sender toward every peer (128 KOS-receiver + s COPE-sender OTs).
         let senders: Vec<Option<BaseOtSender>> = (0..n)
             .map(|j| (j != me).then(|| BaseOtSender::new(&mut rng)))
@@ -353,19 +421,25 @@ impl OtPrep {
         // The extension's code travels with A, so parties that disagree on it fail here
         // instead of waiting for messages the other never sends.
         let code = ext.code();
-        let out: Vec<Option<([u8; 32], u32)>> = senders
+        let out: Vec<Option<([u8; 32], u32, u32)>> = senders
             .iter()
-            .map(|s| s.as_ref().map(|s| (s.big_a.to_bytes(), code)))
+            .map(|s| s.as_ref().map(|s| (s.big_a.to_bytes(), code, lane)))
             .collect();
-        let got: Vec<Option<([u8; 32], u32)>> = pairwise(mesh, TAG_BASE_A, out, 64).await?;
+        let got: Vec<Option<([u8; 32], u32, u32)>> = pairwise(mesh, TAG_BASE_A, out, 64).await?;
         for (j, g) in got.iter().enumerate() {
-            if let Some((_, c)) = g
-                && *c != code
-            {
-                return Err(malformed(
-                    j,
-                    &format!("peer runs OT extension {c}, this party {code} (see OtExtension)"),
-                ));
+            if let Some((_, c, l)) = g {
+                if *c != code {
+                    return Err(malformed(
+                        j,
+                        &format!("peer runs OT extension {c}, this party {code} (see OtExtension)"),
+                    ));
+                }
+                if *l != lane {
+                    return Err(malformed(
+                        j,
+                        &format!("peer sets up lane {l}, this party lane {lane}"),
+                    ));
+                }
             }
         }
         // Round 2: as base-OT receiver with choices Δ_j (128 bits) ‖ α (s bits).
@@ -376,7 +450,7 @@ impl OtPrep {
             if j == me {
                 continue;
             }
-            let (a, _) = got[j].ok_or_else(|| malformed(j, "missing A"))?;
+            let (a, _, _) = got[j].ok_or_else(|| malformed(j, "missing A"))?;
             let delta = ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128;
             let choices: Vec<bool> = bits_of(delta, 128).chain(bits_of(alpha, s)).collect();
             let (bs, keys) = ot::base_ot_receive(&mut rng, &CompressedRistretto(a), &choices)
@@ -459,6 +533,7 @@ impl OtPrep {
             n,
             ext,
             alpha,
+            lane,
             pairs,
             batch: 0,
             rng,
@@ -519,7 +594,7 @@ impl OtPrep {
     async fn coin_toss<M: Mesh>(&mut self, mesh: &mut M, label: &str) -> Result<Seed> {
         let mut sd = [0u8; 32];
         self.rng.fill_bytes(&mut sd);
-        let domain = format!("coterie-spdz/ot-prep/{label}/{}", self.batch);
+        let domain = format!("coterie-spdz/ot-prep/{label}/{}/{}", self.lane, self.batch);
         let all: Vec<[u8; 32]> = commit_open_all(mesh, &domain, &sd).await?;
         let mut h = blake3::Hasher::new_derive_key("coterie-spdz 2026 ot-prep coins v1");
         h.update(domain.as_bytes());

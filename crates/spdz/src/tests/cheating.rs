@@ -14,6 +14,7 @@ use coterie_net::{Blob, InMemoryMesh, Mesh};
 use rand::SeedableRng;
 use rand_chacha::ChaCha20Rng;
 
+use super::lanes::produce_on_lanes;
 use super::ot_producer::{produce_on, produce_on_with};
 use super::{big_prime, opts, run_with};
 use crate::engine::{TAG_CHECK_C, TAG_CHECK_D, TAG_INPUT, TAG_OPEN, TAG_SINGLE_O};
@@ -451,6 +452,49 @@ async fn cheating_triple_is_caught_by_the_sacrifice() {
             );
         }
     }
+}
+
+/// The same cheat as [`cheating_triple_is_caught_by_the_sacrifice`] on lane 1 of two
+/// ([`OtLanes`]; lane 0 honest): the lane's own sacrifice catches it, and the whole run aborts
+/// at every honest party naming the check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cheating_on_one_lane_is_caught_by_its_sacrifice() {
+    let counts = Counts {
+        triples: 8,
+        ..Counts::default()
+    };
+    let ring = Z2k::spdz2k_64();
+    let err = 1u128 << 63;
+    let (s, kk) = (ring.s(), ring.k() + ring.s());
+    let mut lanes: Vec<Vec<Tampered>> = (0..3).map(|_| Vec::new()).collect();
+    for _ in 0..2 {
+        for (i, m) in tampered_group(3).into_iter().enumerate() {
+            lanes[i].push(m);
+        }
+    }
+    // lane 1 makes 4 of the 8 triples in one batch: value 2·4 of its COPE batch is its first c
+    let t = counts.triples / 2;
+    lanes[1][1].add(
+        Select::any()
+            .tag(TAG_COPE)
+            .indices(0..2)
+            .rewrite_bytes(move |b| {
+                rewrite_cope(
+                    b,
+                    s,
+                    kk,
+                    |v, _l, u| if v == 2 * t { u.wrapping_add(err) } else { u },
+                )
+            }),
+    );
+    lanes[1][1].add(elem_error(
+        Select::any().tag(TAG_OPEN).indices(2..4),
+        &ring,
+        0,
+        err,
+    ));
+    let res = produce_on_lanes(lanes, ring, counts).await;
+    assert_prep_abort(&res, 1, "sacrifice");
 }
 
 /// Rewrites every packed COPE correction `u_l` of value `v` (width `k + s − l`) in a

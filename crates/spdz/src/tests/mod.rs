@@ -16,6 +16,7 @@ use crate::*;
 mod cheating;
 mod engine;
 mod fp;
+mod lanes;
 mod matmul;
 mod openings;
 mod ot_producer;

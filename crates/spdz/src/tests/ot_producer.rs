@@ -62,7 +62,7 @@ fn open_share(ring: &Z2k, shares: &[&Share<u128>]) -> (u128, u128) {
 
 /// Checks the material against plaintext (`c = a·b` over all of `Z_{2^{k+s}}`, stricter than
 /// [`crate::verify::verify_material`], which is also run).
-fn verify_material(ring: Z2k, preps: &[VecPrep<Z2k>], counts: Counts) {
+pub(super) fn verify_material(ring: Z2k, preps: &[VecPrep<Z2k>], counts: Counts) {
     crate::verify::verify_material(preps).unwrap();
     let n = preps.len();
     let alpha = preps
