@@ -288,9 +288,11 @@ def from_spdz(path: str) -> list[dict]:
                 "open_check_s": ("online_open_check", "s"), "open_bytes_sent_per_party": ("online_open_bytes", "bytes"),
             })
         elif "ot_prep" in o:
-            # "ot_ext": the OT extension (kos, ss<k>); rows before it existed were KOS
+            # "ot_ext": the OT extension (kos, ss<k>); rows before it existed were KOS.
+            # "lanes": batches in flight (OtLanes); rows before it existed ran one
             p = {"ring": o["ot_prep"], "parties": o.get("parties", 2), "net": net,
-                 "triples": o.get("triples"), "bits": o.get("bits"), "ot_ext": o.get("ot_ext", "kos")}
+                 "triples": o.get("triples"), "bits": o.get("bits"), "ot_ext": o.get("ot_ext", "kos"),
+                 "lanes": o.get("lanes", 1)}
             out += _fields(o, p, "coterie", {
                 "setup_s": ("ot_setup", "s"), "triples_per_s": ("ot_triples", "1/s"),
                 "bytes_sent_per_triple_per_party": ("ot_triple_bytes", "bytes"),

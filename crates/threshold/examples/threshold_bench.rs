@@ -61,14 +61,52 @@ async fn tls_group(n: usize, netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Re
     unreachable!()
 }
 
+/// `lanes` TLS groups of `n` parties, lane-major (`out[l][i]`: party `i`'s mesh of lane `l`).
+/// One lane is [`tls_group`]. Several go through `coterie_net::local::tls_lanes`: with `netem`,
+/// all lanes into a party share one relay and one emulated link, so the lanes together get the
+/// link's bandwidth once (exactly one link per pair with 2 parties; with more, all connections
+/// into a party share it, which is conservative).
+async fn lane_groups(
+    n: usize,
+    lanes: usize,
+    netem: Option<LinkParams>,
+) -> (Vec<Vec<TlsMesh>>, Vec<Relay>) {
+    if lanes == 1 {
+        let (g, r) = tls_group(n, netem).await;
+        return (vec![g], r);
+    }
+    let opts = MeshOptions {
+        timeout: Duration::from_secs(600),
+        max_frame: 64 << 20,
+        connect_deadline: Duration::from_secs(10),
+    };
+    for attempt in 0..4 {
+        match coterie_net::local::tls_lanes(n, lanes, opts.clone(), netem).await {
+            Ok((parties, relays)) => {
+                let mut out: Vec<Vec<TlsMesh>> = (0..lanes).map(|_| Vec::new()).collect();
+                for lanes_of_party in parties {
+                    for (l, m) in lanes_of_party.into_iter().enumerate() {
+                        out[l].push(m);
+                    }
+                }
+                return (out, relays);
+            }
+            Err(e) if attempt < 3 => eprintln!("lane set-up failed ({e}), retrying"),
+            Err(e) => panic!("lane set-up failed: {e}"),
+        }
+    }
+    unreachable!()
+}
+
 /// (gates/s, kB sent per gate by party 0)
 async fn bench_prep(a: u32, gates: usize, netem: Option<LinkParams>) -> (f64, f64) {
     bench_prep_lanes(a, gates, netem, 1).await
 }
 
 /// [`bench_prep`] with `lanes` batches of `gates` gates in flight at once (every lane its own
-/// engines and TLS pair, all starting together): (gates/s over all lanes, from the earliest start
-/// to the latest end; kB sent per gate by party 0).
+/// engines and TLS pair, all lanes on one emulated link, [`lane_groups`], all starting
+/// together): (gates/s over all lanes, from the earliest start to the latest end; kB sent per
+/// gate by party 0).
 async fn bench_prep_lanes(
     a: u32,
     gates: usize,
@@ -86,11 +124,9 @@ async fn bench_prep_lanes(
     };
     let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(2 * lanes));
     let mut hs = Vec::new();
-    let mut relays = Vec::new();
-    for _ in 0..lanes {
+    let (groups, relays) = lane_groups(2, lanes, netem).await;
+    for meshes in groups {
         let preps = dealer.deal(c, &mut rng);
-        let (meshes, lane_relays) = tls_group(2, netem).await;
-        relays.push(lane_relays);
         for (mut mesh, prep) in meshes.into_iter().zip(preps) {
             let barrier = barrier.clone();
             hs.push(tokio::spawn(async move {
@@ -189,8 +225,8 @@ async fn bench_bundles(count: usize, netem: Option<LinkParams>) -> (f64, f64) {
 /// Online decryption: (seconds of each repetition's batch, bytes sent by party 0 per decryption);
 /// with `king`, every exchange is relayed through that party ([`KingMesh`], key set-up not
 /// timed). With `lanes` batches in flight, every party runs `lanes` independent engines
-/// (own material, own gate pool, own mesh: a TLS group per lane, each link through its own
-/// emulated link when `netem` is given), all lanes starting each repetition together. Returns
+/// (own material, own gate pool, own mesh: a TLS group per lane, all lanes on one emulated
+/// link when `netem` is given, [`lane_groups`]), all lanes starting each repetition together. Returns
 /// the span of each repetition over all lanes (from the earliest start to the latest end) and
 /// party 0's bytes per decryption over all lanes.
 async fn bench_online(
@@ -223,8 +259,8 @@ async fn bench_online(
     }
     let barrier = std::sync::Arc::new(tokio::sync::Barrier::new(parties * lanes));
     let mut hs = Vec::new();
-    let mut relays = Vec::new();
-    for _ in 0..lanes {
+    let (groups, relays) = lane_groups(parties, lanes, netem).await;
+    for meshes in groups {
         let preps = dealer.deal(
             Counts {
                 triples: 0,
@@ -244,8 +280,6 @@ async fn bench_online(
                 b.downcast = true;
             }
         }
-        let (meshes, lane_relays) = tls_group(parties, netem).await;
-        relays.push(lane_relays);
         for (((mesh, prep), key), b) in meshes.into_iter().zip(preps).zip(keys).zip(bundles) {
             let run = OnlineParty {
                 cts: cts.clone(),
