@@ -114,8 +114,13 @@ pub async fn tls_group_with(
 
 /// Connects every party of `pki` with `roster`, one task per party; the meshes in party order.
 async fn connect_all(pki: &Pki, roster: &Roster, opts: &MeshOptions) -> Result<Vec<TlsMesh>> {
+    connect_each(pki, &vec![roster.clone(); pki.parties.len()], opts).await
+}
+
+/// [`connect_all`] with party `i` connecting by `rosters[i]`.
+async fn connect_each(pki: &Pki, rosters: &[Roster], opts: &MeshOptions) -> Result<Vec<TlsMesh>> {
     let mut hs = Vec::with_capacity(pki.parties.len());
-    for (i, party) in pki.parties.iter().enumerate() {
+    for ((i, party), roster) in pki.parties.iter().enumerate().zip(rosters) {
         let (r, o) = (roster.clone(), opts.clone());
         let id = Identity::from_pem(&party.cert_pem, &party.key_pem)?;
         hs.push(tokio::spawn(
@@ -132,14 +137,14 @@ async fn connect_all(pki: &Pki, roster: &Roster, opts: &MeshOptions) -> Result<V
     Ok(out)
 }
 
-/// [`tls_group`] with `lanes` meshes between the same `n` parties: one PKI and one roster, the
-/// lanes connected one after the other (each party listens again for every lane).
-/// `out[i][l]` is party `i`'s mesh of lane `l`. With `netem`, every party's listener gets one
-/// relay for all lanes, started by [`Relay::start_shared`]: the lanes' connections to that
-/// party share one emulated link per direction, so the lanes together get the link's bandwidth
-/// once. With 2 parties that is exactly one link between them; with more, all connections
-/// into one party share its relay's link (so the bandwidth is split more tightly than between
-/// separate pairs: conservative).
+/// [`tls_group`] with `lanes` meshes between the same `n` parties: one PKI, the lanes connected
+/// one after the other (each party listens again for every lane). `out[i][l]` is party `i`'s
+/// mesh of lane `l`. With `netem`, every pair of parties gets one relay for all its lanes,
+/// started by [`Relay::start_shared`]: the lanes' connections between two parties share one
+/// emulated link per direction, so the lanes together get the link's bandwidth once, as on one
+/// network path (each dialer's roster points at its own relay toward each lower-numbered
+/// party; rosters differ only in addresses, which the roster digest does not cover). Keep the
+/// returned relays alive as long as the meshes.
 ///
 /// # Example
 ///
@@ -175,23 +180,25 @@ pub async fn tls_lanes(
     netem: Option<LinkParams>,
 ) -> Result<(Vec<Vec<TlsMesh>>, Vec<Relay>)> {
     let pki = generate_pki(n)?;
-    let mut roster = loopback_roster(&pki, false)?;
+    let roster = loopback_roster(&pki, false)?;
+    let mut rosters = vec![roster.clone(); n];
     let mut relays = Vec::new();
     if let Some(p) = netem {
-        for (l, a) in roster.listen.iter().zip(&mut roster.addresses) {
-            let r = Relay::start_shared("127.0.0.1:0", l, p)
-                .map_err(|e| Error::Config(format!("link emulator for {l}: {e}")))?;
-            *a = r.local_addr().to_string();
-            relays.push(r);
+        // party i dials every j < i: one relay per such pair
+        for (i, r) in rosters.iter_mut().enumerate() {
+            for j in 0..i {
+                let l = &roster.listen[j];
+                let relay = Relay::start_shared("127.0.0.1:0", l, p)
+                    .map_err(|e| Error::Config(format!("link emulator for {l}: {e}")))?;
+                r.addresses[j] = relay.local_addr().to_string();
+                relays.push(relay);
+            }
         }
     }
     let mut out: Vec<Vec<TlsMesh>> = (0..n).map(|_| Vec::with_capacity(lanes)).collect();
     for _ in 0..lanes {
-        for (i, m) in connect_all(&pki, &roster, &opts)
-            .await?
-            .into_iter()
-            .enumerate()
-        {
+        let meshes = connect_each(&pki, &rosters, &opts).await?;
+        for (i, m) in meshes.into_iter().enumerate() {
             out[i].push(m);
         }
     }
@@ -233,6 +240,58 @@ mod tests {
     use super::*;
     use crate::Mesh;
     use std::time::Duration;
+
+    /// The lanes of one pair share that pair's emulated link; different pairs do not share.
+    /// Parties 1 and 2 each send 1 MB to party 0 on each of two lanes at once: 2 MB per pair at
+    /// 40 Mbit/s is 0.4 s on one link per pair (0.2 s with a link per connection, 0.8 s with one
+    /// link into party 0).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn lanes_share_one_link_per_pair() {
+        let link = LinkParams::new(Duration::from_millis(2), 40.0);
+        let (parties, relays) = tls_lanes(3, 2, MeshOptions::default(), Some(link))
+            .await
+            .unwrap();
+        assert_eq!(relays.len(), 3);
+        let start = std::sync::Arc::new(tokio::sync::Barrier::new(3));
+        let mut hs = Vec::new();
+        for lanes in parties {
+            let start = start.clone();
+            hs.push(tokio::spawn(async move {
+                let mut lanes = lanes;
+                start.wait().await;
+                let t0 = Instant::now();
+                let me = lanes[0].id();
+                if me == 0 {
+                    for m in lanes.iter_mut() {
+                        for from in [1, 2] {
+                            let b = m.recv_bytes(from, 7).await.unwrap();
+                            assert_eq!(b.len(), 1 << 20);
+                        }
+                    }
+                } else {
+                    let data = vec![me as u8; 1 << 20];
+                    for m in lanes.iter_mut() {
+                        m.send_bytes(0, 7, &data).await.unwrap();
+                    }
+                }
+                let t = t0.elapsed();
+                for m in lanes {
+                    m.close().await.unwrap();
+                }
+                t
+            }));
+        }
+        let mut times = Vec::new();
+        for h in hs {
+            times.push(h.await.unwrap().as_secs_f64());
+        }
+        let one_link = 2.0 * 8.0 * (1u64 << 20) as f64 / 40e6;
+        assert!(
+            times[0] >= 0.9 * one_link && times[0] < 1.5 * one_link,
+            "party 0 received in {:.3} s; one link per pair needs {one_link:.3} s",
+            times[0]
+        );
+    }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn group_with_and_without_relays_exchanges() {

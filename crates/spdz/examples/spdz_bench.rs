@@ -126,8 +126,8 @@ async fn run_ring<R: Ring>(ring: R, batch: usize, reps: usize, netem: Option<Lin
 ///
 /// With `lanes` > 1 the triples are made on that many lanes at once ([`OtPrep::lane`],
 /// [`OtLanes`]), each lane its own TLS mesh ([`tls_lanes`]): through the emulator
-/// all lanes into a party share one relay and one emulated link, so the lanes together get the
-/// link's bandwidth once (with 2 parties exactly the one link between them). Set-up time covers
+/// all lanes of a pair of parties share one relay and one emulated link, so the lanes together
+/// get each pair's link bandwidth once, as one lane does. Set-up time covers
 /// all lanes; bits take their triples from all lanes; bytes are summed over the lanes.
 async fn run_ot(
     n: usize,

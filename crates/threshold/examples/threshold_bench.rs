@@ -63,9 +63,8 @@ async fn tls_group(n: usize, netem: Option<LinkParams>) -> (Vec<TlsMesh>, Vec<Re
 
 /// `lanes` TLS groups of `n` parties, lane-major (`out[l][i]`: party `i`'s mesh of lane `l`).
 /// One lane is [`tls_group`]. Several go through `coterie_net::local::tls_lanes`: with `netem`,
-/// all lanes into a party share one relay and one emulated link, so the lanes together get the
-/// link's bandwidth once (exactly one link per pair with 2 parties; with more, all connections
-/// into a party share it, which is conservative).
+/// all lanes of a pair of parties share one relay and one emulated link, so the lanes together
+/// get each pair's link bandwidth once, as one lane does.
 async fn lane_groups(
     n: usize,
     lanes: usize,
