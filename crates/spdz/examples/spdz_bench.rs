@@ -128,7 +128,7 @@ async fn run_ring<R: Ring>(ring: R, batch: usize, reps: usize, netem: Option<Lin
 /// [`OtLanes`]), each lane its own TLS mesh ([`tls_lanes`]): through the emulator
 /// all lanes of a pair of parties share one relay and one emulated link, so the lanes together
 /// get each pair's link bandwidth once, as one lane does. Set-up time covers
-/// all lanes; bits take their triples from all lanes; bytes are summed over the lanes.
+/// all lanes; bits are split over the lanes too; bytes are summed over the lanes.
 async fn run_ot(
     n: usize,
     triples: usize,

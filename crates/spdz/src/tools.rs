@@ -131,7 +131,7 @@ pub async fn produce_ot_to_store_with_progress<M: Mesh>(
 
 /// [`produce_ot_to_store_with_progress`] on several lanes ([`OtLanes`]): lane 0 on `mesh`, lane
 /// `l` on `lanes[l − 1]` (meshes between the same parties; every party passes as many, in the
-/// same order). Triples, including those random bits consume, are split over the lanes; the
+/// same order). Triples and random bits are split over the lanes; the
 /// lanes' meshes are closed at the end (lane 0's is the caller's). Returns the store and the
 /// bytes sent on the meshes of lanes `1..`.
 pub async fn produce_ot_lanes_to_store_with_progress<M0: Mesh, M: Mesh + 'static>(

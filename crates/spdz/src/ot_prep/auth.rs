@@ -316,8 +316,8 @@ impl OtPrep {
         self.bits_with_triples(mesh, mine, triples).await
     }
 
-    /// [`OtPrep::bits_from_inputs`] with its `n` triples per bit already made (by this
-    /// producer or by its lanes, [`super::OtLanes`]), in the same order at every party.
+    /// [`OtPrep::bits_from_inputs`] with its `n` triples per bit already made, in the same
+    /// order at every party.
     pub(crate) async fn bits_with_triples<M: Mesh>(
         &mut self,
         mesh: &mut M,

@@ -23,8 +23,9 @@ use crate::ring::Z2k;
 use crate::{Error, Result};
 
 /// One party's lanes: lane 0 (an [`OtPrep`] whose mesh the caller passes to every call) and
-/// lanes `1..` with their own meshes. Triples, and the triples random bits consume, are split
-/// over all lanes; random values and input masks are made on lane 0. Every party must run the
+/// lanes `1..` with their own meshes. Triples and random bits are split over all lanes (each
+/// lane makes its part of the bits whole, checks included); random values and input masks are
+/// made on lane 0. Every party must run the
 /// same number of lanes, set up in the same order.
 ///
 /// It is a [`Producer`], so [`crate::produce_into_store`] drives it into the crash-safe store
@@ -134,6 +135,29 @@ impl<M: Mesh + 'static> OtLanes<M> {
         mesh: &mut M0,
         count: usize,
     ) -> Result<Vec<Triple<u128>>> {
+        self.on_lanes(mesh, count, TriplesJob).await
+    }
+
+    /// Makes `count` random bits over all lanes, split as [`OtLanes::triples`] splits triples:
+    /// every lane runs the whole of [`OtPrep::bits`] (its `n` triples per bit, the inputs, the
+    /// XOR and the bit check) on its part.
+    pub async fn bits<M0: Mesh>(
+        &mut self,
+        mesh: &mut M0,
+        count: usize,
+    ) -> Result<Vec<Share<u128>>> {
+        self.on_lanes(mesh, count, BitsJob).await
+    }
+
+    /// Runs `job(lane, mesh, part)` on every lane at once (lane 0 on this task with `mesh`, the
+    /// others on tokio tasks), the parts split as [`OtLanes::triples`] describes, and
+    /// concatenates the results in lane order; errors as there.
+    async fn on_lanes<M0: Mesh, J: LaneJob>(
+        &mut self,
+        mesh: &mut M0,
+        count: usize,
+        job: J,
+    ) -> Result<Vec<J::Out>> {
         let l = self.lanes();
         let part = |i: usize| count / l + usize::from(i < count % l);
         let mut tasks = Vec::with_capacity(self.extra.len());
@@ -143,22 +167,26 @@ impl<M: Mesh + 'static> OtLanes<M> {
                 .ok_or_else(|| Error::Invalid(format!("lane {} was lost", i + 1)))?;
             let c = part(i + 1);
             tasks.push(tokio::spawn(async move {
-                let r = p.triples(&mut m, c).await;
+                let r = job.run(&mut p, &mut m, c).await;
                 (p, m, r)
             }));
         }
-        let first = self.main.triples(mesh, part(0)).await;
+        let first = job.run(&mut self.main, mesh, part(0)).await;
         let mut results = vec![first];
         for (i, t) in tasks.into_iter().enumerate() {
             match t.await {
                 Ok((p, m, r)) => {
                     if r.is_ok() {
-                        self.main.progress(part(i + 1) as u64);
+                        // lane 0 reports its own progress; the others' counts go to its task
+                        self.main.progress(job.units(part(i + 1), self.main.n));
                     }
                     self.extra[i] = Some((p, m));
                     results.push(r);
                 }
-                Err(e) => results.push(Err(Error::Invalid(format!("lane {} failed: {e}", i + 1)))),
+                Err(e) => results.push(Err(Error::Invalid(format!(
+                    "lane {} failed: {e}",
+                    i + 1
+                )))),
             }
         }
         let mut out = Vec::with_capacity(count);
@@ -167,10 +195,7 @@ impl<M: Mesh + 'static> OtLanes<M> {
             match r {
                 Ok(mut v) => out.append(&mut v),
                 Err(e) => {
-                    if err
-                        .as_ref()
-                        .is_none_or(|old| cause_rank(&e) < cause_rank(old))
-                    {
+                    if err.as_ref().is_none_or(|old| cause_rank(&e) < cause_rank(old)) {
                         err = Some(e);
                     }
                 }
@@ -185,27 +210,66 @@ impl<M: Mesh + 'static> OtLanes<M> {
         }
     }
 
-    /// Makes `count` random bits as [`OtPrep::bits`] does, with the `n` triples per bit made
-    /// over all lanes and the rest on lane 0 (`mesh`).
-    pub async fn bits<M0: Mesh>(
-        &mut self,
-        mesh: &mut M0,
-        count: usize,
-    ) -> Result<Vec<Share<u128>>> {
-        if count == 0 {
-            return Ok(Vec::new());
-        }
-        let mine = self.main.random_bit_inputs(count);
-        let triples = self.triples(mesh, count * self.main.n).await?;
-        self.main.bits_with_triples(mesh, mine, triples).await
-    }
-
     /// Closes the meshes of lanes `1..` (lane 0's mesh is the caller's to close).
     pub async fn close(self) -> Result<()> {
         for (_, m) in self.extra.into_iter().flatten() {
             m.close().await?;
         }
         Ok(())
+    }
+}
+
+/// What [`OtLanes`] runs on every lane: one producer call for a part of the request.
+trait LaneJob: Copy + Send + 'static {
+    /// One item of the output.
+    type Out: Zeroize + Send + 'static;
+    /// The progress units of `count` items with `n` parties ([`super::ot_order_units`]).
+    fn units(self, count: usize, n: usize) -> u64;
+    /// Makes `count` items on lane `p` over `m`.
+    fn run<'a, M: Mesh>(
+        self,
+        p: &'a mut OtPrep,
+        m: &'a mut M,
+        count: usize,
+    ) -> impl std::future::Future<Output = Result<Vec<Self::Out>>> + Send + 'a;
+}
+
+/// [`OtPrep::triples`] on a lane.
+#[derive(Clone, Copy)]
+struct TriplesJob;
+
+impl LaneJob for TriplesJob {
+    type Out = Triple<u128>;
+    fn units(self, count: usize, _n: usize) -> u64 {
+        count as u64
+    }
+    fn run<'a, M: Mesh>(
+        self,
+        p: &'a mut OtPrep,
+        m: &'a mut M,
+        count: usize,
+    ) -> impl std::future::Future<Output = Result<Vec<Self::Out>>> + Send + 'a {
+        p.triples(m, count)
+    }
+}
+
+/// [`OtPrep::bits`] on a lane.
+#[derive(Clone, Copy)]
+struct BitsJob;
+
+impl LaneJob for BitsJob {
+    type Out = Share<u128>;
+    fn units(self, count: usize, n: usize) -> u64 {
+        // n triples and n + 1 authenticated values per bit
+        (count * (2 * n + 1)) as u64
+    }
+    fn run<'a, M: Mesh>(
+        self,
+        p: &'a mut OtPrep,
+        m: &'a mut M,
+        count: usize,
+    ) -> impl std::future::Future<Output = Result<Vec<Self::Out>>> + Send + 'a {
+        p.bits(m, count)
     }
 }
 
