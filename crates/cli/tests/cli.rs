@@ -11,6 +11,19 @@ fn scratch(name: &str) -> std::path::PathBuf {
     coterie_base::fsio::unique_temp_dir(&format!("coterie-cli-test-{name}"))
 }
 
+/// `coterie certs` for `parties` parties into `dir`, listening from `port` on.
+fn make_certs(dir: &std::path::Path, parties: usize, port: u16) {
+    assert!(
+        coterie()
+            .args(["certs", "--parties", &parties.to_string(), "--out"])
+            .arg(dir)
+            .args(["--base-port", &port.to_string()])
+            .status()
+            .unwrap()
+            .success()
+    );
+}
+
 #[test]
 fn demo_sum_four_processes() {
     let out = coterie()
@@ -102,15 +115,7 @@ fn party_with_wrong_key_cannot_join() {
     let dir = scratch("wrongkey");
     // Below the ephemeral range, apart from the other test's ports.
     let port = 27000 + (std::process::id() % 4000) as u16;
-    assert!(
-        coterie()
-            .args(["certs", "--parties", "2", "--out"])
-            .arg(&dir)
-            .args(["--base-port", &port.to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
+    make_certs(&dir, 2, port);
     let other = dir.join("other");
     assert!(
         coterie()
@@ -182,16 +187,7 @@ fn demo_spdz_three_processes() {
 fn spdz_prep_ot_on_lanes_and_mismatched_lanes() {
     let dir = scratch("lanes");
     // Below Linux's ephemeral range, apart from the other tests' ports.
-    let port = 16000 + (std::process::id() % 4000) as u16;
-    assert!(
-        coterie()
-            .args(["certs", "--parties", "2", "--out"])
-            .arg(&dir)
-            .args(["--base-port", &port.to_string()])
-            .status()
-            .unwrap()
-            .success()
-    );
+    make_certs(&dir, 2, 16000 + (std::process::id() % 4000) as u16);
     let cfg = dir.join("party.toml");
     let stores = dir.join("stores");
     let run = |args: &[&[&str]; 2]| -> Vec<std::process::Output> {

@@ -17,7 +17,6 @@ use coterie_net::Mesh;
 
 use crate::tools::{
     insecure_deal_to_stores, online_product_demo, produce_ot_lanes_to_store_with_progress,
-    produce_ot_to_store_with_progress,
 };
 use crate::{Counts, Error, Order, Result, Z2k};
 
@@ -101,15 +100,9 @@ pub async fn prep_ot<M: Mesh>(
     counts: Counts,
     progress: Progress,
 ) -> Result<PrepReport> {
-    let t = Instant::now();
-    let ring = Z2k::spdz2k_64();
-    let store =
-        produce_ot_to_store_with_progress(mesh, dir, ring, counts, OT_CHUNK, progress).await?;
-    drop(store);
-    Ok(PrepReport {
-        secs: t.elapsed().as_secs_f64(),
-        bytes_sent: mesh.stats().total_sent(),
-    })
+    // one lane: lane 0 alone, no further meshes (their type is never used)
+    let none: Vec<coterie_net::InMemoryMesh> = Vec::new();
+    prep_ot_lanes(mesh, none, dir, counts, progress).await
 }
 
 /// [`prep_ot`] on several lanes: lane 0 on `mesh`, one more lane on each of `lanes` (meshes

@@ -118,15 +118,11 @@ pub async fn produce_ot_to_store_with_progress<M: Mesh>(
     chunk: usize,
     progress: Progress,
 ) -> Result<PrepStore<Z2k>> {
-    let mut producer = OtPrep::setup(mesh, ring).await?;
-    let (me, n) = (mesh.id(), mesh.n());
-    producer.set_progress(progress);
-    producer.start_progress(ot_work_units(counts, n));
-    let store = PrepStore::create(dir, ring, me, n, producer.mac_key_share())?;
-    let order = Order::from_counts(counts, n);
-    let res = produce_into_store(&mut producer, mesh, &store, &order, chunk).await;
-    producer.finish_progress();
-    res.map(|()| store)
+    // one lane: lane 0 alone, no further meshes (their type is never used)
+    let none: Vec<coterie_net::InMemoryMesh> = Vec::new();
+    produce_ot_lanes_to_store_with_progress(mesh, none, dir, ring, counts, chunk, progress)
+        .await
+        .map(|(store, _)| store)
 }
 
 /// [`produce_ot_to_store_with_progress`] on several lanes ([`OtLanes`]): lane 0 on `mesh`, lane

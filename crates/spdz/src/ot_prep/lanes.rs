@@ -183,10 +183,7 @@ impl<M: Mesh + 'static> OtLanes<M> {
                     self.extra[i] = Some((p, m));
                     results.push(r);
                 }
-                Err(e) => results.push(Err(Error::Invalid(format!(
-                    "lane {} failed: {e}",
-                    i + 1
-                )))),
+                Err(e) => results.push(Err(Error::Invalid(format!("lane {} failed: {e}", i + 1)))),
             }
         }
         let mut out = Vec::with_capacity(count);
@@ -195,7 +192,10 @@ impl<M: Mesh + 'static> OtLanes<M> {
             match r {
                 Ok(mut v) => out.append(&mut v),
                 Err(e) => {
-                    if err.as_ref().is_none_or(|old| cause_rank(&e) < cause_rank(old)) {
+                    if err
+                        .as_ref()
+                        .is_none_or(|old| cause_rank(&e) < cause_rank(old))
+                    {
                         err = Some(e);
                     }
                 }

@@ -417,30 +417,8 @@ async fn cheating_triple_is_caught_by_the_sacrifice() {
     };
     let ring = Z2k::spdz2k_64();
     let err = 1u128 << 63;
-    let (s, kk) = (ring.s(), ring.k() + ring.s());
     let res = produce_cheating(3, ring, counts, 1, |m| {
-        let t = counts.triples;
-        m.add(
-            Select::any()
-                .tag(TAG_COPE)
-                .indices(0..2)
-                .rewrite_bytes(move |b| {
-                    rewrite_cope(
-                        b,
-                        s,
-                        kk,
-                        |v, _l, u| if v == 2 * t { u.wrapping_add(err) } else { u },
-                    )
-                }),
-        );
-        // the triple batch opens (ρ, y) then z: the z opening is the second TAG_OPEN to
-        // each peer
-        m.add(elem_error(
-            Select::any().tag(TAG_OPEN).indices(2..4),
-            &ring,
-            0,
-            err,
-        ));
+        add_c_error_rules(m, ring, counts.triples, err)
     })
     .await;
     for (i, r) in res.iter().enumerate() {
@@ -465,16 +443,25 @@ async fn cheating_on_one_lane_is_caught_by_its_sacrifice() {
     };
     let ring = Z2k::spdz2k_64();
     let err = 1u128 << 63;
-    let (s, kk) = (ring.s(), ring.k() + ring.s());
     let mut lanes: Vec<Vec<Tampered>> = (0..3).map(|_| Vec::new()).collect();
     for _ in 0..2 {
         for (i, m) in tampered_group(3).into_iter().enumerate() {
             lanes[i].push(m);
         }
     }
-    // lane 1 makes 4 of the 8 triples in one batch: value 2·4 of its COPE batch is its first c
-    let t = counts.triples / 2;
-    lanes[1][1].add(
+    // lane 1 makes 4 of the 8 triples, in one batch
+    add_c_error_rules(&mut lanes[1][1], ring, counts.triples / 2, err);
+    let res = produce_on_lanes(lanes, ring, counts).await;
+    assert_prep_abort(&res, 1, "sacrifice");
+}
+
+/// The rules of a cheater that adds `err` to its share of the first `c` of a batch of `t`
+/// triples: in the COPE corrections that authenticate it (value `2t` of the COPE batch, to the
+/// first two peers) and in its share of the sacrifice's `z_0` (the batch opens `(ρ, y)` then
+/// `z`: the z opening is the second `TAG_OPEN` to each of the two peers).
+fn add_c_error_rules(m: &mut Tampered, ring: Z2k, t: usize, err: u128) {
+    let (s, kk) = (ring.s(), ring.k() + ring.s());
+    m.add(
         Select::any()
             .tag(TAG_COPE)
             .indices(0..2)
@@ -487,14 +474,12 @@ async fn cheating_on_one_lane_is_caught_by_its_sacrifice() {
                 )
             }),
     );
-    lanes[1][1].add(elem_error(
+    m.add(elem_error(
         Select::any().tag(TAG_OPEN).indices(2..4),
         &ring,
         0,
         err,
     ));
-    let res = produce_on_lanes(lanes, ring, counts).await;
-    assert_prep_abort(&res, 1, "sacrifice");
 }
 
 /// Rewrites every packed COPE correction `u_l` of value `v` (width `k + s − l`) in a
