@@ -246,25 +246,18 @@ fn spdz_prep_ot_on_lanes_and_mismatched_lanes() {
         );
     }
     let other = dir.join("other").to_string_lossy().to_string();
-    let two = [
-        "spdz-prep-ot",
-        "--dir",
-        &other,
-        "--triples",
-        "4",
-        "--lanes",
-        "2",
-    ];
-    let three = [
-        "spdz-prep-ot",
-        "--dir",
-        &other,
-        "--triples",
-        "4",
-        "--lanes",
-        "3",
-    ];
-    for (i, o) in run(&[&two, &three]).iter().enumerate() {
+    let lanes = |l| {
+        [
+            "spdz-prep-ot",
+            "--dir",
+            &other,
+            "--triples",
+            "4",
+            "--lanes",
+            l,
+        ]
+    };
+    for (i, o) in run(&[&lanes("2"), &lanes("3")]).iter().enumerate() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "party {i} should fail");
         assert!(err.contains("pass the same --lanes"), "party {i}: {err}");
