@@ -403,9 +403,19 @@ pub fn ot_tweak(batch: u64, index: usize, sender: usize, receiver: usize) -> u12
 /// (derived from a domain label), secure in the ideal-permutation model. Hashes `xs[j]` with
 /// tweak `tweak(j)` for every `j`.
 pub fn tccr_hash(xs: &[u128], tweak: impl Fn(usize) -> u128) -> Vec<u128> {
+    let mut out = Vec::with_capacity(xs.len());
+    tccr_hash_into(xs, tweak, &mut out);
+    out
+}
+
+/// [`tccr_hash`] into `out` (cleared first; its allocation is reused, so a caller that hashes
+/// a long input piece by piece keeps one small buffer hot instead of a fresh large one).
+pub fn tccr_hash_into(xs: &[u128], tweak: impl Fn(usize) -> u128, out: &mut Vec<u128>) {
     use aes::cipher::BlockCipherEncrypt;
     let aes = fixed_aes();
-    let mut out = Vec::with_capacity(xs.len());
+    out.zeroize();
+    out.clear();
+    out.reserve(xs.len());
     const CH: usize = 256;
     let mut buf: Vec<aes::Block> = Vec::with_capacity(CH);
     let mut pix = [0u128; CH];
@@ -429,7 +439,6 @@ pub fn tccr_hash(xs: &[u128], tweak: impl Fn(usize) -> u128) -> Vec<u128> {
     buf.iter_mut()
         .for_each(|b| b.iter_mut().for_each(|x| *x = 0));
     pix.zeroize();
-    out
 }
 
 #[cfg(test)]

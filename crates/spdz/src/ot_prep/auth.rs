@@ -67,26 +67,21 @@ impl OtPrep {
             let p = self.pair(j)?;
             let bytes = got[j].as_ref().ok_or_else(|| malformed(j, "missing u"))?;
             let mut rd = BitReader::new(bytes);
-            let mut us = Vec::with_capacity(cnt * s);
-            for _ in 0..cnt {
-                for l in 0..s as u32 {
-                    us.push(
-                        rd.get_u128(kk - l)
-                            .ok_or_else(|| malformed(j, "short corrections u"))?,
-                    );
-                }
-            }
             let mut xk: Vec<Xof> = p
                 .cope_recv_keys
                 .iter()
                 .map(|k| Xof::new(k, b"coterie-spdz/cope", batch))
                 .collect();
-            for (v, mac) in macs.iter_mut().enumerate() {
+            // the corrections are read in the order they were written (value-major), as used
+            for mac in macs.iter_mut() {
                 let mut share = 0u128;
                 for (l, xof) in xk.iter_mut().enumerate() {
+                    let u = rd
+                        .get_u128(kk - l as u32)
+                        .ok_or_else(|| malformed(j, "short corrections u"))?;
                     let rr = read(xof);
                     let al = 0u128.wrapping_sub((self.alpha >> l) & 1);
-                    let q = r.add(&rr, &(us[v * s + l] & al));
+                    let q = r.add(&rr, &(u & al));
                     share = r.add(&share, &r.mul(&q, &(1u128 << l)));
                 }
                 *mac = r.add(mac, &share);
