@@ -95,6 +95,19 @@ fn header(tag: [u8; 4], version: u16, len: usize) -> Result<[u8; HEADER_LEN]> {
     Ok(h)
 }
 
+/// The envelope header of a `len`-byte payload: [`seal_bytes`] is this header followed by the
+/// payload, so a sender that writes the two parts one after the other (a frame head and a large
+/// body, say) need not copy the payload into a new buffer first.
+///
+/// ```
+/// use coterie_base::envelope::{seal_bytes, seal_header};
+/// let h = seal_header(*b"RAWB", 3, 3).unwrap();
+/// assert_eq!([&h[..], &[1, 2, 3]].concat(), seal_bytes(*b"RAWB", 3, &[1, 2, 3]).unwrap());
+/// ```
+pub fn seal_header(tag: [u8; 4], version: u16, len: usize) -> Result<[u8; HEADER_LEN]> {
+    header(tag, version, len)
+}
+
 /// Wraps raw bytes in an envelope.
 ///
 /// Fails only for a payload of 4 GiB or more.

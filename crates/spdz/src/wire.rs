@@ -58,9 +58,10 @@ pub(crate) fn seal_ot<T: Serialize>(body: &T) -> Result<Vec<u8>> {
     Ok(envelope::seal(OT_TAG, OT_VERSION, body)?)
 }
 
-/// Raw bytes in an OT-producer envelope.
-pub(crate) fn seal_ot_bytes(body: &[u8]) -> Result<Vec<u8>> {
-    Ok(envelope::seal_bytes(OT_TAG, OT_VERSION, body)?)
+/// The header of an OT-producer envelope around a `len`-byte payload (see
+/// [`coterie_base::envelope::seal_header`]).
+pub(crate) fn ot_bytes_header(len: usize) -> Result<[u8; envelope::HEADER_LEN]> {
+    Ok(envelope::seal_header(OT_TAG, OT_VERSION, len)?)
 }
 
 /// The body of an OT-producer envelope from `from` (at most `max` payload bytes).
@@ -96,7 +97,8 @@ mod tests {
             Err(Error::Malformed { party: 1, .. })
         ));
         assert!(open_elems(&r, 1, &b.0[..b.0.len() - 1], 3).is_err());
-        let other = seal_ot_bytes(&b.0[HEADER_LEN..]).unwrap();
+        let payload = &b.0[HEADER_LEN..];
+        let other = [&ot_bytes_header(payload.len()).unwrap()[..], payload].concat();
         assert!(open_elems(&r, 1, &other, 3).is_err());
         assert_eq!(open_ot_bytes(0, &other, 48).unwrap(), &b.0[HEADER_LEN..]);
     }

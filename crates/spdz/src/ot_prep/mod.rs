@@ -41,7 +41,7 @@ use crate::prep::{Counts, Preprocessing, VecPrep};
 use crate::producer::{Order, Producer, check_order};
 use crate::ring::{Ring, Z2k};
 use crate::softspoken::{self, SsReceiverKeys, SsSenderKeys};
-use crate::wire::{open_ot, open_ot_bytes, seal_ot, seal_ot_bytes};
+use crate::wire::{open_ot, open_ot_bytes, ot_bytes_header, seal_ot};
 use crate::{Error, Result};
 
 pub(crate) const TAG_BASE_A: u32 = 0x5D21_0001;
@@ -211,34 +211,62 @@ async fn pairwise<M: Mesh, T: Serialize + DeserializeOwned>(
         .collect()
 }
 
+/// A payload received in an OT envelope, kept in the buffer it arrived in (no copy): it derefs
+/// to the payload bytes.
+pub(crate) struct OtPayload {
+    buf: Vec<u8>,
+    start: usize,
+}
+
+impl std::ops::Deref for OtPayload {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+}
+
 /// One byte string to and from every peer in OT envelopes; `expect(j)` is the exact payload
-/// length expected from peer `j`.
+/// length expected from peer `j`. The envelope header goes out with the frame head and the
+/// payload after it, so neither side copies the (megabyte) payload into a new buffer.
 async fn pairwise_bytes<M: Mesh>(
     mesh: &mut M,
     tag: u32,
     out: Vec<Option<Vec<u8>>>,
     expect: impl Fn(PartyId) -> usize,
-) -> Result<Vec<Option<Vec<u8>>>> {
-    let sealed = out
-        .iter()
-        .map(|m| m.as_deref().map(seal_ot_bytes).transpose())
-        .collect::<Result<Vec<_>>>()?;
-    let got = exchange_pairwise(mesh, tag, sealed).await?;
-    got.iter()
-        .enumerate()
-        .map(|(j, b)| {
-            b.as_ref()
-                .map(|b| {
-                    let want = expect(j);
-                    let p = open_ot_bytes(j, b, want)?;
-                    if p.len() != want {
-                        return Err(malformed(j, "wrong message length"));
-                    }
-                    Ok(p.to_vec())
-                })
-                .transpose()
-        })
-        .collect()
+) -> Result<Vec<Option<OtPayload>>> {
+    let me = mesh.id();
+    let max = mesh.options().max_frame;
+    for (j, m) in out.iter().enumerate() {
+        if j == me {
+            continue;
+        }
+        let m = m
+            .as_ref()
+            .ok_or_else(|| Error::Invalid("pairwise: missing message".into()))?;
+        let env = ot_bytes_header(m.len())?;
+        let mut head = coterie_net::frame::start_bytes_frame(tag, env.len() + m.len(), max)
+            .map_err(|e| Error::Net(coterie_net::Error::Encode(e.to_string())))?;
+        head.extend_from_slice(&env);
+        mesh.send_frame_parts(j, &mut head, m).await?;
+    }
+    let mut res = Vec::with_capacity(out.len());
+    for j in 0..out.len() {
+        if j == me {
+            res.push(None);
+            continue;
+        }
+        let b = mesh.recv_bytes(j, tag).await?;
+        let want = expect(j);
+        let len = open_ot_bytes(j, &b, want)?.len();
+        if len != want {
+            return Err(malformed(j, "wrong message length"));
+        }
+        res.push(Some(OtPayload {
+            start: b.len() - len,
+            buf: b,
+        }));
+    }
+    Ok(res)
 }
 
 fn malformed(party: PartyId, cause: &str) -> Error {
