@@ -160,11 +160,12 @@ impl<M: Mesh + 'static> OtLanes<M> {
     ) -> Result<Vec<J::Out>> {
         let l = self.lanes();
         let part = |i: usize| count / l + usize::from(i < count % l);
+        // refuse before any lane leaves its slot, so that a refusal loses nothing more
+        if let Some(i) = self.extra.iter().position(Option::is_none) {
+            return Err(Error::Invalid(format!("lane {} was lost", i + 1)));
+        }
         let mut tasks = Vec::with_capacity(self.extra.len());
-        for (i, slot) in self.extra.iter_mut().enumerate() {
-            let (mut p, mut m) = slot
-                .take()
-                .ok_or_else(|| Error::Invalid(format!("lane {} was lost", i + 1)))?;
+        for (i, (mut p, mut m)) in self.extra.iter_mut().filter_map(Option::take).enumerate() {
             let c = part(i + 1);
             tasks.push(tokio::spawn(async move {
                 let r = job.run(&mut p, &mut m, c).await;
