@@ -235,7 +235,8 @@ pub enum Protocol {
 
 /// Connects `lanes − 1` more meshes between the parties of `mesh` (lane 0), for protocols that
 /// keep several batches in flight. Every party first states its lane count on lane 0, and all
-/// must agree; each further lane is connected only once every party holds the one before it (an
+/// must agree (a party that sees another count aborts, naming both, so that every party reports
+/// why); each further lane is connected only once every party holds the one before it (an
 /// exchange on that lane), so that a dial for lane `l + 1` never reaches a party still
 /// listening for lane `l`.
 async fn connect_lanes(
@@ -249,9 +250,13 @@ async fn connect_lanes(
 ) -> Result<Vec<TlsMesh>, Error> {
     let all: Vec<u32> = mesh.exchange_all(&lanes).await?;
     if let Some((j, l)) = all.iter().enumerate().find(|(_, l)| **l != lanes) {
-        return Err(Error::Protocol(format!(
-            "party {j} runs {l} lane(s), this party {lanes}: pass the same --lanes to every party"
-        )));
+        let msg = format!(
+            "party {j} runs {l} lane(s), party {id} {lanes}: pass the same --lanes to every party"
+        );
+        // an abort carries the reason to every peer, also one that has not read the counts yet
+        // (it would otherwise see only this party leave)
+        mesh.abort(&msg).await;
+        return Err(Error::Protocol(msg));
     }
     let mut out = Vec::new();
     for lane in 1..lanes {
