@@ -179,7 +179,9 @@ impl<M: Mesh + 'static> OtLanes<M> {
                 Ok((p, m, r)) => {
                     if r.is_ok() {
                         // lane 0 reports its own progress; the others' counts go to its task
-                        self.main.progress(job.units(part(i + 1), self.main.n));
+                        let done = Order::new().with(J::KIND, part(i + 1));
+                        self.main
+                            .progress(super::ot_order_units(&done, self.main.n));
                     }
                     self.extra[i] = Some((p, m));
                     results.push(r);
@@ -224,8 +226,8 @@ impl<M: Mesh + 'static> OtLanes<M> {
 trait LaneJob: Copy + Send + 'static {
     /// One item of the output.
     type Out: Zeroize + Send + 'static;
-    /// The progress units of `count` items with `n` parties ([`super::ot_order_units`]).
-    fn units(self, count: usize, n: usize) -> u64;
+    /// What it makes (its progress units are [`super::ot_order_units`] of that kind).
+    const KIND: Kind;
     /// Makes `count` items on lane `p` over `m`.
     fn run<'a, M: Mesh>(
         self,
@@ -241,9 +243,7 @@ struct TriplesJob;
 
 impl LaneJob for TriplesJob {
     type Out = Triple<u128>;
-    fn units(self, count: usize, _n: usize) -> u64 {
-        count as u64
-    }
+    const KIND: Kind = Kind::Triples;
     fn run<'a, M: Mesh>(
         self,
         p: &'a mut OtPrep,
@@ -260,10 +260,7 @@ struct BitsJob;
 
 impl LaneJob for BitsJob {
     type Out = Share<u128>;
-    fn units(self, count: usize, n: usize) -> u64 {
-        // n triples and n + 1 authenticated values per bit
-        (count * (2 * n + 1)) as u64
-    }
+    const KIND: Kind = Kind::Bits;
     fn run<'a, M: Mesh>(
         self,
         p: &'a mut OtPrep,

@@ -1,11 +1,14 @@
 //! Lanes of the OT producer ([`OtLanes`]): several producers of one party over several meshes,
 //! their material correct and authentic under one MAC key, in memory and over TLS into the store;
-//! lanes that do not match are refused.
+//! progress counted in one task; lanes that do not match are refused.
 
+use std::sync::{Arc, Mutex};
+
+use coterie_base::{Progress, ProgressEvent};
 use coterie_net::{InMemoryMesh, Mesh};
 
 use super::opts;
-use super::ot_producer::verify_material;
+use super::ot_producer::{assert_one_task_of, verify_material};
 use crate::producer::produce_into_store;
 use crate::*;
 
@@ -65,6 +68,42 @@ async fn lanes_make_correct_authentic_material_under_one_key() {
         let res = produce_on_lanes(mem_lanes(n, lanes), ring, counts).await;
         let preps: Vec<_> = res.into_iter().map(|r| r.unwrap()).collect();
         verify_material(ring, &preps, counts);
+    }
+}
+
+/// With lanes, the progress still ends at `tools::ot_work_units` of the counts, in one task: the
+/// other lanes' triples and bits are counted on lane 0's task.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lanes_progress_counts_all_work() {
+    let counts = Counts {
+        triples: 5,
+        bits: 4,
+        randoms: 2,
+        masks_per_party: 1,
+    };
+    let n = 3;
+    let mut tasks = Vec::new();
+    for lanes in mem_lanes(n, 2) {
+        tasks.push(tokio::spawn(async move {
+            let mut it = lanes.into_iter();
+            let mut m0 = it.next().expect("lane 0");
+            let p = OtPrep::setup(&mut m0, Z2k::spdz2k_32()).await?;
+            let mut ls = OtLanes::setup(p, it.collect()).await?;
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let log = seen.clone();
+            ls.set_progress(Progress::new(move |e: &ProgressEvent| {
+                log.lock().unwrap().push(e.clone());
+            }));
+            ls.produce(&mut m0, &Order::from_counts(counts, n)).await?;
+            ls.close().await?;
+            m0.close().await?;
+            let events = seen.lock().unwrap().clone();
+            Ok::<_, Error>(events)
+        }));
+    }
+    let want = crate::tools::ot_work_units(counts, n);
+    for t in tasks {
+        assert_one_task_of(&t.await.unwrap().unwrap(), want);
     }
 }
 

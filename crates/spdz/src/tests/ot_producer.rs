@@ -306,17 +306,19 @@ async fn progress_counts_all_work() {
     }
     let want = crate::tools::ot_work_units(counts, n);
     for t in tasks {
-        let events = t.await.unwrap().unwrap();
-        assert!(
-            matches!(events.first(), Some(ProgressEvent::Start { total, .. }) if *total == want)
-        );
-        let last_done = events.iter().rev().find_map(|e| match e {
-            ProgressEvent::Advance { done, .. } => Some(*done),
-            _ => None,
-        });
-        assert_eq!(last_done, Some(want));
-        assert!(matches!(events.last(), Some(ProgressEvent::Finish { .. })));
+        assert_one_task_of(&t.await.unwrap().unwrap(), want);
     }
+}
+
+/// The progress `events` of one party form one task of `want` units, all of them done.
+pub(super) fn assert_one_task_of(events: &[ProgressEvent], want: u64) {
+    assert!(matches!(events.first(), Some(ProgressEvent::Start { total, .. }) if *total == want));
+    let last_done = events.iter().rev().find_map(|e| match e {
+        ProgressEvent::Advance { done, .. } => Some(*done),
+        _ => None,
+    });
+    assert_eq!(last_done, Some(want));
+    assert!(matches!(events.last(), Some(ProgressEvent::Finish { .. })));
 }
 
 /// Random bits from the OT producer are bits and uniform (2 parties, 512 bits: the count of
