@@ -292,16 +292,7 @@ pub fn decode_payload<T: serde::de::DeserializeOwned>(payload: &[u8]) -> Result<
 /// it on the wire without being copied into it. Errors if the whole body would exceed `max`.
 pub fn start_bytes_frame(tag: u32, len: usize, max: usize) -> Result<Vec<u8>, FrameError> {
     let mut v = start_frame(FrameKind::Data, tag, 10);
-    let mut x = len as u64;
-    loop {
-        let b = (x & 0x7f) as u8;
-        x >>= 7;
-        if x == 0 {
-            v.push(b);
-            break;
-        }
-        v.push(b | 0x80);
-    }
+    push_leb128(&mut v, len as u64);
     let body = v.len() - LEN_PREFIX + len;
     if body > max || body > u32::MAX as usize {
         return Err(FrameError::TooLarge {
@@ -313,13 +304,22 @@ pub fn start_bytes_frame(tag: u32, len: usize, max: usize) -> Result<Vec<u8>, Fr
     Ok(v)
 }
 
-/// Turns a received data frame body whose payload is one byte string (a [`Blob`] or a frame made
-/// with [`start_bytes_frame`]) into that byte string, in place: no new allocation and one move of
-/// the bytes. Errors when the payload is not exactly one byte string.
-pub fn into_bytes_payload(mut body: Vec<u8>) -> Result<Vec<u8>, FrameError> {
-    let payload = body
-        .get(HEADER_LEN..)
-        .ok_or(FrameError::Truncated(body.len()))?;
+/// Appends `x` as postcard's LEB128 varint (the length prefix of a byte string).
+pub(crate) fn push_leb128(v: &mut Vec<u8>, mut x: u64) {
+    loop {
+        let b = (x & 0x7f) as u8;
+        x >>= 7;
+        if x == 0 {
+            v.push(b);
+            break;
+        }
+        v.push(b | 0x80);
+    }
+}
+
+/// Where the bytes of the byte string that fills `payload` start (after its LEB128 length);
+/// errors unless the payload is exactly one byte string.
+fn byte_string_start(payload: &[u8]) -> Result<usize, FrameError> {
     let mut len: u64 = 0;
     let mut used = 0;
     for (i, &b) in payload.iter().enumerate().take(10) {
@@ -332,13 +332,60 @@ pub fn into_bytes_payload(mut body: Vec<u8>) -> Result<Vec<u8>, FrameError> {
     if used == 0 {
         return Err(FrameError::Payload("bad byte-string length".into()));
     }
-    let start = HEADER_LEN + used;
-    if (body.len() - start) as u64 != len {
+    if (payload.len() - used) as u64 != len {
         return Err(FrameError::Payload(format!(
             "byte string of {len} bytes in a payload of {} bytes",
-            body.len() - start
+            payload.len() - used
         )));
     }
+    Ok(used)
+}
+
+/// A received byte string left where it arrived: the buffer it came in and the offset where the
+/// string starts, so that reading it costs neither an allocation nor a move. Dereferences to the
+/// byte string.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BytesPayload {
+    buf: Vec<u8>,
+    start: usize,
+}
+
+impl BytesPayload {
+    /// The byte string carried by a received data frame body (header included), as sent with
+    /// [`start_bytes_frame`] or as a [`Blob`]. Errors when the payload is not exactly one byte
+    /// string.
+    pub fn from_body(body: Vec<u8>) -> Result<Self, FrameError> {
+        let payload = body
+            .get(HEADER_LEN..)
+            .ok_or(FrameError::Truncated(body.len()))?;
+        let start = HEADER_LEN + byte_string_start(payload)?;
+        Ok(Self { buf: body, start })
+    }
+    /// The byte string of a bare postcard payload (no frame header) that encodes one [`Blob`].
+    pub fn from_payload(payload: Vec<u8>) -> Result<Self, FrameError> {
+        let start = byte_string_start(&payload)?;
+        Ok(Self {
+            buf: payload,
+            start,
+        })
+    }
+}
+
+impl std::ops::Deref for BytesPayload {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        &self.buf[self.start..]
+    }
+}
+
+/// Turns a received data frame body whose payload is one byte string (a [`Blob`] or a frame made
+/// with [`start_bytes_frame`]) into that byte string, in place: no new allocation and one move of
+/// the bytes. Errors when the payload is not exactly one byte string.
+pub fn into_bytes_payload(mut body: Vec<u8>) -> Result<Vec<u8>, FrameError> {
+    let payload = body
+        .get(HEADER_LEN..)
+        .ok_or(FrameError::Truncated(body.len()))?;
+    let start = HEADER_LEN + byte_string_start(payload)?;
     body.drain(..start);
     Ok(body)
 }

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 
-use crate::frame::{self, FrameKind};
+use crate::frame::{self, BytesPayload, FrameKind};
 use crate::{Error, PartyId, Result};
 
 /// Tunables shared by both mesh implementations.
@@ -288,6 +288,43 @@ pub trait Mesh: Send {
                     }
                 })
                 .collect()
+        }
+    }
+
+    /// Sends the byte string `bytes` to every other party and receives one from each, all with
+    /// `tag`, as [`Mesh::exchange_all_tagged`] does with a [`crate::Blob`] (the same bytes on the
+    /// wire), but without copying `bytes` into a frame and with every received string left in
+    /// the buffer it arrived in. Entry `i` is party `i`'s string; this party's entry is `None`.
+    fn exchange_all_bytes<'a>(
+        &'a mut self,
+        tag: u32,
+        bytes: &'a [u8],
+    ) -> impl Future<Output = Result<Vec<Option<BytesPayload>>>> + Send + 'a {
+        async move {
+            let (me, n) = (self.id(), self.n());
+            let max = self.options().max_frame;
+            for to in 0..n {
+                if to != me {
+                    let mut head = frame::start_bytes_frame(tag, bytes.len(), max)
+                        .map_err(|e| Error::Encode(e.to_string()))?;
+                    self.send_frame_parts(to, &mut head, bytes).await?;
+                }
+            }
+            let deadline = Instant::now() + self.options().timeout;
+            let mut out = Vec::with_capacity(n);
+            for from in 0..n {
+                if from == me {
+                    out.push(None);
+                    continue;
+                }
+                let body = self.recv_frame(from, tag, deadline).await?;
+                let p = BytesPayload::from_body(body).map_err(|e| Error::Decode {
+                    party: from,
+                    cause: e.to_string(),
+                })?;
+                out.push(Some(p));
+            }
+            Ok(out)
         }
     }
 }

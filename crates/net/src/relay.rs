@@ -91,7 +91,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use subtle::ConstantTimeEq;
 use tokio::time::Instant;
 
-use crate::frame::{self, HEADER_LEN, LEN_PREFIX};
+use crate::frame::{self, BytesPayload, HEADER_LEN, LEN_PREFIX};
 use crate::mesh::{MeshOptions, Stats};
 use crate::{Blob, Error, Mesh, PartyId, Result};
 
@@ -554,6 +554,40 @@ impl<M: Mesh> Mesh for KingMesh<M> {
                 })
                 .collect()
         }
+    }
+
+    /// Relayed through the king as [`Mesh::exchange_all_tagged`] relays a [`crate::Blob`] (the
+    /// same payloads), so a protocol that exchanges byte strings is relayed too.
+    async fn exchange_all_bytes(
+        &mut self,
+        tag: u32,
+        bytes: &[u8],
+    ) -> Result<Vec<Option<BytesPayload>>> {
+        let mut own = Vec::with_capacity(bytes.len() + 10);
+        frame::push_leb128(&mut own, bytes.len() as u64);
+        own.extend_from_slice(bytes);
+        let (me, king) = (self.inner.id(), self.king);
+        let payloads = if me == king {
+            self.relay_as_king(tag, &own).await
+        } else {
+            self.relay_as_subject(tag, &own).await
+        }?;
+        self.round += 1;
+        payloads
+            .into_iter()
+            .enumerate()
+            .map(|(from, p)| {
+                if from == me {
+                    return Ok(None);
+                }
+                BytesPayload::from_payload(p)
+                    .map(Some)
+                    .map_err(|e| Error::Decode {
+                        party: from,
+                        cause: e.to_string(),
+                    })
+            })
+            .collect()
     }
 }
 

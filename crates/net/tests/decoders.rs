@@ -32,7 +32,14 @@ proptest! {
         if let Ok(p) = frame::into_bytes_payload(bytes.clone()) {
             // what it accepts is exactly a Blob payload
             let blob: Blob = frame::decode_payload(&bytes[frame::HEADER_LEN..]).unwrap();
-            prop_assert_eq!(blob.0, p);
+            prop_assert_eq!(&blob.0, &p);
+            // the in-place forms accept the same bodies and give the same bytes
+            let q = frame::BytesPayload::from_body(bytes.clone()).unwrap();
+            prop_assert_eq!(&q[..], &p[..]);
+            let r = frame::BytesPayload::from_payload(bytes[frame::HEADER_LEN..].to_vec()).unwrap();
+            prop_assert_eq!(&r[..], &p[..]);
+        } else {
+            prop_assert!(frame::BytesPayload::from_body(bytes.clone()).is_err());
         }
     }
 

@@ -17,10 +17,11 @@ fn opts(timeout_ms: u64) -> MeshOptions {
     }
 }
 
-/// What each party saw in three rounds of different types and tags.
-type Seen = (Vec<u64>, Vec<String>, Vec<Vec<u8>>);
+/// What each party saw in four rounds of different types and tags (the last one of byte
+/// strings, [`Mesh::exchange_all_bytes`]).
+type Seen = (Vec<u64>, Vec<String>, Vec<Vec<u8>>, Vec<Vec<u8>>);
 
-/// Three all-to-all rounds; with `king`, over a [`KingMesh`]. Returns every party's results and
+/// Four all-to-all rounds; with `king`, over a [`KingMesh`]. Returns every party's results and
 /// its messages sent and received per peer during the rounds (key set-up excluded).
 async fn rounds<M: Mesh + 'static>(
     meshes: Vec<M>,
@@ -32,7 +33,15 @@ async fn rounds<M: Mesh + 'static>(
             let a: Vec<u64> = m.exchange_all_tagged(1, &(me * me + 3)).await.unwrap();
             let b: Vec<String> = m.exchange_all_tagged(2, &format!("p{me}")).await.unwrap();
             let c: Vec<Vec<u8>> = m.exchange_all(&vec![me as u8; me as usize]).await.unwrap();
-            (a, b, c)
+            let own = vec![me as u8 + 1; 2 * me as usize + 1];
+            let d: Vec<Vec<u8>> = m
+                .exchange_all_bytes(3, &own)
+                .await
+                .unwrap()
+                .into_iter()
+                .map(|p| p.map_or_else(|| own.clone(), |p| p.to_vec()))
+                .collect();
+            (a, b, c, d)
         }
         match king {
             None => {
@@ -46,7 +55,7 @@ async fn rounds<M: Mesh + 'static>(
                 let mut m = KingMesh::new(m, k).await.unwrap();
                 let (s0, r0) = (m.stats().msgs_sent.clone(), m.stats().msgs_received.clone());
                 let seen = go(&mut m).await;
-                assert_eq!(m.rounds(), 3);
+                assert_eq!(m.rounds(), 4);
                 let diff = |a: &[u64], b: &[u64]| a.iter().zip(b).map(|(x, y)| x - y).collect();
                 let s = diff(&m.stats().msgs_sent, &s0);
                 let r = diff(&m.stats().msgs_received, &r0);
@@ -64,6 +73,7 @@ fn expected(n: usize) -> Seen {
         (0..n64).map(|i| i * i + 3).collect(),
         (0..n).map(|i| format!("p{i}")).collect(),
         (0..n).map(|i| vec![i as u8; i]).collect(),
+        (0..n).map(|i| vec![i as u8 + 1; 2 * i + 1]).collect(),
     )
 }
 
@@ -73,8 +83,8 @@ async fn king_matches_all_to_all_with_2_n_minus_1_messages() {
         let plain = rounds(InMemoryMesh::group(n, opts(10_000)), None).await;
         for (i, (seen, sent, recv)) in plain.iter().enumerate() {
             assert_eq!(seen, &expected(n), "n = {n}, party {i}");
-            // all-to-all: 3 rounds of one message to and from every peer
-            let want: Vec<u64> = (0..n).map(|j| if j == i { 0 } else { 3 }).collect();
+            // all-to-all: 4 rounds of one message to and from every peer
+            let want: Vec<u64> = (0..n).map(|j| if j == i { 0 } else { 4 }).collect();
             assert_eq!((sent, recv), (&want, &want));
         }
         for king in [0, n - 1] {
@@ -85,7 +95,7 @@ async fn king_matches_all_to_all_with_2_n_minus_1_messages() {
                 // per round: the king sends one bundle to and receives one message from every
                 // other party; every other party sends 1 message (to the king) and receives 1
                 let want: Vec<u64> = (0..n)
-                    .map(|j| u64::from(j != i && (i == king || j == king)) * 3)
+                    .map(|j| u64::from(j != i && (i == king || j == king)) * 4)
                     .collect();
                 assert_eq!(
                     (sent, recv),
@@ -94,7 +104,7 @@ async fn king_matches_all_to_all_with_2_n_minus_1_messages() {
                 );
                 total += sent.iter().sum::<u64>();
             }
-            assert_eq!(total, 3 * 2 * (n as u64 - 1), "3 rounds of 2(n−1) messages");
+            assert_eq!(total, 4 * 2 * (n as u64 - 1), "4 rounds of 2(n−1) messages");
         }
     }
 }
@@ -110,7 +120,7 @@ async fn king_matches_all_to_all_over_tls() {
         assert_eq!(relayed[i].0, plain[i].0);
     }
     let sent: u64 = relayed.iter().map(|r| r.1.iter().sum::<u64>()).sum();
-    assert_eq!(sent, 3 * 2 * (n as u64 - 1));
+    assert_eq!(sent, 4 * 2 * (n as u64 - 1));
 }
 
 /// Runs one relayed round of `u64`s (tag 7) over 4 in-memory parties, king 0, each party's
