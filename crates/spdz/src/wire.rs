@@ -3,7 +3,7 @@
 //! its format version, a bounded length) sent as a byte string; the receiver checks the tag, the
 //! exact version and the length before it decodes anything.
 
-use coterie_base::envelope::{self, HEADER_LEN};
+use coterie_base::envelope;
 use coterie_net::{Blob, PartyId};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -22,16 +22,40 @@ pub const OT_VERSION: u16 = 1;
 
 /// `elems` in one envelope, encoded straight behind the header (no second copy).
 pub(crate) fn seal_elems<R: Ring>(ring: &R, elems: &[R::Elem]) -> Result<Blob> {
-    let mut out = Vec::with_capacity(HEADER_LEN + elems.len() * ring.elem_bytes());
-    out.extend_from_slice(&envelope::seal_bytes(ELEMS_TAG, ELEMS_VERSION, &[])?);
+    let mut out = elems_header(elems.len() * ring.elem_bytes())?;
+    out.reserve(elems.len() * ring.elem_bytes());
     for x in elems {
         ring.write(x, &mut out);
     }
-    // The payload length field (bytes 10..14 of the documented header layout).
-    let len = u32::try_from(out.len() - HEADER_LEN)
-        .map_err(|_| Error::Invalid(format!("{} elements do not fit one message", elems.len())))?;
-    out[HEADER_LEN - 4..HEADER_LEN].copy_from_slice(&len.to_le_bytes());
     Ok(Blob(out))
+}
+
+/// The envelope header of a batch of elements whose encodings take `len` bytes, to be followed
+/// by them.
+pub(crate) fn elems_header(len: usize) -> Result<Vec<u8>> {
+    Ok(envelope::seal_header(ELEMS_TAG, ELEMS_VERSION, len)?.to_vec())
+}
+
+/// The payload of an envelope of exactly `count` elements sent by `from`: the elements'
+/// encodings, [`Ring::elem_bytes`] each, still to be read with [`Ring::read`].
+pub(crate) fn elems_payload<'b, R: Ring>(
+    ring: &R,
+    from: PartyId,
+    bytes: &'b [u8],
+    count: usize,
+) -> Result<&'b [u8]> {
+    let malformed = |cause: String| Error::Malformed { party: from, cause };
+    let want = count.saturating_mul(ring.elem_bytes());
+    let payload = envelope::open_bytes(ELEMS_TAG, ELEMS_VERSION, bytes, want)
+        .map_err(|e| malformed(e.to_string()))?;
+    if payload.len() != want {
+        return Err(malformed(format!(
+            "expected {count} elements of {} bytes, got {} bytes",
+            ring.elem_bytes(),
+            payload.len()
+        )));
+    }
+    Ok(payload)
 }
 
 /// Exactly `count` elements from an envelope sent by `from`.
@@ -41,16 +65,11 @@ pub(crate) fn open_elems<R: Ring>(
     bytes: &[u8],
     count: usize,
 ) -> Result<Vec<R::Elem>> {
-    let malformed = |cause: String| Error::Malformed { party: from, cause };
-    let payload = envelope::open_bytes(
-        ELEMS_TAG,
-        ELEMS_VERSION,
-        bytes,
-        count.saturating_mul(ring.elem_bytes()),
-    )
-    .map_err(|e| malformed(e.to_string()))?;
-    ring.decode(payload, count)
-        .map_err(|e| malformed(e.to_string()))
+    let payload = elems_payload(ring, from, bytes, count)?;
+    ring.decode(payload, count).map_err(|e| Error::Malformed {
+        party: from,
+        cause: e.to_string(),
+    })
 }
 
 /// `body` in an OT-producer envelope.
@@ -97,9 +116,12 @@ mod tests {
             Err(Error::Malformed { party: 1, .. })
         ));
         assert!(open_elems(&r, 1, &b.0[..b.0.len() - 1], 3).is_err());
-        let payload = &b.0[HEADER_LEN..];
+        let payload = &b.0[envelope::HEADER_LEN..];
         let other = [&ot_bytes_header(payload.len()).unwrap()[..], payload].concat();
         assert!(open_elems(&r, 1, &other, 3).is_err());
-        assert_eq!(open_ot_bytes(0, &other, 48).unwrap(), &b.0[HEADER_LEN..]);
+        assert_eq!(
+            open_ot_bytes(0, &other, 48).unwrap(),
+            &b.0[envelope::HEADER_LEN..]
+        );
     }
 }

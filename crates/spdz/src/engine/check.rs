@@ -7,7 +7,8 @@ use coterie_net::commit::{Commitment, Opening, commit, verify};
 use zeroize::Zeroize;
 
 use super::{
-    Engine, TAG_CHECK_A, TAG_CHECK_B, TAG_CHECK_C, TAG_CHECK_D, TAG_SINGLE_C, TAG_SINGLE_O, digest,
+    Engine, TAG_CHECK_A, TAG_CHECK_B, TAG_CHECK_C, TAG_CHECK_D, TAG_SINGLE_C, TAG_SINGLE_O,
+    digest_elems,
 };
 use crate::prep::Preprocessing;
 use crate::ring::Ring;
@@ -74,7 +75,7 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         let d_sigma = format!("coterie-spdz/mac-check/{id}/sigma");
 
         // Round A: digest of the opened values + commitment to a coin-toss seed.
-        let dig = digest(&d_open, &self.ring.encode(&self.opened));
+        let dig = digest_elems(&d_open, &self.ring, &self.opened);
         let mut seed = fresh_seed();
         let (c_seed, o_seed) = commit(&d_seed, me, &seed);
         let a: Vec<([u8; 32], Commitment)> = mesh
@@ -241,9 +242,10 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
             .map(|(x, m)| r.sub(m, &r.mul(&self.key, x)))
             .collect();
         macs.iter_mut().for_each(Zeroize::zeroize);
-        let dig = digest(
+        let dig = digest_elems(
             &format!("coterie-spdz/single-check/{id}/opened"),
-            &r.encode(&opened),
+            &r,
+            &opened,
         );
         let bytes = r.encode(&sigmas);
         let (c, o) = commit(&format!("coterie-spdz/single-check/{id}/sigma"), me, &bytes);

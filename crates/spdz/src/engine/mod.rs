@@ -45,7 +45,7 @@ pub use field::FP_TRUNC_SIGMA;
 
 use crate::prep::{InputMask, Preprocessing, Share};
 use crate::ring::Ring;
-use crate::wire::{open_elems, seal_elems};
+use crate::wire::{elems_header, elems_payload, open_elems, seal_elems};
 use crate::{Error, Result};
 
 /// Largest payload of one opening message; larger batches are opened in several messages (the
@@ -86,12 +86,34 @@ impl<R: Ring, P: Preprocessing<R>> Drop for Engine<R, P> {
     }
 }
 
+/// The digest of `bytes` under `domain` (the reference form of [`digest_elems`]).
+#[cfg(test)]
 pub(crate) fn digest(domain: &str, bytes: &[u8]) -> [u8; 32] {
     let mut h = blake3::Hasher::new_derive_key("coterie-spdz 2026 digest v1");
     h.update(&(domain.len() as u64).to_le_bytes());
     h.update(domain.as_bytes());
     h.update(&(bytes.len() as u64).to_le_bytes());
     h.update(bytes);
+    *h.finalize().as_bytes()
+}
+
+/// `digest(domain, &ring.encode(elems))` without encoding all of `elems` into one buffer first
+/// (the same bytes reach the hash, a bounded piece at a time).
+pub(crate) fn digest_elems<R: Ring>(domain: &str, ring: &R, elems: &[R::Elem]) -> [u8; 32] {
+    const PIECE: usize = 4096;
+    let w = ring.elem_bytes();
+    let mut h = blake3::Hasher::new_derive_key("coterie-spdz 2026 digest v1");
+    h.update(&(domain.len() as u64).to_le_bytes());
+    h.update(domain.as_bytes());
+    h.update(&((elems.len() * w) as u64).to_le_bytes());
+    let mut buf = Vec::with_capacity(PIECE.min(elems.len()) * w);
+    for piece in elems.chunks(PIECE) {
+        buf.clear();
+        for x in piece {
+            ring.write(x, &mut buf);
+        }
+        h.update(&buf);
+    }
     *h.finalize().as_bytes()
 }
 
@@ -228,30 +250,76 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         mesh: &mut M,
         xs: &[Share<R::Elem>],
     ) -> Result<Vec<R::Elem>> {
+        let start = self
+            .open_raw_iter(mesh, xs.len(), xs.iter().cloned())
+            .await?;
+        Ok(self.opened[start..].to_vec())
+    }
+
+    /// [`Engine::open_raw`] of the `count` shares `xs` yields, without collecting them first:
+    /// each share's value goes straight into the message and its MAC share into the pending
+    /// check. The opened values are `self.opened[start..start + count]` for the returned
+    /// `start`. On an error nothing of this call stays pending.
+    async fn open_raw_iter<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        count: usize,
+        xs: impl Iterator<Item = Share<R::Elem>> + Send,
+    ) -> Result<usize> {
         self.check_mesh(mesh)?;
+        let start = self.opened.len();
+        let res = self.open_raw_chunks(mesh, count, xs).await;
+        if res.is_err() {
+            self.opened.truncate(start);
+            self.macs.truncate(start);
+        }
+        res.map(|()| start)
+    }
+
+    async fn open_raw_chunks<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        count: usize,
+        mut xs: impl Iterator<Item = Share<R::Elem>> + Send,
+    ) -> Result<()> {
         // A fixed byte budget per message (the same at every party, whatever its mesh options),
         // well below the default frame limit.
-        let chunk = (OPEN_CHUNK_BYTES / self.ring.elem_bytes()).max(1);
-        let mut out = Vec::with_capacity(xs.len());
-        for part in xs.chunks(chunk) {
-            let mine: Vec<R::Elem> = part.iter().map(|s| s.v.clone()).collect();
-            let msg = seal_elems(&self.ring, &mine)?;
-            let all: Vec<Blob> = mesh.exchange_all_tagged(TAG_OPEN, &msg).await?;
-            let mut sum = mine;
+        let w = self.ring.elem_bytes();
+        let chunk = (OPEN_CHUNK_BYTES / w).max(1);
+        self.macs.reserve(count);
+        self.opened.reserve(count);
+        let mut left = count;
+        while left > 0 {
+            let take = left.min(chunk);
+            let base = self.opened.len();
+            let mut msg = elems_header(take * w)?;
+            msg.reserve(take * w);
+            for s in xs.by_ref().take(take) {
+                self.ring.write(&s.v, &mut msg);
+                self.opened.push(s.v);
+                self.macs.push(s.m);
+            }
+            if self.opened.len() - base != take {
+                return Err(Error::Invalid(format!(
+                    "opening of {count} values given {} shares",
+                    count - left + self.opened.len() - base
+                )));
+            }
+            let all = mesh.exchange_all_bytes(TAG_OPEN, &msg).await?;
             for (j, m) in all.iter().enumerate() {
-                if j == self.me {
-                    continue;
-                }
-                let vals = open_elems(&self.ring, j, &m.0, part.len())?;
-                for (s, v) in sum.iter_mut().zip(&vals) {
-                    *s = self.ring.add(s, v);
+                let Some(m) = m else { continue };
+                let vals = elems_payload(&self.ring, j, m, take)?;
+                for (s, c) in self.opened[base..].iter_mut().zip(vals.chunks_exact(w)) {
+                    let v = self.ring.read(c).map_err(|e| Error::Malformed {
+                        party: j,
+                        cause: e.to_string(),
+                    })?;
+                    *s = self.ring.add(s, &v);
                 }
             }
-            self.macs.extend(part.iter().map(|s| s.m.clone()));
-            self.opened.extend(sum.iter().cloned());
-            out.extend(sum);
+            left -= take;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Opens the full share-ring values of `xs` **without** masking their high bits, recording
@@ -304,18 +372,25 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         mesh: &mut M,
         xs: &[Share<R::Elem>],
     ) -> Result<Vec<R::Elem>> {
-        let masked = match self.two_k.clone() {
+        let start = match self.two_k.clone() {
             Some(t) => {
                 let rho = self.prep.randoms(xs.len())?;
-                xs.iter()
-                    .zip(&rho)
-                    .map(|(x, r)| self.add(x, &self.mul_const(r, &t)))
-                    .collect::<Vec<_>>()
+                let ring = self.ring.clone();
+                let masked = xs.iter().zip(&rho).map(|(x, r)| Share {
+                    v: ring.add(&x.v, &ring.mul(&r.v, &t)),
+                    m: ring.add(&x.m, &ring.mul(&r.m, &t)),
+                });
+                self.open_raw_iter(mesh, xs.len(), masked).await?
             }
-            None => xs.to_vec(),
+            None => {
+                self.open_raw_iter(mesh, xs.len(), xs.iter().cloned())
+                    .await?
+            }
         };
-        let y = self.open_raw(mesh, &masked).await?;
-        Ok(y.iter().map(|v| self.ring.to_value(v)).collect())
+        Ok(self.opened[start..]
+            .iter()
+            .map(|v| self.ring.to_value(v))
+            .collect())
     }
 
     /// [`Engine::open`] followed by [`Engine::check`]: the values are authenticated on return.
@@ -370,14 +445,28 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
                 "mul: operand batches differ in length".into(),
             ));
         }
-        let n = xs.len();
+        self.mul_pairs(mesh, xs.iter().zip(ys)).await
+    }
+
+    /// [`Engine::mul`] of the operand pairs `pairs` yields, for callers whose operands are not
+    /// already laid out as two slices (no copies of them are made).
+    pub async fn mul_pairs<'a, M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        pairs: impl ExactSizeIterator<Item = (&'a Share<R::Elem>, &'a Share<R::Elem>)> + Send,
+    ) -> Result<Vec<Share<R::Elem>>> {
+        let n = pairs.len();
         let t = self.prep.triples(n)?;
-        let mut masked = Vec::with_capacity(2 * n);
-        for ((x, y), t) in xs.iter().zip(ys).zip(&t) {
-            masked.push(self.sub(x, &t.a));
-            masked.push(self.sub(y, &t.b));
-        }
-        let ed = self.open_raw(mesh, &masked).await?;
+        let ring = self.ring.clone();
+        let sub = |x: &Share<R::Elem>, a: &Share<R::Elem>| Share {
+            v: ring.sub(&x.v, &a.v),
+            m: ring.sub(&x.m, &a.m),
+        };
+        let masked = pairs
+            .zip(&t)
+            .flat_map(|((x, y), t)| [sub(x, &t.a), sub(y, &t.b)]);
+        let start = self.open_raw_iter(mesh, 2 * n, masked).await?;
+        let ed = &self.opened[start..];
         let r = &self.ring;
         let mut out = Vec::with_capacity(n);
         for (j, t) in t.iter().enumerate() {
@@ -605,7 +694,7 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         }
         let domain = format!("coterie-spdz/authenticate/{}", self.inputs);
         self.inputs += 1;
-        let d = digest(&domain, &r.encode(&eps));
+        let d = digest_elems(&domain, &r, &eps);
         let echo: Vec<[u8; 32]> = mesh.exchange_all_tagged(TAG_AUTH_ECHO, &d).await?;
         if let Some(j) = echo.iter().position(|x| x != &d) {
             return Err(self
@@ -633,7 +722,7 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         masks: Vec<InputMask<R::Elem>>,
         eps: Vec<R::Elem>,
     ) -> Result<Vec<Share<R::Elem>>> {
-        let d = digest(domain, &self.ring.encode(&eps));
+        let d = digest_elems(domain, &self.ring, &eps);
         let all: Vec<[u8; 32]> = mesh.exchange_all_tagged(TAG_INPUT_ECHO, &d).await?;
         if let Some(j) = all.iter().position(|x| x != &d) {
             let e = Error::InconsistentBroadcast {

@@ -255,6 +255,59 @@ async fn wire_only_share_error_is_caught_by_the_echo() {
     }
 }
 
+/// A Beaver opening one element short is refused as malformed, naming its sender, and nothing
+/// of the failed opening stays pending for a later MAC check.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn short_opening_is_malformed_and_leaves_nothing_pending() {
+    let mut rng = ChaCha20Rng::seed_from_u64(61);
+    let ring = Z2k::spdz2k_64();
+    let dealer = InsecureDealer::insecure_new(ring, 3, &mut rng).unwrap();
+    let counts = Counts {
+        triples: 2,
+        masks_per_party: 2,
+        ..Counts::default()
+    };
+    let preps = dealer.deal(counts, &mut rng);
+    // every party waits for the others before it drops its mesh, so no one sees a departure
+    // instead of the message under test
+    let done = std::sync::Arc::new(tokio::sync::Barrier::new(3));
+    let res = run_with(tampered_group(3), preps, move |mut e, mut mesh| {
+        let done = done.clone();
+        async move {
+            let me = mesh.id();
+            let x = e
+                .input(&mut mesh, 0, (me == 0).then_some(&[3u128, 4][..]), 2)
+                .await?;
+            let before = e.pending_opened().len();
+            if me == 1 {
+                mesh.add(
+                    Select::any()
+                        .tag(TAG_OPEN)
+                        .indices(0..2)
+                        .rewrite(|m: &mut Blob| {
+                            let len = m.0.len();
+                            m.0.truncate(len - 16);
+                        }),
+                );
+            }
+            let r = e.mul(&mut mesh, &x, &x).await;
+            if r.is_err() {
+                assert_eq!(e.pending_opened().len(), before, "party {me}");
+            }
+            done.wait().await;
+            r.map(|_| ())
+        }
+    })
+    .await;
+    for i in [0, 2] {
+        assert!(
+            matches!(res[i], Err(Error::Malformed { party: 1, .. })),
+            "party {i}: {:?}",
+            res[i]
+        );
+    }
+}
+
 /// SingleCheck (per-value, 2 rounds): honest runs pass, split into its two halves with an
 /// opening in between; a share error and a bad commitment opening are each caught.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -255,3 +255,22 @@ async fn large_opening_is_chunked() {
         assert_eq!(sent, 2 + 4);
     }
 }
+
+#[test]
+fn streamed_digest_equals_the_digest_of_the_encoding() {
+    let mut rng = ChaCha20Rng::seed_from_u64(7);
+    let r = Z2k::spdz2k_64();
+    // empty, one piece, several pieces and a partial last piece
+    for n in [0usize, 1, 4096, 4097, 10_000] {
+        let xs: Vec<u128> = (0..n).map(|_| r.random(&mut rng)).collect();
+        let want = crate::engine::digest("d", &r.encode(&xs));
+        assert_eq!(crate::engine::digest_elems("d", &r, &xs), want, "n = {n}");
+        assert_ne!(crate::engine::digest_elems("e", &r, &xs), want);
+    }
+    let f = Fp64::mersenne61();
+    let ys: Vec<u64> = (0..5000).map(|_| f.random(&mut rng)).collect();
+    assert_eq!(
+        crate::engine::digest_elems("d", &f, &ys),
+        crate::engine::digest("d", &f.encode(&ys))
+    );
+}
