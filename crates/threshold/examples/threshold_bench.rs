@@ -36,7 +36,7 @@ use coterie_threshold::gates::{
     GatePool, ShareOps, insecure_deal_bundles, prep_bundles, prep_subset_prods,
 };
 use coterie_threshold::keys::SharedKey;
-use coterie_threshold::linmaps::{subset_prods_to_modltz, subset_prods_to_signs};
+use coterie_threshold::linmaps::{subset_prods_to_modltz, subset_prods_to_signs_fast};
 use coterie_threshold::online::decrypt;
 use coterie_threshold::pipelined::{decrypt_pipelined, decrypt_strict_single_check};
 use coterie_threshold::{LweCiphertext, Params, round_p};
@@ -143,7 +143,7 @@ async fn bench_prep_lanes(
                     entries += if a == 9 {
                         subset_prods_to_modltz(&ops, p).len()
                     } else {
-                        subset_prods_to_signs(&ops, p).len()
+                        subset_prods_to_signs_fast(&ops, p).len()
                     };
                 }
                 let end = Instant::now();

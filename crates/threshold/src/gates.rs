@@ -25,7 +25,7 @@ use coterie_net::Mesh;
 use coterie_spdz::{Engine, Preprocessing, Ring, Share, Z2k};
 use zeroize::Zeroize;
 
-use crate::linmaps::{LinOps, subset_prods_to_modltz, subset_prods_to_signs};
+use crate::linmaps::{LinOps, subset_prods_to_modltz, subset_prods_to_signs_fast};
 use crate::params::LtParams;
 use crate::{Error, Result};
 
@@ -202,8 +202,6 @@ pub async fn prep_subset_prods<P: Preprocessing<Z2k>, M: Mesh>(
         let level: Vec<usize> = (0..nodes.len())
             .filter(|&i| nodes[i].kids.is_some() && height(nodes[i].a) == h)
             .collect();
-        let mut xs = Vec::new();
-        let mut ys = Vec::new();
         let mut taken = Vec::with_capacity(level.len());
         for &i in &level {
             let (l, r) = nodes[i]
@@ -217,18 +215,21 @@ pub async fn prep_subset_prods<P: Preprocessing<Z2k>, M: Mesh>(
                 .out
                 .take()
                 .ok_or_else(|| Error::Invariant("right child".into()))?;
-            for q in &right.1[1..] {
-                for p in &left.1[1..] {
-                    xs.push(p.clone());
-                    ys.push(q.clone());
-                }
-            }
             taken.push((left, right));
         }
-        if xs.is_empty() {
+        let pairs: Vec<(&Sh, &Sh)> = taken
+            .iter()
+            .flat_map(|(left, right)| {
+                right.1[1..]
+                    .iter()
+                    .flat_map(|q| left.1[1..].iter().map(move |p| (p, q)))
+            })
+            .collect();
+        if pairs.is_empty() {
             continue;
         }
-        let prods = eng.mul(mesh, &xs, &ys).await?;
+        let prods = eng.mul_pairs(mesh, pairs.iter().copied()).await?;
+        drop(pairs);
         stats.mults += prods.len();
         stats.rounds += 1;
         let mut pi = prods.into_iter();
@@ -341,7 +342,7 @@ pub async fn prep_bundles<P: Preprocessing<Z2k>, M: Mesh>(
                 .ok_or_else(|| Error::Invariant("gate count".into()))?;
             signs.push(Gate {
                 mask,
-                table: subset_prods_to_signs(&ops, &p),
+                table: subset_prods_to_signs_fast(&ops, &p),
             });
         }
         let (mask, p) = it

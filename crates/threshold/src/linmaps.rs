@@ -63,6 +63,41 @@ pub fn subset_prods_to_signs<T: Clone, O: LinOps<T>>(o: &O, p: &[T]) -> Vec<T> {
     out
 }
 
+/// [`subset_prods_to_signs`] computed in one output buffer: each level of the recursion
+/// overwrites its two halves in place, so a table costs one allocation instead of one per
+/// recursive call (the MPC runs it on every 8-bit gate's 256 shares). Tested equal to the
+/// recursive reference.
+pub fn subset_prods_to_signs_fast<T: Clone, O: LinOps<T>>(o: &O, p: &[T]) -> Vec<T> {
+    check_len(p.len());
+    let mut out = vec![o.zero(); p.len().max(1)];
+    if p.len() > 1 {
+        signs_in_place(o, p, &mut out);
+    }
+    out
+}
+
+/// The recursion of [`subset_prods_to_signs_fast`]; `out.len() == p.len()`, a power of two.
+fn signs_in_place<T: Clone, O: LinOps<T>>(o: &O, p: &[T], out: &mut [T]) {
+    if p.len() <= 1 {
+        if let Some(x) = out.first_mut() {
+            *x = o.zero();
+        }
+        return;
+    }
+    let h = p.len() / 2;
+    let (p0, p1) = p.split_at(h);
+    let (s0, s1) = out.split_at_mut(h);
+    signs_in_place(o, p0, s0);
+    signs_in_place(o, p1, s1);
+    let c = o.sub(&p0[0], &p1[0]);
+    for (a, b) in s0.iter_mut().zip(s1.iter_mut()) {
+        // the same entries as the reference: -p1[0] + s0 - s1, then c + s1
+        let lo = o.sub(&o.sub(a, b), &p1[0]);
+        *b = o.add(&c, b);
+        *a = lo;
+    }
+}
+
 /// SubsetProdsToCarries_d (Procedure 9): the table `(Carry_d(x, rbar))_{x ∈ [2^d]}` with
 /// `rbar = (2^d - 1) - r`. The base case returns the stored `p[0]` (§17.6).
 pub fn subset_prods_to_carries<T: Clone, O: LinOps<T>>(o: &O, p: &[T]) -> Vec<T> {

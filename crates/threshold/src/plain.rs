@@ -147,6 +147,27 @@ mod tests {
     }
 
     #[test]
+    fn fast_signs_equal_the_recursive_reference() {
+        // every mask of b ≤ 8 bits on the plaintext subset products, and on arbitrary inputs
+        // (the map is linear, so the stored p[0] matters, not its being 1)
+        for b in 0..=8u32 {
+            for r in 0..1u64 << b {
+                let p = subset_prods(r, b);
+                assert_eq!(
+                    crate::linmaps::subset_prods_to_signs_fast(&IntOps, &p),
+                    subset_prods_to_signs(&IntOps, &p),
+                    "b = {b} r = {r}"
+                );
+            }
+            let p: Vec<i64> = (0..1i64 << b).map(|i| i * i * 7 - 3 * i + 11).collect();
+            assert_eq!(
+                crate::linmaps::subset_prods_to_signs_fast(&IntOps, &p),
+                subset_prods_to_signs(&IntOps, &p)
+            );
+        }
+    }
+
+    #[test]
     fn t1_spot_values() {
         assert_eq!(subset_prods(5, 3), vec![1, 1, 0, 0, 1, 1, 0, 0]);
         assert_eq!(sign_table(5, 3), vec![-1, -1, -1, -1, -1, 0, 1, 1]);
