@@ -12,9 +12,9 @@
 #   --no-load  skip the runs beside the busy loop.
 #
 # Each revision is checked out with `git worktree add --detach` under target/gates-ab/src-<sha> and
-# its threshold_bench example built with the release profile into this checkout's target dir
-# (the workspace crates of the two revisions live at different paths, so cargo keeps them apart
-# and builds the dependencies once). Writes DIR/threshold-gates-ab-<UTC date>.txt: one line per
+# its threshold_bench example built with the release profile into target/gates-ab/target (shared
+# by the two revisions: the dependencies are built once; the first run builds them), then copied
+# to target/gates-ab/threshold_bench-<sha>. Writes DIR/threshold-gates-ab-<UTC date>.txt: one line per
 # run (condition, lanes, revision, gates/s) and the per-condition ranges.
 set -euo pipefail
 # shellcheck source=bench/lib.sh
@@ -67,10 +67,13 @@ for r in "${revs[@]}"; do
   git -C "$ROOT" worktree add --detach --quiet "$src" "$s" || die "git worktree add $src $s failed"
   srcs+=("$src")
   note "building threshold_bench at ${s:0:12}"
-  (cd "$src" && cargo build --release --quiet -p coterie-threshold --example threshold_bench \
-    --target-dir "$ROOT/target") || die "build at ${s:0:12} failed"
-  # the example lands in the shared target dir; keep a copy per revision
-  cp "$ROOT/target/release/examples/threshold_bench" "$base/threshold_bench-${s:0:12}"
+  exe=$(cd "$src" && cargo build --release --quiet -p coterie-threshold --example threshold_bench \
+    --target-dir "$base/target" --message-format json |
+    grep -o '"executable":"[^"]*threshold_bench[^"]*"' | tail -n 1 | cut -d'"' -f4) ||
+    die "build at ${s:0:12} failed"
+  [[ -x "$exe" ]] || die "no threshold_bench built at ${s:0:12}"
+  # the two revisions' examples share one path in the target dir: keep a copy per revision
+  cp "$exe" "$base/threshold_bench-${s:0:12}"
   bins+=("$base/threshold_bench-${s:0:12}")
 done
 
