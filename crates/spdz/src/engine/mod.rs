@@ -271,6 +271,7 @@ impl<R: Ring, P: Preprocessing<R>> Engine<R, P> {
         let res = self.open_raw_chunks(mesh, count, xs).await;
         if res.is_err() {
             self.opened.truncate(start);
+            self.macs[start..].iter_mut().for_each(Zeroize::zeroize);
             self.macs.truncate(start);
         }
         res.map(|()| start)
