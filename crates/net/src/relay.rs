@@ -331,6 +331,19 @@ impl<M: Mesh> KingMesh<M> {
         Error::UnexpectedMessage { party, cause }
     }
 
+    /// One relayed round of this party's postcard payload `own`: as the king or as a subject,
+    /// then the round counter moves on. Returns every party's payload (this party's entry
+    /// unspecified).
+    async fn relay_round(&mut self, tag: u32, own: &[u8]) -> Result<Vec<Vec<u8>>> {
+        let payloads = if self.inner.id() == self.king {
+            self.relay_as_king(tag, own).await
+        } else {
+            self.relay_as_subject(tag, own).await
+        }?;
+        self.round += 1;
+        Ok(payloads)
+    }
+
     /// One relayed round as a party other than the king: returns every party's payload (empty
     /// at this party's index).
     async fn relay_as_subject(&mut self, tag: u32, payload: &[u8]) -> Result<Vec<Vec<u8>>> {
@@ -538,13 +551,8 @@ impl<M: Mesh> Mesh for KingMesh<M> {
         async move {
             let frame = frame?;
             let own = frame.get(LEN_PREFIX + HEADER_LEN..).unwrap_or_default();
-            let (me, king) = (self.inner.id(), self.king);
-            let payloads = if me == king {
-                self.relay_as_king(tag, own).await
-            } else {
-                self.relay_as_subject(tag, own).await
-            }?;
-            self.round += 1;
+            let me = self.inner.id();
+            let payloads = self.relay_round(tag, own).await?;
             payloads
                 .iter()
                 .enumerate()
@@ -566,13 +574,8 @@ impl<M: Mesh> Mesh for KingMesh<M> {
         let mut own = Vec::with_capacity(bytes.len() + 10);
         frame::push_leb128(&mut own, bytes.len() as u64);
         own.extend_from_slice(bytes);
-        let (me, king) = (self.inner.id(), self.king);
-        let payloads = if me == king {
-            self.relay_as_king(tag, &own).await
-        } else {
-            self.relay_as_subject(tag, &own).await
-        }?;
-        self.round += 1;
+        let me = self.inner.id();
+        let payloads = self.relay_round(tag, &own).await?;
         payloads
             .into_iter()
             .enumerate()
