@@ -213,6 +213,23 @@ pub trait Mesh: Send {
         }
     }
 
+    /// [`Mesh::recv_bytes`] without moving the bytes: the string stays where it arrived, after
+    /// the frame header and its length ([`BytesPayload`] derefs to it).
+    fn recv_bytes_payload(
+        &mut self,
+        from: PartyId,
+        tag: u32,
+    ) -> impl Future<Output = Result<BytesPayload>> + Send {
+        let deadline = Instant::now() + self.options().timeout;
+        async move {
+            let body = self.recv_frame(from, tag, deadline).await?;
+            BytesPayload::from_body(body).map_err(|e| Error::Decode {
+                party: from,
+                cause: e.to_string(),
+            })
+        }
+    }
+
     /// Sends the same value to every other party (point-to-point; not a consistent broadcast —
     /// use [`crate::commit::check_consistent`] where equivocation matters).
     fn broadcast<T: Serialize + ?Sized>(

@@ -28,6 +28,7 @@ pub use lanes::OtLanes;
 use coterie_base::progress::{Progress, ProgressTask};
 use coterie_math::prg::Csprng;
 use coterie_net::commit::commit_open_all;
+use coterie_net::frame::BytesPayload;
 use coterie_net::{Mesh, PartyId};
 use curve25519_dalek::ristretto::CompressedRistretto;
 use rand::Rng;
@@ -214,14 +215,14 @@ async fn pairwise<M: Mesh, T: Serialize + DeserializeOwned>(
 /// A payload received in an OT envelope, kept in the buffer it arrived in (no copy): it derefs
 /// to the payload bytes.
 pub(crate) struct OtPayload {
-    buf: Vec<u8>,
+    body: BytesPayload,
     start: usize,
 }
 
 impl std::ops::Deref for OtPayload {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        &self.buf[self.start..]
+        &self.body[self.start..]
     }
 }
 
@@ -255,7 +256,7 @@ async fn pairwise_bytes<M: Mesh>(
             res.push(None);
             continue;
         }
-        let b = mesh.recv_bytes(j, tag).await?;
+        let b = mesh.recv_bytes_payload(j, tag).await?;
         let want = expect(j);
         let len = open_ot_bytes(j, &b, want)?.len();
         if len != want {
@@ -263,7 +264,7 @@ async fn pairwise_bytes<M: Mesh>(
         }
         res.push(Some(OtPayload {
             start: b.len() - len,
-            buf: b,
+            body: b,
         }));
     }
     Ok(res)
