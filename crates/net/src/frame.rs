@@ -361,6 +361,12 @@ impl BytesPayload {
         let start = HEADER_LEN + byte_string_start(payload)?;
         Ok(Self { buf: body, start })
     }
+    /// The byte string as a vector of its own, moved to the front of the buffer it arrived in
+    /// (no new allocation).
+    pub fn into_vec(mut self) -> Vec<u8> {
+        self.buf.drain(..self.start);
+        self.buf
+    }
     /// The byte string of a bare postcard payload (no frame header) that encodes one [`Blob`].
     pub fn from_payload(payload: Vec<u8>) -> Result<Self, FrameError> {
         let start = byte_string_start(&payload)?;
@@ -381,13 +387,8 @@ impl std::ops::Deref for BytesPayload {
 /// Turns a received data frame body whose payload is one byte string (a [`Blob`] or a frame made
 /// with [`start_bytes_frame`]) into that byte string, in place: no new allocation and one move of
 /// the bytes. Errors when the payload is not exactly one byte string.
-pub fn into_bytes_payload(mut body: Vec<u8>) -> Result<Vec<u8>, FrameError> {
-    let payload = body
-        .get(HEADER_LEN..)
-        .ok_or(FrameError::Truncated(body.len()))?;
-    let start = HEADER_LEN + byte_string_start(payload)?;
-    body.drain(..start);
-    Ok(body)
+pub fn into_bytes_payload(body: Vec<u8>) -> Result<Vec<u8>, FrameError> {
+    BytesPayload::from_body(body).map(BytesPayload::into_vec)
 }
 
 /// Truncates a reason text to [`MAX_REASON`] bytes on a character boundary.

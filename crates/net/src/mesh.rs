@@ -203,14 +203,8 @@ pub trait Mesh: Send {
         from: PartyId,
         tag: u32,
     ) -> impl Future<Output = Result<Vec<u8>>> + Send {
-        let deadline = Instant::now() + self.options().timeout;
-        async move {
-            let body = self.recv_frame(from, tag, deadline).await?;
-            frame::into_bytes_payload(body).map_err(|e| Error::Decode {
-                party: from,
-                cause: e.to_string(),
-            })
-        }
+        let p = self.recv_bytes_payload(from, tag);
+        async move { Ok(p.await?.into_vec()) }
     }
 
     /// [`Mesh::recv_bytes`] without moving the bytes: the string stays where it arrived, after
@@ -221,13 +215,7 @@ pub trait Mesh: Send {
         tag: u32,
     ) -> impl Future<Output = Result<BytesPayload>> + Send {
         let deadline = Instant::now() + self.options().timeout;
-        async move {
-            let body = self.recv_frame(from, tag, deadline).await?;
-            BytesPayload::from_body(body).map_err(|e| Error::Decode {
-                party: from,
-                cause: e.to_string(),
-            })
-        }
+        async move { bytes_payload(from, self.recv_frame(from, tag, deadline).await?) }
     }
 
     /// Sends the same value to every other party (point-to-point; not a consistent broadcast —
@@ -335,15 +323,19 @@ pub trait Mesh: Send {
                     continue;
                 }
                 let body = self.recv_frame(from, tag, deadline).await?;
-                let p = BytesPayload::from_body(body).map_err(|e| Error::Decode {
-                    party: from,
-                    cause: e.to_string(),
-                })?;
-                out.push(Some(p));
+                out.push(Some(bytes_payload(from, body)?));
             }
             Ok(out)
         }
     }
+}
+
+/// The byte string of a data frame body received from `from`.
+fn bytes_payload(from: PartyId, body: Vec<u8>) -> Result<BytesPayload> {
+    BytesPayload::from_body(body).map_err(|e| Error::Decode {
+        party: from,
+        cause: e.to_string(),
+    })
 }
 
 /// Decodes the payload of a data frame body.
