@@ -387,3 +387,92 @@ async fn bytes_over_the_frame_bound_are_refused() {
         "got {r:?}"
     );
 }
+
+/// Party 2 aborts and exits at once (its process ends: the mesh is dropped without a close)
+/// while the others, busy, have not yet read its abort notice and go on sending to it. The
+/// write that fails on the dead connection must not hide the notice already received: every
+/// survivor reports party 2's abort, not a lost peer (which a service would wait on forever).
+/// Each party runs on its own single-threaded runtime, blocked while party 2 exits, so that no
+/// reader task can take the notice before the failing write.
+#[test]
+fn abort_then_exit_is_seen_as_the_abort_by_a_party_still_sending() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let pki = generate_pki(4).unwrap();
+    let r = roster(&pki, true);
+    let exited = Arc::new(AtomicBool::new(false));
+    let through_first = Arc::new(AtomicUsize::new(0));
+    // waits (blocking its runtime) until `done()`, at most 20 s
+    let wait = |i: usize, what: &str, done: &dyn Fn() -> bool| {
+        let t = Instant::now();
+        while !done() {
+            if t.elapsed() > Duration::from_secs(20) {
+                return Err(format!("party {i}: {what} never happened"));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(())
+    };
+    let hs: Vec<_> = (0..4)
+        .map(|i| {
+            let (r, id) = (r.clone(), identity(&pki, i));
+            let (exited, through_first) = (exited.clone(), through_first.clone());
+            std::thread::spawn(move || -> Result<Option<Error>, String> {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .unwrap();
+                let first = async {
+                    let mut m = TlsMesh::connect(&r, i, id, opts(20))
+                        .await
+                        .map_err(|e| format!("party {i} connect: {e}"))?;
+                    let _: Vec<u32> = m
+                        .exchange_all_tagged(1, &7u32)
+                        .await
+                        .map_err(|e| format!("party {i} first round: {e}"))?;
+                    through_first.fetch_add(1, Ordering::AcqRel);
+                    Ok::<_, String>(m)
+                };
+                if i == 2 {
+                    rt.block_on(async {
+                        let mut m = first.await?;
+                        // the others are through the first round before the abort
+                        wait(i, "the others' first round", &|| {
+                            through_first.load(Ordering::Acquire) == 4
+                        })?;
+                        m.abort("bad key file").await;
+                        Ok::<_, String>(())
+                    })?;
+                    drop(rt); // the process ends: tasks and sockets are gone
+                    exited.store(true, Ordering::Release);
+                    return Ok(None);
+                }
+                rt.block_on(async {
+                    let mut m = first.await?;
+                    // busy (the runtime is blocked) while party 2 aborts and exits
+                    wait(i, "party 2's exit", &|| exited.load(Ordering::Acquire))?;
+                    std::thread::sleep(Duration::from_millis(100));
+                    for k in 0..5u32 {
+                        if let Err(e) = m.send_tagged(2, 2, &k).await {
+                            return Ok(Some(e));
+                        }
+                        std::thread::sleep(Duration::from_millis(50));
+                    }
+                    Ok(Some(m.recv_tagged::<u32>(2, 2).await.unwrap_err()))
+                })
+            })
+        })
+        .collect();
+    for (i, h) in hs.into_iter().enumerate() {
+        if let Some(e) = h.join().unwrap().unwrap() {
+            assert_eq!(
+                e,
+                Error::Aborted {
+                    party: 2,
+                    reason: "bad key file".into()
+                },
+                "party {i}"
+            );
+        }
+    }
+}

@@ -40,7 +40,8 @@ pub struct TlsMesh {
     core: Core,
     roles: Vec<crate::Role>,
     shared: Arc<Shared>,
-    readers: Vec<JoinHandle<()>>,
+    /// The reader task of each peer (`None` at this party's own index).
+    readers: Vec<Option<JoinHandle<()>>>,
 }
 
 struct Setup {
@@ -396,11 +397,11 @@ impl TlsMesh {
         });
         let mut inbox: Vec<Option<mpsc::UnboundedReceiver<Vec<u8>>>> =
             (0..n).map(|_| None).collect();
-        let mut readers = Vec::new();
+        let mut readers: Vec<Option<JoinHandle<()>>> = (0..n).map(|_| None).collect();
         for (j, rd) in readers_rd {
             let (tx, rx) = mpsc::unbounded_channel();
             inbox[j] = Some(rx);
-            readers.push(tokio::spawn(reader_task(
+            readers[j] = Some(tokio::spawn(reader_task(
                 j,
                 rd,
                 tx,
@@ -417,7 +418,29 @@ impl TlsMesh {
     }
 }
 
+/// How long a failed write waits for the peer's reader to deliver what the peer sent before its
+/// connection broke (the reader of a dead connection ends as soon as it runs).
+const READER_GRACE: Duration = Duration::from_secs(2);
+
 impl TlsMesh {
+    /// Waits, at most [`READER_GRACE`], until the reader of `peer` has ended or the mesh is
+    /// poisoned: after a write to `peer` failed, everything `peer` sent before the break is
+    /// read (and its abort notice, if it sent one, poisons the mesh) before this party decides
+    /// that `peer` was lost.
+    async fn await_reader(&self, peer: PartyId) {
+        let Some(h) = self.readers.get(peer).and_then(Option::as_ref) else {
+            return;
+        };
+        let mut poison = self.shared.poison_tx.subscribe();
+        let _ = tokio::time::timeout(READER_GRACE, async {
+            while !h.is_finished() && poison.borrow_and_update().is_none() {
+                // the reader poisons (waking this) or ends quietly (seen at the next tick)
+                let _ = tokio::time::timeout(Duration::from_millis(5), poison.changed()).await;
+            }
+        })
+        .await;
+    }
+
     /// The role of party `id`, from the roster this mesh was connected with.
     pub fn role(&self, id: PartyId) -> &crate::Role {
         crate::role::role_of(&self.roles, id)
@@ -456,7 +479,13 @@ impl Mesh for TlsMesh {
         head: &'a mut [u8],
         body: &'a [u8],
     ) -> Result<()> {
-        self.core.stamp_parts(to, head, body.len())?;
+        if let Err(e) = self.core.stamp_parts(to, head, body.len()) {
+            // The mesh is poisoned: as after a failed receive, the relay of the root cause is
+            // written before the error is returned (a party that stops on it and exits must not
+            // leave its peers to see only its connection end, and take it for a lost peer).
+            self.shared.flush_relay().await;
+            return Err(e);
+        }
         let w = self.shared.writers[to]
             .as_ref()
             .ok_or(Error::Closed { party: to })?;
@@ -478,8 +507,12 @@ impl Mesh for TlsMesh {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => {
                 // A failed write means the peer is gone: poison (which relays the crash to the
-                // others, naming that peer) before returning, as a failed read does.
+                // others, naming that peer) before returning, as a failed read does. But what the
+                // peer sent before it went may still wait unread: its abort notice above all (a
+                // party that aborts and exits). Its reader delivers that first, so that the
+                // abort, not a lost peer, is what this party and the others learn.
                 if let Error::Io { cause, .. } = &e {
+                    self.await_reader(to).await;
                     self.shared.poison(
                         Error::Disconnected {
                             party: to,
@@ -534,7 +567,7 @@ impl Mesh for TlsMesh {
         }
         // Wait for every peer's close (its reader ends), bounded by the timeout.
         let deadline = Instant::now() + timeout;
-        for h in self.readers.iter_mut() {
+        for h in self.readers.iter_mut().flatten() {
             let _ = tokio::time::timeout_at(deadline, h).await;
         }
         for w in self.shared.writers.iter().flatten() {
@@ -552,8 +585,57 @@ impl Mesh for TlsMesh {
 
 impl Drop for TlsMesh {
     fn drop(&mut self) {
-        for h in &self.readers {
+        for h in self.readers.iter().flatten() {
             h.abort();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::certs::generate_pki;
+    use crate::local::loopback_roster;
+
+    /// A party that learns of an abort through its reader and then fails a send has written
+    /// the relay of that abort before the send returns (it may exit at once: its peers must
+    /// learn the abort from it, not only see its connection end).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_send_on_a_poisoned_mesh_returns_after_the_relay_is_written() {
+        let pki = generate_pki(3).unwrap();
+        let roster = loopback_roster(&pki, true).unwrap();
+        let opts = MeshOptions {
+            timeout: Duration::from_secs(20),
+            ..MeshOptions::default()
+        };
+        let hs: Vec<_> = (0..3)
+            .map(|i| {
+                let (r, o) = (roster.clone(), opts.clone());
+                let id =
+                    crate::Identity::from_pem(&pki.parties[i].cert_pem, &pki.parties[i].key_pem)
+                        .unwrap();
+                tokio::spawn(async move { TlsMesh::connect(&r, i, id, o).await.unwrap() })
+            })
+            .collect();
+        let mut ms = Vec::new();
+        for h in hs {
+            ms.push(h.await.unwrap());
+        }
+        let mut m2 = ms.pop().unwrap();
+        let _m1 = ms.pop().unwrap();
+        let mut m0 = ms.pop().unwrap();
+        m2.abort("bad input").await;
+        let t = Instant::now();
+        while m0.core.poisoned().is_none() {
+            assert!(t.elapsed() < Duration::from_secs(10), "abort never arrived");
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+        let want = Error::Aborted {
+            party: 2,
+            reason: "bad input".into(),
+        };
+        assert_eq!(m0.send_tagged(1, 1, &5u32).await.unwrap_err(), want);
+        let relay = m0.shared.relay.lock().unwrap().take();
+        assert!(relay.is_none(), "the relay was still pending");
     }
 }
