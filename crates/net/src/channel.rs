@@ -636,6 +636,15 @@ mod tests {
         c.tx.wr.shutdown().await.unwrap();
         let e = s.recv::<Vec<u8>>(1).await.unwrap_err();
         assert!(matches!(e, Error::MalformedFrame { .. }), "{e}");
+
+        // a frame cut short by a connection that breaks (no close: a peer killed while it
+        // wrote) is a lost connection, not a malformed frame
+        let (mut s, mut c) = pair(MeshOptions::default()).await;
+        c.tx.wr.write_all(&f[..50]).await.unwrap();
+        c.tx.wr.flush().await.unwrap();
+        drop(c);
+        let e = s.recv::<Vec<u8>>(1).await.unwrap_err();
+        assert!(matches!(e, Error::Io { .. }), "{e}");
     }
 
     #[tokio::test]

@@ -17,7 +17,9 @@ use crate::{Error, PartyId, Result};
 pub(crate) type Stream = TlsStream<TcpStream>;
 pub(crate) type Writer = Arc<Mutex<WriteHalf<Stream>>>;
 
-/// Reads one frame body; `Ok(None)` on a clean end of stream at a frame boundary.
+/// Reads one frame body; `Ok(None)` on an end of stream at a frame boundary. A stream that ends
+/// inside a frame is [`Error::Io`] when the connection broke (no TLS close: a peer killed while it
+/// wrote) and [`Error::MalformedFrame`] when the peer closed it there.
 pub(crate) async fn read_frame<R: AsyncRead + Unpin>(
     r: &mut R,
     max: usize,
@@ -50,19 +52,33 @@ pub(crate) async fn read_frame<R: AsyncRead + Unpin>(
         let next = len.min(filled.saturating_mul(2).max(1 << 20));
         body.reserve_exact(next - body.len());
         body.resize(next, 0);
-        match r.read_exact(&mut body[filled..next]).await {
-            Ok(_) => filled = next,
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                return Err(Error::MalformedFrame {
-                    party,
-                    cause: format!("stream ended inside a {len}-byte frame"),
-                });
-            }
-            Err(e) => {
-                return Err(Error::Io {
-                    party,
-                    cause: e.to_string(),
-                });
+        while filled < next {
+            match r.read(&mut body[filled..next]).await {
+                Ok(0) => {
+                    // a close (TLS close_notify) inside a frame: the peer cut its own frame
+                    return Err(Error::MalformedFrame {
+                        party,
+                        cause: format!("stream closed inside a {len}-byte frame"),
+                    });
+                }
+                Ok(k) => filled += k,
+                // The connection ended mid-frame without a close: a peer killed while it wrote
+                // looks just so, so this is a lost connection (as an end between frames is), not
+                // a malformed frame (which makes a party abort where it would wait for the peer
+                // to return).
+                Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                    return Err(Error::Io {
+                        party,
+                        cause: format!("the connection ended inside a {len}-byte frame"),
+                    });
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(Error::Io {
+                        party,
+                        cause: e.to_string(),
+                    });
+                }
             }
         }
     }
@@ -259,5 +275,58 @@ pub(crate) async fn reader_task(
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Yields its bytes, then fails as a TLS stream does whose connection ended without a close.
+    struct Broken<'a>(&'a [u8]);
+
+    impl AsyncRead for Broken<'_> {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            _: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            if self.0.is_empty() {
+                return std::task::Poll::Ready(Err(std::io::ErrorKind::UnexpectedEof.into()));
+            }
+            let k = self.0.len().min(buf.remaining());
+            buf.put_slice(&self.0[..k]);
+            self.0 = &self.0[k..];
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    /// A connection that breaks inside a frame (a peer killed while it wrote) is a lost
+    /// connection; a stream closed inside a frame is a malformed frame; one that ends between
+    /// frames is a clean end.
+    #[tokio::test]
+    async fn a_connection_breaking_inside_a_frame_is_an_io_error() {
+        let mut bytes = 100u32.to_le_bytes().to_vec();
+        bytes.extend_from_slice(&[7; 10]);
+        let e = read_frame(&mut Broken(&bytes), 1 << 20, 3)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            e,
+            Error::Io {
+                party: 3,
+                cause: "the connection ended inside a 100-byte frame".into()
+            }
+        );
+        let e = read_frame(&mut &bytes[..], 1 << 20, 3).await.unwrap_err();
+        assert!(matches!(e, Error::MalformedFrame { party: 3, .. }), "{e}");
+        let mut whole = 16u32.to_le_bytes().to_vec();
+        whole.extend_from_slice(&[9; 16]);
+        let mut r = Broken(&whole);
+        assert_eq!(
+            read_frame(&mut r, 1 << 20, 3).await.unwrap(),
+            Some(vec![9; 16])
+        );
+        assert_eq!(read_frame(&mut r, 1 << 20, 3).await.unwrap(), None);
     }
 }
