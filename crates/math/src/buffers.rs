@@ -40,12 +40,97 @@ pub const HUGE_MIN_BYTES: usize = 4 << 20;
 /// assert_eq!(v[12345], 7);
 /// ```
 pub fn vec_u64_huge(capacity: usize) -> Vec<u64> {
+    if capacity.saturating_mul(8) >= HUGE_MIN_BYTES
+        && let Some(v) = take_spare(capacity)
+    {
+        return v;
+    }
     let v: Vec<u64> = Vec::with_capacity(capacity);
     #[cfg(target_os = "linux")]
     if capacity.saturating_mul(8) >= HUGE_MIN_BYTES {
         advise_huge(v.as_ptr() as usize, capacity * 8);
     }
     v
+}
+
+/// At most this many wiped buffers wait for reuse ([`wipe_and_recycle_u64`]).
+pub const SPARE_MAX: usize = 8;
+
+/// At most this many bytes of wiped buffers wait for reuse, in all.
+pub const SPARE_MAX_BYTES: usize = 256 << 20;
+
+/// Wiped buffers of at least [`HUGE_MIN_BYTES`] kept for the next [`vec_u64_huge`] (empty, their
+/// pages still mapped).
+static SPARES: std::sync::Mutex<Vec<Vec<u64>>> = std::sync::Mutex::new(Vec::new());
+
+/// The smallest spare buffer with room for `capacity` words and at most twice that, if any.
+fn take_spare(capacity: usize) -> Option<Vec<u64>> {
+    let mut spares = SPARES.lock().unwrap_or_else(|p| p.into_inner());
+    let i = spares
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.capacity() >= capacity && v.capacity() / 2 <= capacity)
+        .min_by_key(|(_, v)| v.capacity())
+        .map(|(i, _)| i)?;
+    Some(spares.swap_remove(i))
+}
+
+/// Wipes `v` ([`wipe_u64`] over its length) and keeps its allocation for a later
+/// [`vec_u64_huge`] of about its size, instead of returning it to the system.
+///
+/// A large buffer freed goes back to the kernel (glibc unmaps it), and the next one of its size
+/// is faulted in again page by page, each page zeroed by the kernel before the first write: with
+/// a batch's gate tables taken from the store into a fresh buffer for every batch, that zeroing
+/// was about a fifth of a service node's CPU. A kept buffer skips both. At most [`SPARE_MAX`]
+/// buffers and [`SPARE_MAX_BYTES`] wait (the process's peak memory is unchanged; it is only not
+/// returned); a smaller buffer, or one beyond those bounds, is wiped and freed.
+///
+/// `v` must hold every word ever written to it within its length (no truncation without a
+/// wipe): the words beyond it are not wiped again.
+///
+/// # Example
+///
+/// ```
+/// use coterie_math::buffers::{vec_u64_huge, wipe_and_recycle_u64};
+/// let mut v = vec_u64_huge(1 << 20);
+/// v.resize(1 << 20, 0x5ec2e7);
+/// let at = v.as_ptr();
+/// wipe_and_recycle_u64(v);
+/// let w = vec_u64_huge(1 << 20); // the same allocation, empty
+/// assert!(w.is_empty() && w.capacity() >= 1 << 20);
+/// # let _ = (at, w);
+/// ```
+pub fn wipe_and_recycle_u64(mut v: Vec<u64>) {
+    wipe_u64(&mut v);
+    recycle_wiped_u64(v);
+}
+
+/// [`wipe_and_recycle_u64`] for a buffer whose every word, within its length, the caller has
+/// wiped already (its owner wipes parts as they are used: a second sweep would be wasted). Debug
+/// builds check that the words are zero.
+///
+/// # Example
+///
+/// ```
+/// use coterie_math::buffers::{recycle_wiped_u64, vec_u64_huge, wipe_u64};
+/// let mut v = vec_u64_huge(1 << 20);
+/// v.resize(1 << 20, 0x5ec2e7);
+/// wipe_u64(&mut v[..1 << 19]);
+/// wipe_u64(&mut v[1 << 19..]);
+/// recycle_wiped_u64(v);
+/// ```
+pub fn recycle_wiped_u64(mut v: Vec<u64>) {
+    debug_assert!(v.iter().all(|&w| w == 0), "a buffer recycled unwiped");
+    v.clear();
+    let bytes = v.capacity().saturating_mul(8);
+    if bytes < HUGE_MIN_BYTES {
+        return;
+    }
+    let mut spares = SPARES.lock().unwrap_or_else(|p| p.into_inner());
+    let held: usize = spares.iter().map(|s| s.capacity() * 8).sum();
+    if spares.len() < SPARE_MAX && held.saturating_add(bytes) <= SPARE_MAX_BYTES {
+        spares.push(v);
+    }
 }
 
 /// `madvise(MADV_HUGEPAGE)` on the whole pages inside `[addr, addr + len)`.
@@ -173,6 +258,34 @@ fn nt_zero(mid: &mut [std::arch::x86_64::__m128i]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A recycled buffer comes back, empty, for a request of about its size, and not for a much
+    /// smaller or a larger one; small buffers are not kept. (The spares are process-wide: the
+    /// sizes here are used by no other test.)
+    #[test]
+    fn recycled_buffers_are_reused_for_about_their_size() {
+        let words = (HUGE_MIN_BYTES / 8) * 3 + 12_345;
+        let mut v = vec_u64_huge(words);
+        v.resize(words, u64::MAX);
+        let at = v.as_ptr();
+        wipe_and_recycle_u64(v);
+        // much smaller (less than half): a fresh allocation, the spare stays
+        let small = vec_u64_huge(words / 2 - 1);
+        assert_ne!(small.as_ptr(), at);
+        // larger: a fresh allocation
+        let big = vec_u64_huge(words + 1);
+        assert_ne!(big.as_ptr(), at);
+        // about its size: the same allocation, empty
+        let again = vec_u64_huge(words - 1000);
+        assert_eq!(again.as_ptr(), at);
+        assert!(again.is_empty() && again.capacity() >= words);
+        // a buffer below the huge-page size is freed, not kept
+        let mut tiny = vec_u64_huge(1000);
+        tiny.resize(1000, 1);
+        wipe_and_recycle_u64(tiny);
+        let spares = SPARES.lock().unwrap();
+        assert!(spares.iter().all(|s| s.capacity() * 8 >= HUGE_MIN_BYTES));
+    }
 
     #[test]
     fn wipes_exactly_the_slice_at_every_alignment_and_length() {

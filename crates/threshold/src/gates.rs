@@ -493,7 +493,8 @@ impl std::fmt::Debug for PackedBundles {
 
 impl Drop for PackedBundles {
     fn drop(&mut self) {
-        coterie_math::buffers::wipe_u64(&mut self.words);
+        // wiped, and kept for the next batch's buffer (no fresh pages to fault in and zero)
+        coterie_math::buffers::wipe_and_recycle_u64(std::mem::take(&mut self.words));
     }
 }
 
@@ -787,6 +788,11 @@ impl Drop for Chunk {
         let count = self.count;
         let w = self.words.get_mut().unwrap_or_else(|e| e.into_inner());
         w.wipe(0, count, stride);
+        // every bundle is wiped now; beyond them the buffer holds no words (or only zeros)
+        let tail = (count * stride).min(w.words.len());
+        coterie_math::buffers::wipe_u64(&mut w.words[tail..]);
+        // kept for the next batch's buffer (no fresh pages to fault in and zero)
+        coterie_math::buffers::recycle_wiped_u64(std::mem::take(&mut w.words));
     }
 }
 
