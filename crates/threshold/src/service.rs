@@ -537,11 +537,14 @@ impl Node {
                         })?;
                     cts.push(ct);
                 }
-                let mut h = blake3::Hasher::new_derive_key("coterie-threshold 2026 service batch");
+                // Each ciphertext is hashed once: its hash goes into the batch's hash (the
+                // session id) and into this node's statement.
+                let hashes: Vec<[u8; 32]> = batch.iter().map(|c| ciphertext_hash(c)).collect();
+                let mut h =
+                    blake3::Hasher::new_derive_key("coterie-threshold 2026 service batch v2");
                 h.update(&seq.to_le_bytes());
-                for (b, nonce) in batch.iter().zip(nonces) {
-                    h.update(&(b.len() as u64).to_le_bytes());
-                    h.update(b);
+                for (ch, nonce) in hashes.iter().zip(nonces) {
+                    h.update(ch);
                     h.update(nonce);
                 }
                 let sid = u64::from_le_bytes(
@@ -563,7 +566,7 @@ impl Node {
                     sid,
                 )
                 .await?;
-                let out = self.statements(mesh, seq, batch, nonces, &out).await?;
+                let out = self.statements(mesh, seq, &hashes, nonces, &out).await?;
                 Ok((
                     Some(out),
                     Some(Event::Decrypted {
@@ -586,12 +589,11 @@ impl Node {
         &mut self,
         mesh: &mut M,
         seq: u64,
-        batch: &[Vec<u8>],
+        hashes: &[[u8; 32]],
         nonces: &[[u8; 32]],
         out: &[u64],
     ) -> Result<Vec<Attested>> {
-        let hashes: Vec<[u8; 32]> = batch.iter().map(|c| ciphertext_hash(c)).collect();
-        let mine = self.signer.sign_batch(nonces, &hashes, out)?;
+        let mine = self.signer.sign_batch(nonces, hashes, out)?;
         let (me, n) = (mesh.id(), mesh.n());
         let chain = Arc::new(self.signer.chain().to_vec());
         if me != 0 {
@@ -647,7 +649,7 @@ impl Node {
                 ),
             }
         }
-        Attested::for_batch(out, nonces, &hashes, &statements, chains)
+        Attested::for_batch(out, nonces, hashes, &statements, chains)
     }
 
     /// The coordinator's loop (node 0): serves `requests` until the channel closes (then tells
