@@ -31,6 +31,13 @@ pub const HUGE_MIN_BYTES: usize = 4 << 20;
 /// memory is advised to be backed by transparent huge pages before anything is written to it
 /// (see the module docs; the advice is best effort and its failure is ignored).
 ///
+/// From [`HUGE_MIN_BYTES`] on, the room is rounded up to a power of two of words (a size
+/// class), and a wiped buffer of that class kept by [`wipe_and_recycle_u64`] or
+/// [`recycle_wiped_u64`] is handed out again if there is one. Classes make a kept buffer fit
+/// the next request of about its size: a service's batches vary in size from one to the next
+/// (110 bundles, then 257, say), and without them most kept buffers fitted no later request.
+/// The rounding costs address space only: pages are mapped when first written.
+///
 /// # Example
 ///
 /// ```
@@ -40,16 +47,16 @@ pub const HUGE_MIN_BYTES: usize = 4 << 20;
 /// assert_eq!(v[12345], 7);
 /// ```
 pub fn vec_u64_huge(capacity: usize) -> Vec<u64> {
-    if capacity.saturating_mul(8) >= HUGE_MIN_BYTES
-        && let Some(v) = take_spare(capacity)
-    {
+    if capacity.saturating_mul(8) < HUGE_MIN_BYTES {
+        return Vec::with_capacity(capacity);
+    }
+    let class = capacity.checked_next_power_of_two().unwrap_or(capacity);
+    if let Some(v) = take_spare(capacity, class) {
         return v;
     }
-    let v: Vec<u64> = Vec::with_capacity(capacity);
+    let v: Vec<u64> = Vec::with_capacity(class);
     #[cfg(target_os = "linux")]
-    if capacity.saturating_mul(8) >= HUGE_MIN_BYTES {
-        advise_huge(v.as_ptr() as usize, capacity * 8);
-    }
+    advise_huge(v.as_ptr() as usize, v.capacity() * 8);
     v
 }
 
@@ -63,13 +70,14 @@ pub const SPARE_MAX_BYTES: usize = 256 << 20;
 /// pages still mapped).
 static SPARES: std::sync::Mutex<Vec<Vec<u64>>> = std::sync::Mutex::new(Vec::new());
 
-/// The smallest spare buffer with room for `capacity` words and at most twice that, if any.
-fn take_spare(capacity: usize) -> Option<Vec<u64>> {
+/// The smallest spare buffer with room for `capacity` words and less than twice `class` (the
+/// size class of `capacity`, see [`vec_u64_huge`]), if any.
+fn take_spare(capacity: usize, class: usize) -> Option<Vec<u64>> {
     let mut spares = SPARES.lock().unwrap_or_else(|p| p.into_inner());
     let i = spares
         .iter()
         .enumerate()
-        .filter(|(_, v)| v.capacity() >= capacity && v.capacity() / 2 <= capacity)
+        .filter(|(_, v)| v.capacity() >= capacity && v.capacity() / 2 < class)
         .min_by_key(|(_, v)| v.capacity())
         .map(|(i, _)| i)?;
     Some(spares.swap_remove(i))
@@ -130,6 +138,54 @@ pub fn recycle_wiped_u64(mut v: Vec<u64>) {
     if spares.len() < SPARE_MAX && held.saturating_add(bytes) <= SPARE_MAX_BYTES {
         spares.push(v);
     }
+}
+
+/// Words [`extend_from_reader_le`] zeroes and reads at a time (64 KiB: they stay in the
+/// caches between the two).
+pub const READ_PIECE_WORDS: usize = 8 << 10;
+
+/// Appends `words` little-endian 64-bit words read from `r` to `v`: exactly `8 · words` bytes,
+/// an error if `r` ends first or fails. The bytes go from the reader straight into `v`'s memory
+/// (a file's secret contents need no second buffer to copy from and wipe), in pieces of
+/// [`READ_PIECE_WORDS`], each zeroed and then overwritten while it is still in the caches. On
+/// an error `v` keeps what was appended, zeros included: its owner wipes it with the rest.
+///
+/// # Example
+///
+/// ```
+/// let bytes: Vec<u8> = (0..24u8).collect();
+/// let mut v = vec![7u64];
+/// coterie_math::buffers::extend_from_reader_le(&mut v, &mut &bytes[..], 3).unwrap();
+/// assert_eq!(v, [7, 0x0706050403020100, 0x0f0e0d0c0b0a0908, 0x1716151413121110]);
+/// // a reader that ends too early is an error
+/// assert!(coterie_math::buffers::extend_from_reader_le(&mut v, &mut &bytes[..5], 1).is_err());
+/// ```
+pub fn extend_from_reader_le(
+    v: &mut Vec<u64>,
+    r: &mut impl std::io::Read,
+    words: usize,
+) -> std::io::Result<()> {
+    v.reserve(words);
+    let mut left = words;
+    while left > 0 {
+        let k = left.min(READ_PIECE_WORDS);
+        let at = v.len();
+        v.resize(at + k, 0);
+        let piece = &mut v[at..];
+        // SAFETY: the bytes of `piece`'s words, exactly: `u8` has alignment 1 and every bit
+        // pattern is a valid `u64`, so writing any bytes there leaves valid words.
+        #[allow(unsafe_code)]
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(piece.as_mut_ptr().cast::<u8>(), k * 8) };
+        r.read_exact(bytes)?;
+        if cfg!(target_endian = "big") {
+            for w in piece.iter_mut() {
+                *w = u64::from_le(*w);
+            }
+        }
+        left -= k;
+    }
+    Ok(())
 }
 
 /// `madvise(MADV_HUGEPAGE)` on the whole pages inside `[addr, addr + len)`.
@@ -258,32 +314,58 @@ fn nt_zero(mid: &mut [std::arch::x86_64::__m128i]) {
 mod tests {
     use super::*;
 
-    /// A recycled buffer comes back, empty, for a request of about its size, and not for a much
-    /// smaller or a larger one; small buffers are not kept. (The spares are process-wide: the
-    /// sizes here are used by no other test.)
+    /// A recycled buffer comes back, empty, for any later request of its size class (a power of
+    /// two of words), and not for one of the class below or above; small buffers are not kept.
+    /// (The spares are process-wide: the sizes here are used by no other test.)
     #[test]
-    fn recycled_buffers_are_reused_for_about_their_size() {
-        let words = (HUGE_MIN_BYTES / 8) * 3 + 12_345;
+    fn recycled_buffers_are_reused_within_their_size_class() {
+        let class = (HUGE_MIN_BYTES / 8) * 4;
+        let words = class / 2 + 12_345;
         let mut v = vec_u64_huge(words);
+        assert_eq!(v.capacity(), class);
         v.resize(words, u64::MAX);
         let at = v.as_ptr();
         wipe_and_recycle_u64(v);
-        // much smaller (less than half): a fresh allocation, the spare stays
-        let small = vec_u64_huge(words / 2 - 1);
+        // the class below: a fresh allocation, the spare stays
+        let small = vec_u64_huge(class / 2);
         assert_ne!(small.as_ptr(), at);
-        // larger: a fresh allocation
-        let big = vec_u64_huge(words + 1);
+        // the class above: a fresh allocation
+        let big = vec_u64_huge(class + 1);
         assert_ne!(big.as_ptr(), at);
-        // about its size: the same allocation, empty
-        let again = vec_u64_huge(words - 1000);
+        assert_eq!(big.capacity(), 2 * class);
+        // larger than the buffer held, same class: the same allocation, empty
+        let again = vec_u64_huge(class - 1000);
         assert_eq!(again.as_ptr(), at);
-        assert!(again.is_empty() && again.capacity() >= words);
+        assert!(again.is_empty() && again.capacity() == class);
         // a buffer below the huge-page size is freed, not kept
         let mut tiny = vec_u64_huge(1000);
         tiny.resize(1000, 1);
         wipe_and_recycle_u64(tiny);
         let spares = SPARES.lock().unwrap();
         assert!(spares.iter().all(|s| s.capacity() * 8 >= HUGE_MIN_BYTES));
+    }
+
+    /// Words read across several pieces equal the bytes' little-endian words; a short reader
+    /// fails and leaves what it appended for the owner to wipe.
+    #[test]
+    fn words_read_from_a_reader_match_the_bytes() {
+        use rand::Rng;
+        let n = READ_PIECE_WORDS * 2 + 77;
+        let mut bytes = vec![0u8; n * 8];
+        rand::rng().fill_bytes(&mut bytes);
+        let mut v = vec_u64_huge(n + 1);
+        v.push(42);
+        extend_from_reader_le(&mut v, &mut &bytes[..], n).unwrap();
+        assert_eq!(v.len(), n + 1);
+        assert_eq!(v[0], 42);
+        for (w, b) in v[1..].iter().zip(bytes.chunks_exact(8)) {
+            assert_eq!(*w, u64::from_le_bytes(b.try_into().unwrap()));
+        }
+        let mut short = Vec::new();
+        let e = extend_from_reader_le(&mut short, &mut &bytes[..READ_PIECE_WORDS * 8 + 9], n);
+        assert_eq!(e.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
+        assert!(short.len() >= READ_PIECE_WORDS && short.len() <= n);
+        wipe_and_recycle_u64(v);
     }
 
     #[test]
