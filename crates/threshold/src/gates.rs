@@ -625,6 +625,30 @@ impl PackedBundles {
         self.count += 1;
     }
 
+    /// Appends the next `k` bundles read from `r` in the stored format, for a shape whose
+    /// bundles are a whole number of words (the paper's: 349,184 bits): the stored bytes are
+    /// the words, so they are read straight into the buffer (no copy, no second buffer to
+    /// wipe). `Err(InvalidInput)` for any other shape; on a read error the bundles are not
+    /// counted and the words read stay in the buffer, wiped on drop.
+    pub(crate) fn append_stored_read(
+        &mut self,
+        r: &mut impl std::io::Read,
+        k: usize,
+    ) -> std::io::Result<()> {
+        if !self.layout.bundle_bits.is_multiple_of(64) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "bundles are not a whole number of words",
+            ));
+        }
+        let words = k
+            .checked_mul(self.layout.stride)
+            .ok_or_else(|| std::io::Error::other("too many bundles"))?;
+        coterie_math::buffers::extend_from_reader_le(&mut self.words, r, words)?;
+        self.count += k;
+        Ok(())
+    }
+
     /// Bits of one bundle in the stored stream.
     pub(crate) fn bundle_bits(lt: &LtParams) -> Result<usize> {
         Ok(Layout::new(lt, true)?.bundle_bits)

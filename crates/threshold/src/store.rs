@@ -130,29 +130,47 @@ pub fn encode_batch(lt: &LtParams, bundles: &[GateBundle]) -> Result<Vec<u8>> {
 
 /// Checks a batch file against `lt` and returns its first id, its count and its bit stream.
 fn open_batch<'a>(lt: &LtParams, bytes: &'a [u8]) -> Result<(u64, usize, &'a [u8])> {
+    let (first, count) = batch_header(lt, bytes, bytes.len())?;
+    Ok((first, count, &bytes[HEADER..]))
+}
+
+/// Checks the first [`HEADER`] bytes of a batch file of `total` bytes against `lt` (envelope,
+/// parameters, and the length the count implies) and returns its first id and its count.
+fn batch_header(lt: &LtParams, head: &[u8], total: usize) -> Result<(u64, usize)> {
     check_lt(lt)?;
     let bad = |s: &str| Error::Gate(format!("bundle batch: {s}"));
-    let total = bytes.len();
-    let bytes = coterie_base::envelope::open_bytes(BATCH_TAG, VERSION, bytes, MAX_BATCH_BYTES)
-        .map_err(|e| bad(&e.to_string()))?;
-    if bytes.len() < PAYLOAD_HEADER {
+    if head.len() < HEADER {
         return Err(bad("bad header"));
     }
+    let (tag, version) = coterie_base::envelope::peek(head).map_err(|e| bad(&e.to_string()))?;
+    if tag != BATCH_TAG {
+        return Err(bad("not a bundle batch"));
+    }
+    if version != VERSION {
+        return Err(bad(&format!(
+            "format version {version}, this build reads version {VERSION}"
+        )));
+    }
+    let len = u32::from_le_bytes([head[10], head[11], head[12], head[13]]) as usize;
+    if len > MAX_BATCH_BYTES || Some(len) != total.checked_sub(coterie_base::envelope::HEADER_LEN) {
+        return Err(bad("length does not match the envelope"));
+    }
+    let p = &head[coterie_base::envelope::HEADER_LEN..HEADER];
     if (
-        u32::from(bytes[0]),
-        u32::from(bytes[1]),
-        u32::from(bytes[2]),
-        u32::from(bytes[3]),
+        u32::from(p[0]),
+        u32::from(p[1]),
+        u32::from(p[2]),
+        u32::from(p[3]),
     ) != (lt.k, lt.l, lt.b, STORE_S)
     {
         return Err(bad("other parameters"));
     }
-    let first = u64::from_le_bytes(bytes[4..12].try_into().map_err(|_| bad("id"))?);
-    let count = u32::from_le_bytes(bytes[12..16].try_into().map_err(|_| bad("count"))?) as usize;
+    let first = u64::from_le_bytes(p[4..12].try_into().map_err(|_| bad("id"))?);
+    let count = u32::from_le_bytes(p[12..16].try_into().map_err(|_| bad("count"))?) as usize;
     if count > MAX_BATCH_BYTES || batch_bytes(lt, count) != total {
         return Err(bad("length does not match the count"));
     }
-    Ok((first, count, &bytes[PAYLOAD_HEADER..]))
+    Ok((first, count))
 }
 
 /// Decodes a batch written by [`encode_batch`], checking it against `lt`. The bundles come back
@@ -407,22 +425,27 @@ impl GateStore {
             }
             // a file gone since the listing was consumed and deleted (by another process's
             // cleanup, say); a missing unconsumed file shows as a gap in the ids below
-            let meta = match fs::metadata(&p) {
-                Ok(m) => m,
+            let mut f = match fs::File::open(&p) {
+                Ok(f) => f,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(io(e)),
             };
-            if meta.len() as usize > MAX_BATCH_BYTES {
+            let total = f.metadata().map_err(io)?.len();
+            if total > MAX_BATCH_BYTES as u64 {
                 return Err(Error::Gate("batch file too large".into()));
             }
-            let mut bytes = match fs::read(&p) {
-                Ok(b) => b,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-                Err(e) => return Err(io(e)),
+            let last = if bundle_bits.is_multiple_of(64) {
+                // whole words (the paper's parameters): the bundles go from the file straight
+                // into the buffer
+                read_bundles(&self.lt, &mut f, total as usize, cur, count, &mut out)?
+            } else {
+                let mut bytes = Vec::with_capacity(total as usize);
+                std::io::Read::read_to_end(&mut f, &mut bytes).map_err(io)?;
+                let res = copy_bundles(&self.lt, &bytes, cur, count, bundle_bits, &mut out);
+                coterie_math::buffers::wipe_bytes(&mut bytes);
+                res?
             };
-            let res = copy_bundles(&self.lt, &bytes, cur, count, bundle_bits, &mut out);
-            coterie_math::buffers::wipe_bytes(&mut bytes);
-            files.push((p, res?));
+            files.push((p, last));
         }
         if out.len() < count {
             return Err(Error::Exhausted {
@@ -459,6 +482,48 @@ impl GateStore {
         }
         Ok(out)
     }
+}
+
+/// Appends to `out` the bundles of the open batch file `f` (of `total` bytes) from id `from` on,
+/// up to `count` in all, read straight into `out` (bundles of whole words only); returns one
+/// past the batch's last id. Only the header and the bundles taken are read.
+fn read_bundles(
+    lt: &LtParams,
+    f: &mut fs::File,
+    total: usize,
+    from: u64,
+    count: usize,
+    out: &mut PackedBundles,
+) -> Result<u64> {
+    use std::io::{Read, Seek, SeekFrom};
+    let bad = |s: &str| Error::Gate(format!("bundle batch: {s}"));
+    let mut head = [0u8; HEADER];
+    f.read_exact(&mut head).map_err(|e| match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => bad("truncated"),
+        _ => io(e),
+    })?;
+    let (first, n) = batch_header(lt, &head, total)?;
+    let last = first
+        .checked_add(n as u64)
+        .ok_or_else(|| bad("ids overflow"))?;
+    if last <= from || out.len() >= count {
+        return Ok(last);
+    }
+    let next = from + out.len() as u64;
+    if first > next {
+        return Err(bad("a gap in the stored ids"));
+    }
+    let per = PackedBundles::bundle_bits(lt)? / 8;
+    let skip = (next - first) as usize * per;
+    f.seek(SeekFrom::Start((HEADER + skip) as u64))
+        .map_err(io)?;
+    let k = ((last - next) as usize).min(count - out.len());
+    out.append_stored_read(f, k).map_err(|e| match e.kind() {
+        // the length was checked against the count: the file changed under the read
+        std::io::ErrorKind::UnexpectedEof => bad("truncated"),
+        _ => io(e),
+    })?;
+    Ok(last)
 }
 
 /// Appends to `out` the bundles of the batch file `bytes` from id `from` on, up to `count` in
@@ -626,22 +691,32 @@ mod tests {
     /// files, consumed bundles skipped), the same shares `decode_batch` reads.
     #[test]
     fn take_reads_the_stored_bits_in_place() {
-        // a toy shape whose bundles are not a whole number of bytes (the bit reader) and the
-        // paper's (whole bytes: the word copy), both tested
-        let toy = (9..=20u32)
+        // toy shapes whose bundles are not a whole number of bytes (the bit reader) or bytes but
+        // not words (the byte copy), and the paper's (whole words: read straight into the
+        // buffer), all tested
+        let toys: Vec<(u32, LtParams)> = (9..=24u32)
             .flat_map(|k| (4..k).flat_map(move |l| (2..=4u32).map(move |b| (k, l, b))))
             .filter_map(|(k, l, b)| LtParams::new(k, l, b).ok().map(|lt| (k, lt)))
-            .find(|(_, lt)| !PackedBundles::bundle_bits(lt).unwrap().is_multiple_of(8))
+            .collect();
+        let bits = |lt: &LtParams| PackedBundles::bundle_bits(lt).unwrap();
+        let odd = toys
+            .iter()
+            .find(|(_, lt)| !bits(lt).is_multiple_of(8))
+            .unwrap();
+        let bytes = toys
+            .iter()
+            .find(|(_, lt)| bits(lt).is_multiple_of(8) && !bits(lt).is_multiple_of(64))
             .unwrap();
         let shapes = [
-            (toy.1, Z2k::new(toy.0, 64).unwrap()),
+            (odd.1, Z2k::new(odd.0, 64).unwrap()),
+            (bytes.1, Z2k::new(bytes.0, 64).unwrap()),
             (Params::paper().lt().unwrap(), Z2k::spdz2k_64()),
         ];
-        let aligned: Vec<bool> = shapes
+        let aligned: Vec<(bool, bool)> = shapes
             .iter()
-            .map(|(lt, _)| PackedBundles::bundle_bits(lt).unwrap().is_multiple_of(8))
+            .map(|(lt, _)| (bits(lt).is_multiple_of(8), bits(lt).is_multiple_of(64)))
             .collect();
-        assert_eq!(aligned, [false, true]);
+        assert_eq!(aligned, [(false, false), (true, false), (true, true)]);
         for (lt, ring) in shapes {
             let mut rng = rand::rng();
             let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
@@ -698,6 +773,46 @@ mod tests {
                 );
                 std::thread::sleep(std::time::Duration::from_millis(5));
             }
+            fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
+    /// A damaged batch file (cut short, or a header for other parameters) is a clear error of
+    /// the take that reaches it, never a panic or a short buffer, and the cursor does not move;
+    /// the paper's shape, whose bundles are read straight into the buffer.
+    #[test]
+    fn a_damaged_batch_file_is_an_error_and_the_cursor_stays() {
+        let lt = Params::paper().lt().unwrap();
+        let ring = Z2k::spdz2k_64();
+        let mut rng = rand::rng();
+        let dealer = InsecureDealer::insecure_new(ring, 2, &mut rng).unwrap();
+        let mine =
+            crate::gates::insecure_deal_bundles(&dealer, &ring, &lt, 4, 0, &mut rng).remove(0);
+        for damage in ["cut", "params"] {
+            let dir = coterie_base::fsio::unique_temp_dir("coterie-store-damaged");
+            let store = GateStore::create(&dir, lt).unwrap();
+            store.append(&mine[..2]).unwrap();
+            store.append(&mine[2..]).unwrap();
+            let path = dir.join("batch-2.bin");
+            let mut bytes = fs::read(&path).unwrap();
+            match damage {
+                "cut" => bytes.truncate(bytes.len() - 100),
+                _ => bytes[coterie_base::envelope::HEADER_LEN] ^= 1,
+            }
+            fs::write(&path, &bytes).unwrap();
+            // the first file alone is fine
+            assert_eq!(store.take(1).unwrap().len(), 1);
+            let e = store.take(2).unwrap_err();
+            let want = if damage == "cut" {
+                "length"
+            } else {
+                "other parameters"
+            };
+            assert!(
+                matches!(&e, Error::Gate(m) if m.contains(want)),
+                "{damage}: {e}"
+            );
+            assert_eq!(store.cursor().unwrap(), 1, "{damage}");
             fs::remove_dir_all(&dir).unwrap();
         }
     }
