@@ -6,6 +6,7 @@
 //! | [`envelope`] | the one versioned envelope for everything stored or sent (magic, a 4-byte tag naming the content, a version, a bounded length) |
 //! | [`fsio`] | atomic durable writes (temp file, fsync, rename, fsync of the directory), owner-only files, bounded reads |
 //! | [`bits`] | LSB-first bit packing of fixed-width values |
+//! | [`bytes`] | serde helpers that encode byte vectors as one byte string (fast to decode, same postcard format) |
 //! | [`progress`] | progress of long work reported through a callback, so library APIs carry no UI types |
 //!
 //! The crate sits below every other crate of the workspace and depends on nothing of coterie's.
@@ -15,6 +16,7 @@
 #![warn(missing_docs)]
 
 pub mod bits;
+pub mod bytes;
 pub mod envelope;
 mod error;
 pub mod fsio;
