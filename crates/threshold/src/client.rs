@@ -26,11 +26,12 @@
 //! * [`encrypt_file`] makes a ciphertext file under the service's public key.
 //!
 //! Wire format: channel byte frames (bounded by [`MAX_CLIENT_FRAME`]), each holding one envelope
-//! (`coterie_base::envelope`): requests [`ClientRequest`] `{id, ct, nonce}` (CTLW bytes;
-//! envelope tag `THcq`) with channel tag [`TAG_REQUEST`], responses [`ClientResponse`] `{id,
-//! result, attestation}` (envelope tag `THcr`) with channel tag [`TAG_RESPONSE`]; both at format
-//! version 4 (version 3 carried one signature and one certificate chain per node in every
-//! response; version 2 had no nonce and no statements; version 1 carried a `version` byte in
+//! (`coterie_base::envelope`): requests [`ClientRequest`] `{id, ct, nonce, more}` (CTLW bytes;
+//! `more`: how many requests follow on the connection, a batching hint; envelope tag `THcq`,
+//! format version 5; version 4 had no `more`) with channel tag [`TAG_REQUEST`], responses
+//! [`ClientResponse`] `{id, result, attestation}` (envelope tag `THcr`, format version 4;
+//! version 3 carried one signature and one certificate chain per node in every response;
+//! version 2 had no nonce and no statements; version 1 carried a `version` byte in
 //! the message). With a message, the [`Attestation`] holds the batch size `B`, the request's
 //! position in it, the distinct Merkle paths for that position (one in the honest case, of at
 //! most `ceil(log2 B)` 32-byte hashes) and per node its stated message, path index, key digest
@@ -41,9 +42,9 @@
 //! without a chain for a node whose chain never came). Responses may come back in any order;
 //! `id` matches them to requests. A request node 0 cannot open (another format version, a
 //! malformed envelope) is answered with an error under the id [`UNREADABLE_ID`]. So an older
-//! (version 3) client gets a version-4 response it cannot open and reports that; this client,
-//! talking to an older node 0, gets a version-3 response and fails with "node 0 speaks client
-//! protocol version 3, this client version 4".
+//! (version 4) client gets that error in a response it can open ("format version 4, this build
+//! reads version 5"), and this client, talking to an older node 0, gets the same error the other
+//! way round.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -82,9 +83,14 @@ pub struct ClientRequest {
     /// Chosen by the client (not [`UNREADABLE_ID`]); echoed in the response.
     pub id: u64,
     /// The ciphertext, CTLW-encoded ([`LweCiphertext::to_bytes`]).
+    #[serde(with = "coterie_base::bytes")]
     pub ct: Vec<u8>,
     /// Fresh random bytes, bound into every node's statement of the result.
     pub nonce: [u8; 32],
+    /// How many requests the client sends right after this one on the connection (0 for the
+    /// last of a stream, or when unknown): node 0 waits for announced requests (at most its
+    /// `gather_max`) so that one stream is decrypted in one batch, not split at a pause.
+    pub more: u32,
 }
 
 /// The answer to one [`ClientRequest`] (sent as an envelope, see the module docs).
@@ -100,7 +106,7 @@ pub struct ClientResponse {
 }
 
 coterie_base::versioned! {
-    ClientRequest => b"THcq" v 4,
+    ClientRequest => b"THcq" v 5,
     ClientResponse => b"THcr" v 4,
 }
 
@@ -366,6 +372,7 @@ pub async fn serve_clients(
                         ct: req.ct,
                         nonce: req.nonce,
                         reply: otx,
+                        more: req.more,
                     })
                     .await
                     .is_err()
@@ -483,6 +490,7 @@ pub async fn decrypt_keep(
                 id: i as u64,
                 ct,
                 nonce,
+                more: u32::try_from(count - 1 - i).unwrap_or(u32::MAX),
             };
             send_envelope(&mut wr, TAG_REQUEST, &req).await?;
         }
@@ -803,7 +811,7 @@ mod tests {
             envelope::from_envelope(&ch.recv_bytes(TAG_RESPONSE).await.unwrap(), 1 << 10).unwrap();
         assert_eq!(r.id, UNREADABLE_ID);
         let e = r.result.unwrap_err();
-        assert!(e.contains("version 3") && e.contains("version 4"), "{e}");
+        assert!(e.contains("version 4") && e.contains("version 5"), "{e}");
         // so are bytes that are no envelope at all (a version-1 request's encoding)
         // (postcard: version 1, id 9, an empty ciphertext)
         ch.send_bytes(TAG_REQUEST, &[1, 9, 0]).await.unwrap();
@@ -816,6 +824,7 @@ mod tests {
             id: 11,
             ct: good.to_bytes(),
             nonce: [3; 32],
+            more: 0,
         };
         ch.send_bytes(TAG_REQUEST, &envelope::to_envelope(&req).unwrap())
             .await
@@ -864,6 +873,7 @@ mod tests {
             id: 10,
             ct: vec![0; MAX_CLIENT_FRAME + 1],
             nonce: [0; 32],
+            more: 0,
         };
         let (_, mut wr) = ch.split();
         assert!(send_envelope(&mut wr, TAG_REQUEST, &big).await.is_err());

@@ -81,6 +81,7 @@ pub enum Control {
     /// the batch's results ([`crate::statement`]).
     Decrypt {
         /// The batch.
+        #[serde(with = "coterie_base::bytes::list")]
         batch: Vec<Vec<u8>>,
         /// The clients' nonce of each ciphertext (as many as `batch`).
         nonces: Vec<[u8; 32]>,
@@ -107,6 +108,7 @@ pub struct StatementMsg {
     /// The messages and their one signature ([`Signer::sign_batch`]).
     pub statement: BatchStatement,
     /// The follower's party certificate chain (DER, its certificate first).
+    #[serde(with = "coterie_base::bytes::list")]
     pub chain: Vec<Vec<u8>>,
 }
 
@@ -175,6 +177,11 @@ pub struct Request {
     pub nonce: [u8; 32],
     /// The decrypted message with every node's statement, or an error.
     pub reply: oneshot::Sender<Reply>,
+    /// How many requests the client said it sends right after this one (a hint: while it is
+    /// above zero the coordinator waits for the next request up to
+    /// [`NodeConfig::gather_max`] instead of [`NodeConfig::gather_gap`], so a stream is not
+    /// split at a pause of the client's; 0 when unknown).
+    pub more: u32,
 }
 
 /// The coordinator's answer to a [`Request`]: the attested message, or why it was refused or
@@ -804,13 +811,19 @@ impl Node {
         events: &mut (dyn FnMut(Event) + Send),
     ) -> bool {
         let room = self.cfg.max_batch.saturating_sub(pending.len());
+        let expecting = pending.last().is_some_and(|(_, r)| r.more > 0);
         gather_into(
             requests,
             room,
             !pending.is_empty(),
+            expecting,
             self.cfg.gather_gap,
             self.cfg.gather_max,
-            |r| self.admit(r, pending, events),
+            |r| {
+                let more = r.more > 0;
+                self.admit(r, pending, events);
+                more
+            },
         )
         .await
     }
@@ -907,30 +920,50 @@ impl Node {
 
 /// Takes up to `room` items from `rx` into `take`: those already queued, then, if any was taken
 /// or `waiting` (items taken earlier are waiting), more while each arrives within `gap` of the
-/// previous one and `max_wait` has not passed since the call. It polls (yielding to other
+/// previous one and `max_wait` has not passed since the call. While the last item taken said
+/// that more follow (`take` returned true; `expecting` for the items taken earlier), the next
+/// one is awaited until `max_wait` instead of `gap`. Within the gap it polls (yielding to other
 /// tasks) instead of sleeping, because tokio's timers tick in milliseconds and the gap is a few
-/// hundred microseconds. Returns whether `rx` is closed.
+/// hundred microseconds; an announced item is awaited asleep (the sender needs the CPU to send
+/// it). Returns whether `rx` is closed.
 async fn gather_into<T>(
     rx: &mut mpsc::Receiver<T>,
     room: usize,
     waiting: bool,
+    expecting: bool,
     gap: Duration,
     max_wait: Duration,
-    mut take: impl FnMut(T),
+    mut take: impl FnMut(T) -> bool,
 ) -> bool {
     let start = std::time::Instant::now();
     let mut last = start;
     let mut taken = 0usize;
+    let mut expecting = expecting;
     while taken < room {
         match rx.try_recv() {
             Ok(x) => {
-                take(x);
+                expecting = take(x);
                 taken += 1;
                 last = std::time::Instant::now();
             }
             Err(mpsc::error::TryRecvError::Empty) => {
                 let now = std::time::Instant::now();
-                if (taken == 0 && !waiting) || now - last >= gap || now - start >= max_wait {
+                if (taken == 0 && !waiting) || now - start >= max_wait {
+                    return false;
+                }
+                if expecting {
+                    match tokio::time::timeout(max_wait - (now - start), rx.recv()).await {
+                        Ok(Some(x)) => {
+                            expecting = take(x);
+                            taken += 1;
+                            last = std::time::Instant::now();
+                        }
+                        Ok(None) => return true,
+                        Err(_) => return false,
+                    }
+                    continue;
+                }
+                if now - last >= gap {
                     return false;
                 }
                 tokio::task::yield_now().await;
@@ -1054,33 +1087,89 @@ mod tests {
             let mut rx = stream(50, Duration::from_micros(100));
             let first = rx.recv().await.unwrap();
             let mut got = vec![first];
-            let closed = gather_into(&mut rx, 1000, true, ms(20), ms(5000), |x| got.push(x)).await;
+            let closed = gather_into(&mut rx, 1000, true, false, ms(20), ms(5000), |x| {
+                got.push(x);
+                false
+            })
+            .await;
             assert_eq!(got, (0..50).collect::<Vec<_>>());
             assert!(closed || rx.recv().await.is_none());
             // gap zero: only what is queued already (nothing, right after the first)
             let mut rx = stream(50, ms(2));
             let first = rx.recv().await.unwrap();
             let mut got = vec![first];
-            gather_into(&mut rx, 1000, true, Duration::ZERO, ms(5000), |x| {
-                got.push(x)
+            gather_into(&mut rx, 1000, true, false, Duration::ZERO, ms(5000), |x| {
+                got.push(x);
+                false
             })
             .await;
             assert!(got.len() < 5, "{}", got.len());
             // room bounds the batch
             let mut rx = stream(50, Duration::from_micros(100));
             let mut got = vec![rx.recv().await.unwrap()];
-            gather_into(&mut rx, 9, true, ms(20), ms(5000), |x| got.push(x)).await;
+            gather_into(&mut rx, 9, true, false, ms(20), ms(5000), |x| {
+                got.push(x);
+                false
+            })
+            .await;
             assert_eq!(got.len(), 10);
             // max_wait bounds the time under a steady trickle
             let mut rx = stream(1000, ms(1));
             let mut got = vec![rx.recv().await.unwrap()];
             let t = std::time::Instant::now();
-            gather_into(&mut rx, 1000, true, ms(50), ms(30), |x| got.push(x)).await;
+            gather_into(&mut rx, 1000, true, false, ms(50), ms(30), |x| {
+                got.push(x);
+                false
+            })
+            .await;
             assert!(t.elapsed() < ms(500) && got.len() < 200, "{}", got.len());
+            // items 2 ms apart, gap 200 µs: announced ("more follow" until the last), all 20
+            // in one gathering; unannounced, only a few
+            let mut rx = stream(20, ms(2));
+            let mut got = vec![rx.recv().await.unwrap()];
+            gather_into(
+                &mut rx,
+                1000,
+                true,
+                true,
+                Duration::from_micros(200),
+                ms(5000),
+                |x| {
+                    got.push(x);
+                    x < 19
+                },
+            )
+            .await;
+            assert_eq!(got, (0..20).collect::<Vec<_>>());
+            let mut rx = stream(20, ms(2));
+            let mut got = vec![rx.recv().await.unwrap()];
+            gather_into(
+                &mut rx,
+                1000,
+                true,
+                false,
+                Duration::from_micros(200),
+                ms(5000),
+                |x| {
+                    got.push(x);
+                    false
+                },
+            )
+            .await;
+            assert!(got.len() < 10, "{}", got.len());
+            // an announced item that never comes is awaited until max_wait, no longer
+            let (_tx, mut rx) = mpsc::channel::<usize>(1);
+            let t = std::time::Instant::now();
+            assert!(!gather_into(&mut rx, 10, true, true, ms(1), ms(30), |_| true).await);
+            assert!(
+                t.elapsed() >= ms(30) && t.elapsed() < ms(500),
+                "{:?}",
+                t.elapsed()
+            );
             // nothing queued and nothing waiting: returns at once
             let (_tx, mut rx) = mpsc::channel::<usize>(1);
             let t = std::time::Instant::now();
-            assert!(!gather_into(&mut rx, 10, false, ms(1000), ms(1000), |_| ()).await);
+            assert!(!gather_into(&mut rx, 10, false, false, ms(1000), ms(1000), |_| false).await);
             assert!(t.elapsed() < ms(500));
         });
     }
