@@ -188,6 +188,108 @@ pub fn extend_from_reader_le(
     Ok(())
 }
 
+/// Appends `words` little-endian 64-bit words read from `file` at byte `offset` to `v`, as
+/// [`extend_from_reader_le`] does, but on Unix without zeroing the room first: `pread` writes
+/// the bytes into `v`'s spare capacity, and the words count once all are read (on a large
+/// buffer the zeroing was a pass over memory of its own). An error if the file ends first or a
+/// read fails; then the bytes read so far are wiped and `v` is unchanged.
+///
+/// # Example
+///
+/// ```
+/// let path = std::env::temp_dir().join(format!("coterie-doc-pread-{}", std::process::id()));
+/// std::fs::write(&path, (0..24u8).collect::<Vec<_>>()).unwrap();
+/// let f = std::fs::File::open(&path).unwrap();
+/// let mut v = Vec::new();
+/// coterie_math::buffers::extend_from_file_le(&mut v, &f, 8, 2).unwrap();
+/// assert_eq!(v, [0x0f0e0d0c0b0a0908, 0x1716151413121110]);
+/// assert!(coterie_math::buffers::extend_from_file_le(&mut v, &f, 16, 2).is_err());
+/// assert_eq!(v.len(), 2);
+/// std::fs::remove_file(&path).unwrap();
+/// ```
+pub fn extend_from_file_le(
+    v: &mut Vec<u64>,
+    file: &std::fs::File,
+    offset: u64,
+    words: usize,
+) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        let bytes = words
+            .checked_mul(8)
+            .ok_or_else(|| std::io::Error::other("too many words"))?;
+        v.reserve(words);
+        let start = v.len();
+        let base = v.spare_capacity_mut().as_mut_ptr().cast::<u8>();
+        let mut done = 0usize;
+        let failed = loop {
+            if done == bytes {
+                break None;
+            }
+            let at = match offset.checked_add(done as u64).map(libc::off_t::try_from) {
+                Some(Ok(at)) => at,
+                _ => break Some(std::io::Error::other("offset out of range")),
+            };
+            // SAFETY: `base + done .. base + bytes` lies inside `v`'s spare capacity (`reserve`
+            // made room for `words` more words past `start`); `pread` writes at most the
+            // count it is given there, and nothing else refers to that memory.
+            #[allow(unsafe_code)]
+            let got = unsafe {
+                libc::pread(
+                    file.as_raw_fd(),
+                    base.add(done).cast::<libc::c_void>(),
+                    bytes - done,
+                    at,
+                )
+            };
+            match got {
+                0 => break Some(std::io::ErrorKind::UnexpectedEof.into()),
+                n if n > 0 => done += n as usize,
+                _ => {
+                    let e = std::io::Error::last_os_error();
+                    if e.kind() != std::io::ErrorKind::Interrupted {
+                        break Some(e);
+                    }
+                }
+            }
+        };
+        if let Some(e) = failed {
+            // SAFETY: the first `done` bytes of the spare capacity were written by `pread`
+            // above, so they are initialized; the slice covers exactly them.
+            #[allow(unsafe_code)]
+            let read = unsafe { std::slice::from_raw_parts_mut(base, done) };
+            wipe_bytes(read);
+            return Err(e);
+        }
+        // SAFETY: all `words` words past `start` were written by `pread` (`done == bytes`), and
+        // they lie within the capacity reserved above.
+        #[allow(unsafe_code)]
+        unsafe {
+            v.set_len(start + words)
+        };
+        if cfg!(target_endian = "big") {
+            for w in &mut v[start..] {
+                *w = u64::from_le(*w);
+            }
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Seek, SeekFrom};
+        let mut f = file;
+        f.seek(SeekFrom::Start(offset))?;
+        let start = v.len();
+        let r = extend_from_reader_le(v, &mut f, words);
+        if r.is_err() {
+            wipe_u64(&mut v[start..]);
+            v.truncate(start);
+        }
+        r
+    }
+}
+
 /// `madvise(MADV_HUGEPAGE)` on the whole pages inside `[addr, addr + len)`.
 #[cfg(target_os = "linux")]
 #[allow(unsafe_code)]
@@ -366,6 +468,34 @@ mod tests {
         assert_eq!(e.unwrap_err().kind(), std::io::ErrorKind::UnexpectedEof);
         assert!(short.len() >= READ_PIECE_WORDS && short.len() <= n);
         wipe_and_recycle_u64(v);
+    }
+
+    /// Words read from a file at an offset, across pieces, equal the file's little-endian
+    /// words; a file too short fails and leaves the vector as it was.
+    #[test]
+    fn words_read_from_a_file_match_its_bytes() {
+        use rand::Rng;
+        let n = READ_PIECE_WORDS * 2 + 77;
+        let mut bytes = vec![0u8; n * 8 + 5];
+        rand::rng().fill_bytes(&mut bytes);
+        let path = std::env::temp_dir().join(format!(
+            "coterie-buffers-pread-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::write(&path, &bytes).unwrap();
+        let f = std::fs::File::open(&path).unwrap();
+        let mut v = vec![42u64];
+        extend_from_file_le(&mut v, &f, 5, n).unwrap();
+        assert_eq!(v.len(), n + 1);
+        assert_eq!(v[0], 42);
+        for (w, b) in v[1..].iter().zip(bytes[5..].chunks_exact(8)) {
+            assert_eq!(*w, u64::from_le_bytes(b.try_into().unwrap()));
+        }
+        let e = extend_from_file_le(&mut v, &f, 6, n).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::UnexpectedEof);
+        assert_eq!(v.len(), n + 1);
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]

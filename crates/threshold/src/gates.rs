@@ -625,14 +625,15 @@ impl PackedBundles {
         self.count += 1;
     }
 
-    /// Appends the next `k` bundles read from `r` in the stored format, for a shape whose
-    /// bundles are a whole number of words (the paper's: 349,184 bits): the stored bytes are
-    /// the words, so they are read straight into the buffer (no copy, no second buffer to
-    /// wipe). `Err(InvalidInput)` for any other shape; on a read error the bundles are not
-    /// counted and the words read stay in the buffer, wiped on drop.
-    pub(crate) fn append_stored_read(
+    /// Appends the next `k` bundles read from `file` at byte `offset` in the stored format,
+    /// for a shape whose bundles are a whole number of words (the paper's: 349,184 bits): the
+    /// stored bytes are the words, so they are read straight into the buffer (no copy, no
+    /// second buffer to wipe; [`coterie_math::buffers::extend_from_file_le`]).
+    /// `Err(InvalidInput)` for any other shape; on a read error nothing is appended.
+    pub(crate) fn append_stored_from_file(
         &mut self,
-        r: &mut impl std::io::Read,
+        file: &std::fs::File,
+        offset: u64,
         k: usize,
     ) -> std::io::Result<()> {
         if !self.layout.bundle_bits.is_multiple_of(64) {
@@ -644,7 +645,7 @@ impl PackedBundles {
         let words = k
             .checked_mul(self.layout.stride)
             .ok_or_else(|| std::io::Error::other("too many bundles"))?;
-        coterie_math::buffers::extend_from_reader_le(&mut self.words, r, words)?;
+        coterie_math::buffers::extend_from_file_le(&mut self.words, file, offset, words)?;
         self.count += k;
         Ok(())
     }

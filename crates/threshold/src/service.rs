@@ -560,7 +560,7 @@ impl Node {
                         .map_err(|_| Error::Invariant("hash".into()))?,
                 );
                 // Durable: the cursor moves before the bundles are used.
-                let bundles = self.gates.take(cts.len())?;
+                let (bundles, left) = self.gates.take_and_left(cts.len())?;
                 let mut pool = GatePool::new(self.lt);
                 pool.push(bundles)?;
                 let out = decrypt_pipelined(
@@ -578,7 +578,7 @@ impl Node {
                     Some(out),
                     Some(Event::Decrypted {
                         batch: cts.len(),
-                        available: self.gates.available()?,
+                        available: left,
                         micros: t.elapsed().as_micros() as u64,
                     }),
                 ))
@@ -689,11 +689,17 @@ impl Node {
         let mut pending: Vec<(LweCiphertext, Request)> = Vec::new();
         let mut closed = false;
         let mut warned_low = false;
+        // the bundles left as the last step reported them (only this node's steps change the
+        // store), so that the loop need not list the store's directory again
+        let mut known: Option<u64> = None;
         events(self.material());
         loop {
             // Take what has arrived; refuse malformed ciphertexts before anything is spent.
             closed |= self.gather(requests, &mut pending, events).await;
-            let avail = self.gates.available()?;
+            let avail = match known.take() {
+                Some(a) => a,
+                None => self.gates.available()?,
+            };
             // 5 random authenticated values per decryption (w, w' and three opening masks)
             let randoms = self
                 .eng
@@ -791,6 +797,11 @@ impl Node {
                         }
                     }
                     if let Some(ev) = ev {
+                        if let Event::Decrypted { available, .. }
+                        | Event::Prepared { available, .. } = ev
+                        {
+                            known = Some(available);
+                        }
                         events(ev);
                         events(self.material());
                     }

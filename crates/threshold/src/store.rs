@@ -354,24 +354,27 @@ impl GateStore {
     /// the header of the last batch file.
     pub fn end(&self) -> Result<u64> {
         match self.batches()?.last() {
-            Some((id, p)) => {
-                use std::io::Read;
-                let mut head = [0u8; HEADER];
-                fs::File::open(p)
-                    .and_then(|mut f| f.read_exact(&mut head))
-                    .map_err(io)?;
-                let found = coterie_base::envelope::peek(&head)
-                    .map_err(|e| Error::Gate(format!("bundle batch: {e}")))?;
-                if found != (BATCH_TAG, VERSION) {
-                    return Err(Error::Gate("bundle batch: bad header".into()));
-                }
-                let at = coterie_base::envelope::HEADER_LEN + 12;
-                let count =
-                    u32::from_le_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
-                Ok(id + u64::from(count))
-            }
+            Some(last) => Self::end_of(last),
             None => self.cursor(),
         }
+    }
+
+    /// One past the last bundle of the batch file `last` (its first id and path), from its
+    /// header.
+    fn end_of((id, p): &(u64, PathBuf)) -> Result<u64> {
+        use std::io::Read;
+        let mut head = [0u8; HEADER];
+        fs::File::open(p)
+            .and_then(|mut f| f.read_exact(&mut head))
+            .map_err(io)?;
+        let found = coterie_base::envelope::peek(&head)
+            .map_err(|e| Error::Gate(format!("bundle batch: {e}")))?;
+        if found != (BATCH_TAG, VERSION) {
+            return Err(Error::Gate("bundle batch: bad header".into()));
+        }
+        let at = coterie_base::envelope::HEADER_LEN + 12;
+        let count = u32::from_le_bytes([head[at], head[at + 1], head[at + 2], head[at + 3]]);
+        Ok(id + u64::from(count))
     }
 
     /// Bundles stored and not yet handed out.
@@ -415,17 +418,24 @@ impl GateStore {
     /// allocation, the down-cast widths, no up-cast). The cursor is advanced durably first; a
     /// batch whose bundles are all consumed is deleted. The file bytes read are wiped.
     pub fn take(&self, count: usize) -> Result<PackedBundles> {
+        self.take_and_left(count).map(|(b, _)| b)
+    }
+
+    /// [`GateStore::take`], and the bundles left after it: what [`GateStore::available`] would
+    /// say next, without listing the directory again (a service node asks after every batch).
+    pub fn take_and_left(&self, count: usize) -> Result<(PackedBundles, u64)> {
         let cur = self.cursor()?;
         let bundle_bits = PackedBundles::bundle_bits(&self.lt)?;
         let mut out = PackedBundles::with_capacity(&self.lt, true, cur, count)?;
         let mut files = Vec::new();
-        for (_, p) in self.batches()? {
+        let listed = self.batches()?;
+        for (_, p) in &listed {
             if out.len() >= count {
                 break;
             }
             // a file gone since the listing was consumed and deleted (by another process's
             // cleanup, say); a missing unconsumed file shows as a gap in the ids below
-            let mut f = match fs::File::open(&p) {
+            let mut f = match fs::File::open(p) {
                 Ok(f) => f,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(io(e)),
@@ -445,7 +455,7 @@ impl GateStore {
                 coterie_math::buffers::wipe_bytes(&mut bytes);
                 res?
             };
-            files.push((p, last));
+            files.push((p.clone(), last));
         }
         if out.len() < count {
             return Err(Error::Exhausted {
@@ -453,6 +463,13 @@ impl GateStore {
                 available: out.len(),
             });
         }
+        // what is left after the take: known from the files read, or from the last file's
+        // header (read before the cleanup below may delete it)
+        let end = match (listed.last(), files.last()) {
+            (Some((_, lp)), Some((fp, last))) if lp == fp => *last,
+            (Some(last), _) => Self::end_of(last)?,
+            (None, _) => cur,
+        };
         let new_cur = cur + count as u64;
         write_cursor(&self.dir.join("cursor.bin"), new_cur)?;
         // Deleting consumed batch files is cleanup, not what prevents reuse (the cursor is), and
@@ -480,7 +497,7 @@ impl GateStore {
                 delete();
             }
         }
-        Ok(out)
+        Ok((out, end.saturating_sub(new_cur)))
     }
 }
 
@@ -495,7 +512,7 @@ fn read_bundles(
     count: usize,
     out: &mut PackedBundles,
 ) -> Result<u64> {
-    use std::io::{Read, Seek, SeekFrom};
+    use std::io::Read;
     let bad = |s: &str| Error::Gate(format!("bundle batch: {s}"));
     let mut head = [0u8; HEADER];
     f.read_exact(&mut head).map_err(|e| match e.kind() {
@@ -515,14 +532,13 @@ fn read_bundles(
     }
     let per = PackedBundles::bundle_bits(lt)? / 8;
     let skip = (next - first) as usize * per;
-    f.seek(SeekFrom::Start((HEADER + skip) as u64))
-        .map_err(io)?;
     let k = ((last - next) as usize).min(count - out.len());
-    out.append_stored_read(f, k).map_err(|e| match e.kind() {
-        // the length was checked against the count: the file changed under the read
-        std::io::ErrorKind::UnexpectedEof => bad("truncated"),
-        _ => io(e),
-    })?;
+    out.append_stored_from_file(f, (HEADER + skip) as u64, k)
+        .map_err(|e| match e.kind() {
+            // the length was checked against the count: the file changed under the read
+            std::io::ErrorKind::UnexpectedEof => bad("truncated"),
+            _ => io(e),
+        })?;
     Ok(last)
 }
 
@@ -729,9 +745,13 @@ mod tests {
             store.append(&mine[3..]).unwrap();
             // one bundle, then three across the two files (the first file's consumed bundle
             // skipped), then the last
+            // (the counts left that `take_and_left` reports are what `available` says next)
             let a = store.take(1).unwrap();
-            let b = store.take(3).unwrap();
-            let c = store.take(1).unwrap();
+            assert_eq!(store.available().unwrap(), 4);
+            let (b, left) = store.take_and_left(3).unwrap();
+            assert_eq!((left, store.available().unwrap()), (1, 1));
+            let (c, left) = store.take_and_left(1).unwrap();
+            assert_eq!((left, store.available().unwrap()), (0, 0));
             assert!(a.is_downcast() && b.is_downcast() && c.is_downcast());
             assert_eq!(
                 (a.first_id(), b.first_id(), b.len(), c.first_id()),
