@@ -146,7 +146,10 @@ pub struct NodeConfig {
     /// one request each, which without gathering ran as the pieces that happened to be there
     /// (1 + 87 + 412 for 500 in one measurement). Zero: no gathering.
     pub gather_gap: Duration,
-    /// Longest time one batch is gathered (bounds the wait under a steady trickle of requests).
+    /// Longest time one batch is gathered (bounds the wait under a steady trickle of requests,
+    /// and for requests a client announced ([`Request::more`]) and did not send: a client that
+    /// announces more than it sends delays its batch, and the others gathered with it, by at
+    /// most this).
     pub gather_max: Duration,
 }
 
