@@ -13,8 +13,12 @@ No emulated delay: the figures are the service's own path (store reads and durab
 coordinator, statements and their signatures, client verification) on this machine's 2 cores,
 to set against ``threshold_bench``'s loopback figures for the protocol alone.
 
-Usage: ``.venv/bin/python bench/threshold_service.py [--batch 1000] [--batches 4] [--singles 21]``
-(after ``scripts/python.sh``). Prints one line per measurement.
+* concurrent streams (``--concurrent C`` above 1): C client threads each send a stream of
+  ``--batch`` ciphertexts at once (each its own connection); decryptions per second of the C
+  streams together, so a stream can arrive while node 0 runs another.
+
+Usage: ``.venv/bin/python bench/threshold_service.py [--batch 1000] [--batches 4] [--singles 21]
+[--concurrent 1]`` (after ``scripts/python.sh``). Prints one line per measurement.
 """
 
 import argparse
@@ -30,16 +34,27 @@ def main():
     ap.add_argument("--batch", type=int, default=1000)
     ap.add_argument("--batches", type=int, default=4)
     ap.add_argument("--singles", type=int, default=21)
+    ap.add_argument("--concurrent", type=int, default=1)
     a = ap.parse_args()
+    if a.concurrent < 1:
+        ap.error("--concurrent must be at least 1")
     from coterie import threshold
 
     load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else []
     print(f"# threshold service, 4 nodes, loopback TLS, insecure dealer material; load {' '.join(load)}")
-    n_dec = a.singles + 2 * a.batch * a.batches + a.batch + 64
+    if a.concurrent == 1:
+        n_dec = a.singles + 2 * a.batch * a.batches + a.batch + 64
+    else:
+        # the rounds, the pool left filled after the last, and a spare round
+        n_dec = a.singles + a.batch * a.concurrent * (a.batches + 2) + 64
     with tempfile.TemporaryDirectory(prefix="coterie-svc-bench-") as d:
         t0 = time.perf_counter()
         with threshold.start_insecure_local_service(
-            d, parties=4, decryptions=n_dec, pool=a.batch, max_batch=max(a.batch, 1024)
+            d,
+            parties=4,
+            decryptions=n_dec,
+            pool=a.batch * a.concurrent,
+            max_batch=max(a.batch * a.concurrent, 1024),
         ) as svc:
             print(f"setup: dealing and key generation for {n_dec} decryptions {time.perf_counter() - t0:.1f} s")
             pk = svc.public_key
@@ -57,6 +72,9 @@ def main():
                     f"latency batch=1: median {statistics.median(lat) * 1e3:.2f} ms, "
                     f"min {lat[0] * 1e3:.2f} ms, max {lat[-1] * 1e3:.2f} ms ({a.singles} requests)"
                 )
+                if a.concurrent > 1:
+                    concurrent(svc, c, cts, a)
+                    return
                 rates = []
                 runs = []
                 for _ in range(a.batches):
@@ -82,6 +100,50 @@ def main():
                 for r in runs:
                     print(f"  request: {r}")
     print(f"# load after {' '.join(open('/proc/loadavg').read().split()[:3])}", file=sys.stdout)
+
+
+def concurrent(svc, c, cts, a):
+    """``a.batches`` rounds of ``a.concurrent`` streams sent at once, each from its own thread
+    (the client opens a connection per call, so the streams arrive side by side)."""
+    import threading
+
+    want = [j % 2 for j in range(a.batch)]
+    rates = []
+    runs = []
+    for _ in range(a.batches):
+        svc.wait_for_pool()
+        seen = len(svc.batches)
+        outs = [None] * a.concurrent
+        go = threading.Barrier(a.concurrent + 1)
+
+        def one(i):
+            go.wait()
+            outs[i] = c.decrypt(cts)
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(a.concurrent)]
+        for t in threads:
+            t.start()
+        go.wait()
+        t0 = time.perf_counter()
+        for t in threads:
+            t.join()
+        dt = time.perf_counter() - t0
+        assert all(o == want for o in outs), "a stream came back wrong"
+        rates.append(a.concurrent * a.batch / dt)
+        mine = svc.batches[seen:]
+        runs.append(
+            f"{dt * 1e3:.1f} ms in {len(mine)} run(s) of node 0, sizes "
+            + "/".join(str(b) for b, _ in mine)
+            + f", their time {sum(x for _, x in mine) * 1e3:.1f} ms"
+        )
+    print(
+        f"throughput {a.concurrent} streams of {a.batch} at once: best {max(rates):.0f} dec/s, "
+        f"median {statistics.median(rates):.0f} dec/s ({a.batches} rounds: "
+        + ", ".join(f"{r:.0f}" for r in rates)
+        + ")"
+    )
+    for r in runs:
+        print(f"  round: {r}")
 
 
 if __name__ == "__main__":
