@@ -31,12 +31,13 @@ pub const HUGE_MIN_BYTES: usize = 4 << 20;
 /// memory is advised to be backed by transparent huge pages before anything is written to it
 /// (see the module docs; the advice is best effort and its failure is ignored).
 ///
-/// From [`HUGE_MIN_BYTES`] on, the room is rounded up to a power of two of words (a size
-/// class), and a wiped buffer of that class kept by [`wipe_and_recycle_u64`] or
-/// [`recycle_wiped_u64`] is handed out again if there is one. Classes make a kept buffer fit
-/// the next request of about its size: a service's batches vary in size from one to the next
-/// (110 bundles, then 257, say), and without them most kept buffers fitted no later request.
-/// The rounding costs address space only: pages are mapped when first written.
+/// From [`HUGE_MIN_BYTES`] on, the smallest wiped buffer with room for `capacity` words kept by
+/// [`wipe_and_recycle_u64`], [`recycle_wiped_u64`] or [`prefault_u64`] is handed out again if
+/// there is one; otherwise the room is rounded up to a power of two of words (a size class), so
+/// that the buffer also fits later requests somewhat larger: a service's batches vary in size
+/// from one to the next (110 bundles, then 257, say), and a buffer of exactly the first size
+/// fitted few of the later ones. The rounding costs address space only: pages are mapped when
+/// first written.
 ///
 /// # Example
 ///
@@ -50,10 +51,10 @@ pub fn vec_u64_huge(capacity: usize) -> Vec<u64> {
     if capacity.saturating_mul(8) < HUGE_MIN_BYTES {
         return Vec::with_capacity(capacity);
     }
-    let class = capacity.checked_next_power_of_two().unwrap_or(capacity);
-    if let Some(v) = take_spare(capacity, class) {
+    if let Some(v) = take_spare(capacity) {
         return v;
     }
+    let class = capacity.checked_next_power_of_two().unwrap_or(capacity);
     let v: Vec<u64> = Vec::with_capacity(class);
     #[cfg(target_os = "linux")]
     advise_huge(v.as_ptr() as usize, v.capacity() * 8);
@@ -70,17 +71,41 @@ pub const SPARE_MAX_BYTES: usize = 256 << 20;
 /// pages still mapped).
 static SPARES: std::sync::Mutex<Vec<Vec<u64>>> = std::sync::Mutex::new(Vec::new());
 
-/// The smallest spare buffer with room for `capacity` words and less than twice `class` (the
-/// size class of `capacity`, see [`vec_u64_huge`]), if any.
-fn take_spare(capacity: usize, class: usize) -> Option<Vec<u64>> {
+/// The smallest spare buffer with room for `capacity` words, if any (best fit: a request may
+/// take a larger buffer when no closer one waits, so one buffer of a node's largest batch serves
+/// all its batches).
+fn take_spare(capacity: usize) -> Option<Vec<u64>> {
     let mut spares = SPARES.lock().unwrap_or_else(|p| p.into_inner());
     let i = spares
         .iter()
         .enumerate()
-        .filter(|(_, v)| v.capacity() >= capacity && v.capacity() / 2 < class)
+        .filter(|(_, v)| v.capacity() >= capacity)
         .min_by_key(|(_, v)| v.capacity())
         .map(|(i, _)| i)?;
     Some(spares.swap_remove(i))
+}
+
+/// Maps the pages of a buffer of `capacity` words now (zeroed, as a fresh page is) and keeps it
+/// for the next [`vec_u64_huge`] that fits, so that the first large batch of a process does not
+/// fault its pages in inside a request: on the project's VMs the first touch of memory costs
+/// far more than zeroing it (half the CPU of a service's first request of 300 decryptions went
+/// to `clear_page`). A no-op below [`HUGE_MIN_BYTES`]; the buffer counts against
+/// [`SPARE_MAX_BYTES`] like any kept one (beyond the bounds it is freed).
+///
+/// # Example
+///
+/// ```
+/// coterie_math::buffers::prefault_u64(1 << 20);
+/// let v = coterie_math::buffers::vec_u64_huge(1 << 19);
+/// assert!(v.is_empty() && v.capacity() >= 1 << 19);
+/// ```
+pub fn prefault_u64(capacity: usize) {
+    if capacity.saturating_mul(8) < HUGE_MIN_BYTES {
+        return;
+    }
+    let mut v = vec_u64_huge(capacity);
+    v.resize(capacity, 0);
+    recycle_wiped_u64(v);
 }
 
 /// Wipes `v` ([`wipe_u64`] over its length) and keeps its allocation for a later
@@ -416,29 +441,38 @@ fn nt_zero(mid: &mut [std::arch::x86_64::__m128i]) {
 mod tests {
     use super::*;
 
-    /// A recycled buffer comes back, empty, for any later request of its size class (a power of
-    /// two of words), and not for one of the class below or above; small buffers are not kept.
-    /// (The spares are process-wide: the sizes here are used by no other test.)
+    /// A recycled buffer comes back, empty, for any later request it has room for (the
+    /// smallest such buffer when several wait), never for a larger one; a fresh buffer is
+    /// rounded up to its size class; small buffers are not kept. (The spares are process-wide:
+    /// the sizes here are used by no other test, and other tests' spares are smaller.)
+    /// Held by the tests that take or keep large buffers, so that one does not take another's
+    /// spare between its steps.
+    static LARGE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     #[test]
-    fn recycled_buffers_are_reused_within_their_size_class() {
-        let class = (HUGE_MIN_BYTES / 8) * 4;
+    fn recycled_buffers_are_reused_best_fit() {
+        let _one = LARGE.lock().unwrap_or_else(|p| p.into_inner());
+        let class = (HUGE_MIN_BYTES / 8) * 16;
         let words = class / 2 + 12_345;
         let mut v = vec_u64_huge(words);
         assert_eq!(v.capacity(), class);
         v.resize(words, u64::MAX);
         let at = v.as_ptr();
         wipe_and_recycle_u64(v);
-        // the class below: a fresh allocation, the spare stays
-        let small = vec_u64_huge(class / 2);
-        assert_ne!(small.as_ptr(), at);
-        // the class above: a fresh allocation
+        // larger than the buffer: a fresh allocation of the next class
         let big = vec_u64_huge(class + 1);
         assert_ne!(big.as_ptr(), at);
         assert_eq!(big.capacity(), 2 * class);
-        // larger than the buffer held, same class: the same allocation, empty
+        // more than the buffer held, within its room: the same allocation, empty
         let again = vec_u64_huge(class - 1000);
         assert_eq!(again.as_ptr(), at);
         assert!(again.is_empty() && again.capacity() == class);
+        // two kept: a small request takes the smaller of the two that fit
+        recycle_wiped_u64(again);
+        recycle_wiped_u64(big);
+        let small = vec_u64_huge(class / 4);
+        assert_eq!(small.as_ptr(), at);
+        drop(small);
         // a buffer below the huge-page size is freed, not kept
         let mut tiny = vec_u64_huge(1000);
         tiny.resize(1000, 1);
@@ -528,6 +562,7 @@ mod tests {
 
     #[test]
     fn huge_vectors_hold_what_is_written() {
+        let _one = LARGE.lock().unwrap_or_else(|p| p.into_inner());
         for cap in [0usize, 10, HUGE_MIN_BYTES / 8 - 1, HUGE_MIN_BYTES / 8 + 3] {
             let mut v = vec_u64_huge(cap);
             assert!(v.capacity() >= cap);

@@ -650,6 +650,17 @@ impl PackedBundles {
         Ok(())
     }
 
+    /// Maps the pages of a gate buffer for `count` bundles of shape `lt` (down-cast, as the
+    /// store hands them out) and keeps it for the next take ([`coterie_math::buffers::prefault_u64`]):
+    /// a service node calls it at start, so that its first batch does not fault the buffer in.
+    pub fn prefault(lt: &LtParams, count: usize) -> Result<()> {
+        let words = count
+            .checked_mul(Layout::new(lt, true)?.stride)
+            .ok_or_else(|| Error::Gate("too many bundles".into()))?;
+        coterie_math::buffers::prefault_u64(words);
+        Ok(())
+    }
+
     /// Bits of one bundle in the stored stream.
     pub(crate) fn bundle_bits(lt: &LtParams) -> Result<usize> {
         Ok(Layout::new(lt, true)?.bundle_bits)

@@ -51,7 +51,7 @@ use coterie_spdz::{Engine, Kind, PrepStore, Preprocessing, Z2k};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
-use crate::gates::{GatePool, prep_bundles};
+use crate::gates::{GatePool, PackedBundles, prep_bundles};
 use crate::keys::SharedKey;
 use crate::params::{LtParams, Params};
 use crate::pipelined::decrypt_pipelined;
@@ -431,6 +431,10 @@ impl Node {
         params.validate()?;
         key.check(&params)?;
         let lt = params.lt()?;
+        // the buffer of a batch of the pool's size, mapped now rather than in the first request
+        // (on the project's VMs that first touch took half the CPU of a first batch of 300)
+        let typical = usize::try_from(cfg.pool_target).unwrap_or(usize::MAX);
+        PackedBundles::prefault(&lt, typical.min(cfg.max_batch))?;
         Ok(Self {
             params,
             lt,
