@@ -416,7 +416,9 @@ impl GateStore {
 
     /// Takes the next `count` bundles, held as they are stored ([`PackedBundles`]: one
     /// allocation, the down-cast widths, no up-cast). The cursor is advanced durably first; a
-    /// batch whose bundles are all consumed is deleted. The file bytes read are wiped.
+    /// batch whose bundles are all consumed is deleted. Bundles of whole words (the paper's)
+    /// are read from the files straight into that allocation; other shapes go through a copy
+    /// of the file's bytes, which is wiped.
     pub fn take(&self, count: usize) -> Result<PackedBundles> {
         self.take_and_left(count).map(|(b, _)| b)
     }
