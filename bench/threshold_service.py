@@ -74,32 +74,48 @@ def main():
                 )
                 if a.concurrent > 1:
                     concurrent(svc, c, cts, a)
-                    return
-                rates = []
-                runs = []
-                for _ in range(a.batches):
-                    svc.wait_for_pool()
-                    seen = len(svc.batches)
-                    t = time.perf_counter()
-                    out = c.decrypt(cts)
-                    dt = time.perf_counter() - t
-                    assert out == [j % 2 for j in range(a.batch)]
-                    rates.append(a.batch / dt)
-                    mine = svc.batches[seen:]
-                    runs.append(
-                        f"{dt * 1e3:.1f} ms in {len(mine)} run(s) of node 0, sizes "
-                        + "/".join(str(b) for b, _ in mine)
-                        + f", their time {sum(x for _, x in mine) * 1e3:.1f} ms"
-                    )
-                print(
-                    f"throughput batch={a.batch}: best {max(rates):.0f} dec/s, "
-                    f"median {statistics.median(rates):.0f} dec/s ({a.batches} requests: "
-                    + ", ".join(f"{r:.0f}" for r in rates)
-                    + ")"
-                )
-                for r in runs:
-                    print(f"  request: {r}")
+                else:
+                    sequential(svc, c, cts, a)
     print(f"# load after {' '.join(open('/proc/loadavg').read().split()[:3])}", file=sys.stdout)
+
+
+def runs_of_node0(svc, seen, dt):
+    """Node 0's decryption runs since ``seen`` runs, as one line."""
+    mine = svc.batches[seen:]
+    return (
+        f"{dt * 1e3:.1f} ms in {len(mine)} run(s) of node 0, sizes "
+        + "/".join(str(b) for b, _ in mine)
+        + f", their time {sum(x for _, x in mine) * 1e3:.1f} ms"
+    )
+
+
+def report(what, rates, unit, runs):
+    """The best and median rate, every rate, and node 0's runs of each."""
+    print(
+        f"throughput {what}: best {max(rates):.0f} dec/s, "
+        f"median {statistics.median(rates):.0f} dec/s ({len(rates)} {unit}s: "
+        + ", ".join(f"{r:.0f}" for r in rates)
+        + ")"
+    )
+    for r in runs:
+        print(f"  {unit}: {r}")
+
+
+def sequential(svc, c, cts, a):
+    """``a.batches`` streams of ``a.batch`` ciphertexts, one after the other."""
+    want = [j % 2 for j in range(a.batch)]
+    rates = []
+    runs = []
+    for _ in range(a.batches):
+        svc.wait_for_pool()
+        seen = len(svc.batches)
+        t = time.perf_counter()
+        out = c.decrypt(cts)
+        dt = time.perf_counter() - t
+        assert out == want
+        rates.append(a.batch / dt)
+        runs.append(runs_of_node0(svc, seen, dt))
+    report(f"batch={a.batch}", rates, "request", runs)
 
 
 def concurrent(svc, c, cts, a):
@@ -130,20 +146,8 @@ def concurrent(svc, c, cts, a):
         dt = time.perf_counter() - t0
         assert all(o == want for o in outs), "a stream came back wrong"
         rates.append(a.concurrent * a.batch / dt)
-        mine = svc.batches[seen:]
-        runs.append(
-            f"{dt * 1e3:.1f} ms in {len(mine)} run(s) of node 0, sizes "
-            + "/".join(str(b) for b, _ in mine)
-            + f", their time {sum(x for _, x in mine) * 1e3:.1f} ms"
-        )
-    print(
-        f"throughput {a.concurrent} streams of {a.batch} at once: best {max(rates):.0f} dec/s, "
-        f"median {statistics.median(rates):.0f} dec/s ({a.batches} rounds: "
-        + ", ".join(f"{r:.0f}" for r in rates)
-        + ")"
-    )
-    for r in runs:
-        print(f"  round: {r}")
+        runs.append(runs_of_node0(svc, seen, dt))
+    report(f"{a.concurrent} streams of {a.batch} at once", rates, "round", runs)
 
 
 if __name__ == "__main__":

@@ -503,6 +503,30 @@ impl GateStore {
     }
 }
 
+/// For a batch file of `n` bundles from id `first`, while `out` gathers `count` bundles from id
+/// `from` on: one past the batch's last id, and the id of the next bundle `out` needs from this
+/// batch (`None` when it needs none from it). A gap between `out` and the batch is an error.
+fn wanted_span(
+    first: u64,
+    n: usize,
+    from: u64,
+    count: usize,
+    out: &PackedBundles,
+) -> Result<(u64, Option<u64>)> {
+    let bad = |s: &str| Error::Gate(format!("bundle batch: {s}"));
+    let last = first
+        .checked_add(n as u64)
+        .ok_or_else(|| bad("ids overflow"))?;
+    if last <= from || out.len() >= count {
+        return Ok((last, None));
+    }
+    let next = from + out.len() as u64;
+    if first > next {
+        return Err(bad("a gap in the stored ids"));
+    }
+    Ok((last, Some(next)))
+}
+
 /// Appends to `out` the bundles of the open batch file `f` (of `total` bytes) from id `from` on,
 /// up to `count` in all, read straight into `out` (bundles of whole words only); returns one
 /// past the batch's last id. Only the header and the bundles taken are read.
@@ -522,16 +546,10 @@ fn read_bundles(
         _ => io(e),
     })?;
     let (first, n) = batch_header(lt, &head, total)?;
-    let last = first
-        .checked_add(n as u64)
-        .ok_or_else(|| bad("ids overflow"))?;
-    if last <= from || out.len() >= count {
-        return Ok(last);
-    }
-    let next = from + out.len() as u64;
-    if first > next {
-        return Err(bad("a gap in the stored ids"));
-    }
+    let (last, next) = match wanted_span(first, n, from, count, out)? {
+        (last, None) => return Ok(last),
+        (last, Some(next)) => (last, next),
+    };
     let per = PackedBundles::bundle_bits(lt)? / 8;
     let skip = (next - first) as usize * per;
     let k = ((last - next) as usize).min(count - out.len());
@@ -556,16 +574,10 @@ fn copy_bundles(
 ) -> Result<u64> {
     let (first, n, stream) = open_batch(lt, bytes)?;
     let bad = |s: &str| Error::Gate(format!("bundle batch: {s}"));
-    let last = first
-        .checked_add(n as u64)
-        .ok_or_else(|| bad("ids overflow"))?;
-    if last <= from || out.len() >= count {
-        return Ok(last);
-    }
-    let next = from + out.len() as u64;
-    if first > next {
-        return Err(bad("a gap in the stored ids"));
-    }
+    let (last, next) = match wanted_span(first, n, from, count, out)? {
+        (last, None) => return Ok(last),
+        (last, Some(next)) => (last, next),
+    };
     if bundle_bits.is_multiple_of(8) {
         // every bundle starts on a byte (the paper's parameters: 349,184 bits): whole words
         // straight from the bytes, no bit reader
