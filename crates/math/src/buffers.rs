@@ -21,6 +21,16 @@
 //! the thread does next, and the slice is passed through [`std::hint::black_box`] behind a
 //! compiler fence so that the compiler cannot drop the stores as dead (the same guarantee
 //! `zeroize` gives with volatile stores and a compiler fence).
+//!
+//! **Reuse.** A large buffer freed goes back to the kernel, and the next one is faulted in page by
+//! page again (on the project's VMs a first touch costs far more than the zeroing it implies).
+//! [`wipe_and_recycle_u64`] and [`recycle_wiped_u64`] keep wiped buffers for the next
+//! [`vec_u64_huge`] that fits (best fit; fresh ones are rounded up to a power of two of words),
+//! and [`prefault_u64`] maps one ahead of its first use.
+//!
+//! **Reading.** [`extend_from_file_le`] reads little-endian words from a file straight into a
+//! buffer's spare room ([`extend_from_reader_le`] from any reader, zeroing the room first), so a
+//! secret read from disk needs no second buffer to copy from and wipe.
 
 use zeroize::Zeroize;
 
