@@ -72,10 +72,7 @@ def main():
                     f"latency batch=1: median {statistics.median(lat) * 1e3:.2f} ms, "
                     f"min {lat[0] * 1e3:.2f} ms, max {lat[-1] * 1e3:.2f} ms ({a.singles} requests)"
                 )
-                if a.concurrent > 1:
-                    concurrent(svc, c, cts, a)
-                else:
-                    sequential(svc, c, cts, a)
+                streams(svc, c, cts, a)
     print(f"# load after {' '.join(open('/proc/loadavg').read().split()[:3])}", file=sys.stdout)
 
 
@@ -101,53 +98,50 @@ def report(what, rates, unit, runs):
         print(f"  {unit}: {r}")
 
 
-def sequential(svc, c, cts, a):
-    """``a.batches`` streams of ``a.batch`` ciphertexts, one after the other."""
+def streams(svc, c, cts, a):
+    """``a.batches`` rounds of ``a.concurrent`` streams of ``a.batch`` ciphertexts: one stream
+    per round, or several sent at once, each from its own thread (the client opens a connection
+    per call, so the streams arrive side by side)."""
     want = [j % 2 for j in range(a.batch)]
     rates = []
     runs = []
     for _ in range(a.batches):
         svc.wait_for_pool()
         seen = len(svc.batches)
-        t = time.perf_counter()
-        out = c.decrypt(cts)
-        dt = time.perf_counter() - t
-        assert out == want
-        rates.append(a.batch / dt)
-        runs.append(runs_of_node0(svc, seen, dt))
-    report(f"batch={a.batch}", rates, "request", runs)
-
-
-def concurrent(svc, c, cts, a):
-    """``a.batches`` rounds of ``a.concurrent`` streams sent at once, each from its own thread
-    (the client opens a connection per call, so the streams arrive side by side)."""
-    import threading
-
-    want = [j % 2 for j in range(a.batch)]
-    rates = []
-    runs = []
-    for _ in range(a.batches):
-        svc.wait_for_pool()
-        seen = len(svc.batches)
-        outs = [None] * a.concurrent
-        go = threading.Barrier(a.concurrent + 1)
-
-        def one(i):
-            go.wait()
-            outs[i] = c.decrypt(cts)
-
-        threads = [threading.Thread(target=one, args=(i,)) for i in range(a.concurrent)]
-        for t in threads:
-            t.start()
-        go.wait()
-        t0 = time.perf_counter()
-        for t in threads:
-            t.join()
-        dt = time.perf_counter() - t0
+        dt, outs = send(c, cts, a.concurrent)
         assert all(o == want for o in outs), "a stream came back wrong"
         rates.append(a.concurrent * a.batch / dt)
         runs.append(runs_of_node0(svc, seen, dt))
-    report(f"{a.concurrent} streams of {a.batch} at once", rates, "round", runs)
+    if a.concurrent == 1:
+        report(f"batch={a.batch}", rates, "request", runs)
+    else:
+        report(f"{a.concurrent} streams of {a.batch} at once", rates, "round", runs)
+
+
+def send(c, cts, k):
+    """Sends ``k`` streams of ``cts`` at once; returns the seconds until all came back, and
+    their results."""
+    if k == 1:
+        t = time.perf_counter()
+        out = c.decrypt(cts)
+        return time.perf_counter() - t, [out]
+    import threading
+
+    outs = [None] * k
+    go = threading.Barrier(k + 1)
+
+    def one(i):
+        go.wait()
+        outs[i] = c.decrypt(cts)
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(k)]
+    for t in threads:
+        t.start()
+    go.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - t0, outs
 
 
 if __name__ == "__main__":
