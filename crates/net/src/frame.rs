@@ -118,32 +118,20 @@ pub struct Hello {
 }
 
 /// A byte string that serializes as one postcard byte string (length + raw bytes) rather than as a
-/// sequence of `u8` values: use it for bulk payloads (packed polynomials, ciphertexts).
+/// sequence of `u8` values: use it for bulk payloads (packed polynomials, ciphertexts). The same
+/// encoding as a `Vec<u8>` field with `#[serde(with = "coterie_base::bytes")]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Blob(pub Vec<u8>);
 
 impl Serialize for Blob {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_bytes(&self.0)
+        coterie_base::bytes::serialize(&self.0, s)
     }
 }
 
 impl<'de> Deserialize<'de> for Blob {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Blob;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a byte string")
-            }
-            fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Blob, E> {
-                Ok(Blob(v.to_vec()))
-            }
-            fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Blob, E> {
-                Ok(Blob(v))
-            }
-        }
-        d.deserialize_byte_buf(V)
+        coterie_base::bytes::deserialize(d).map(Blob)
     }
 }
 
