@@ -1,7 +1,7 @@
 //! `coterie._native`: the Rust side of coterie's Python package (PyO3, abi3, CPython 3.9+).
 //!
-//! Each submodule wraps one crate without re-implementing it: [`bfv`] (coterie-bfv), [`tfhe`]
-//! (coterie-tfhe, single-key and multi-key), [`hss`] (coterie-hss) and [`threshold`]
+//! Each submodule wraps one crate without re-implementing it: `bfv` (coterie-bfv), `tfhe`
+//! (coterie-tfhe, single-key and multi-key), `hss` (coterie-hss) and `threshold`
 //! (coterie-threshold's decryption-service client and nodes). The Python package `coterie`
 //! (python/coterie) re-exports them with numpy conversions, docstrings and type hints.
 //!

@@ -3,11 +3,13 @@
 //!
 //! `cargo run --profile bench -p coterie-spdz --example spdz_bench -- [--big N] [--netem] [--json PATH]`
 //! `[--ot-only] [--ot-parties LIST] [--ot-triples N] [--ot-bits N] [--ot-ext kos,ss4,...]`
-//! `[--ot-lanes L] [--netem-engine threads|loop]`
+//! `[--ot-lanes L] [--ot-k 64|32] [--netem-engine threads|loop]`
 //!
 //! The OT part runs `OtPrep` (maliciously secure) once per listed OT extension (`kos`, or `ss<k>`
 //! for SoftSpokenOT with block size `k`; default `ss4`, the producer's default) in the same run.
 //! `--ot-lanes L` makes the triples on `L` lanes at once (see `run_ot`; default 1).
+//! `--ot-k` picks the OT producer's ring, `Z_{2^64}` (default) or `Z_{2^32}`, both with
+//! `s = 64` (random bits by XOR at 64, by square roots at 32).
 //!
 //! For each ring and batch size: Beaver multiplications per second (one `mul` call on the whole
 //! batch, one opening round) and openings per second (one `open` call), each followed by one
@@ -121,7 +123,7 @@ async fn run_ring<R: Ring>(ring: R, batch: usize, reps: usize, netem: Option<Lin
     }
 }
 
-/// OT-based SPDZ_2k preprocessing over Z_2^64 (s = 64), `n` parties: set-up time, triples/s,
+/// OT-based SPDZ_2k preprocessing over `ring`, `n` parties: set-up time, triples/s,
 /// bits/s and bytes sent per triple and per bit by party 0 (from the mesh's byte counter).
 ///
 /// With `lanes` > 1 the triples are made on that many lanes at once ([`OtPrep::lane`],
@@ -130,6 +132,7 @@ async fn run_ring<R: Ring>(ring: R, batch: usize, reps: usize, netem: Option<Lin
 /// get each pair's link bandwidth once, as one lane does. Set-up time covers
 /// all lanes; bits are split over the lanes too; bytes are summed over the lanes.
 async fn run_ot(
+    ring: Z2k,
     n: usize,
     triples: usize,
     bits: usize,
@@ -149,9 +152,7 @@ async fn run_ot(
             let t0 = Instant::now();
             let mut it = meshes.into_iter();
             let mut mesh = it.next().unwrap();
-            let p = OtPrep::setup_with(&mut mesh, Z2k::spdz2k_64(), ext)
-                .await
-                .unwrap();
+            let p = OtPrep::setup_with(&mut mesh, ring, ext).await.unwrap();
             let mut ls = OtLanes::setup(p, it.collect()).await.unwrap();
             let sent =
                 |m: &TlsMesh, ls: &OtLanes<TlsMesh>| m.stats().total_sent() + ls.extra_bytes_sent();
@@ -265,6 +266,15 @@ async fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1)
         .max(1);
+    let ot_ring = match get("--ot-k").as_deref() {
+        None | Some("64") => Z2k::spdz2k_64(),
+        Some("32") => Z2k::spdz2k_32(),
+        Some(other) => {
+            eprintln!("--ot-k takes 64 or 32, not {other:?}");
+            std::process::exit(2);
+        }
+    };
+    let ring_name = format!("Z2^{} s=64", ot_ring.k());
     let ot_bits: usize = get("--ot-bits")
         .and_then(|s| s.parse().ok())
         .unwrap_or(1024);
@@ -286,14 +296,14 @@ async fn main() {
     for &n in parties.iter().filter(|_| ot_triples > 0) {
         for (ext_name, ext) in &exts {
             let (setup, tps, bpt, bps, bpb) =
-                run_ot(n, ot_triples, ot_bits, link, *ext, ot_lanes).await;
+                run_ot(ot_ring, n, ot_triples, ot_bits, link, *ext, ot_lanes).await;
             println!(
-                "OT SPDZ2k Z2^64 s=64, {ext_name}, {n} parties, {ot_lanes} lane(s): setup {setup:.3} s | {ot_triples} triples: {tps:.0} triples/s, {bpt:.0} B sent/triple/party ({:.1} kbit; Multipars 14.9 kbit: {:.2}x) | {ot_bits} bits: {bps:.0} bits/s, {bpb:.0} B/bit/party",
+                "OT SPDZ2k {ring_name}, {ext_name}, {n} parties, {ot_lanes} lane(s): setup {setup:.3} s | {ot_triples} triples: {tps:.0} triples/s, {bpt:.0} B sent/triple/party ({:.1} kbit; Multipars 14.9 kbit: {:.2}x) | {ot_bits} bits: {bps:.0} bits/s, {bpb:.0} B/bit/party",
                 bpt * 8.0 / 1000.0,
                 bpt * 8.0 / 1000.0 / 14.9
             );
             rows.push(format!(
-            "{{\"ot_prep\":\"Z2^64 s=64\",\"ot_ext\":\"{ext_name}\",\"lanes\":{ot_lanes},\"parties\":{n},\"netem\":{netem},\"setup_s\":{setup:.4},\"triples\":{ot_triples},\"triples_per_s\":{tps:.1},\"bytes_sent_per_triple_per_party\":{bpt:.1},\"bits\":{ot_bits},\"bits_per_s\":{bps:.1},\"bytes_sent_per_bit_per_party\":{bpb:.1}}}"
+            "{{\"ot_prep\":\"{ring_name}\",\"ot_ext\":\"{ext_name}\",\"lanes\":{ot_lanes},\"parties\":{n},\"netem\":{netem},\"setup_s\":{setup:.4},\"triples\":{ot_triples},\"triples_per_s\":{tps:.1},\"bytes_sent_per_triple_per_party\":{bpt:.1},\"bits\":{ot_bits},\"bits_per_s\":{bps:.1},\"bytes_sent_per_bit_per_party\":{bpb:.1}}}"
         ));
         }
     }

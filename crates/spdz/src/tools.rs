@@ -143,7 +143,9 @@ pub async fn produce_ot_lanes_to_store_with_progress<M0: Mesh, M: Mesh + 'static
     let mut producer = OtLanes::setup(main, lanes).await?;
     let (me, n) = (mesh.id(), mesh.n());
     producer.main_mut().set_progress(progress);
-    producer.main_mut().start_progress(ot_work_units(counts, n));
+    producer
+        .main_mut()
+        .start_progress(ot_work_units(&ring, counts, n));
     let store = PrepStore::create(dir, ring, me, n, producer.main().mac_key_share())?;
     let order = Order::from_counts(counts, n);
     let res = produce_into_store(&mut producer, mesh, &store, &order, chunk).await;
@@ -165,17 +167,22 @@ pub async fn produce_ot_to_store<M: Mesh>(
     produce_ot_to_store_with_progress(mesh, dir, ring, counts, chunk, Progress::none()).await
 }
 
-/// The units of work [`OtPrep`] reports to its progress for `counts` with `n` parties:
-/// one per triple made (including the `n` per random bit) and one per authenticated random
-/// value or input mask (including the `n + 1` per random bit).
+/// The units of work [`OtPrep`] reports to its progress for `counts` over `ring` with `n`
+/// parties: one per triple made and one per authenticated random value or input mask,
+/// including those a random bit consumes: by square roots one triple and one random value
+/// per bit (two for `Z_{2^64}` with `s = 64`, whose bits take one more step), by XOR (rings
+/// with `k ≥ 126`) `n` triples and `n + 1` values.
 ///
 /// ```
-/// use coterie_spdz::Counts;
+/// use coterie_spdz::{Counts, Z2k};
 /// let c = Counts { triples: 10, bits: 1, randoms: 2, masks_per_party: 3 };
-/// assert_eq!(coterie_spdz::tools::ot_work_units(c, 2), 10 + 2 + 3 + 2 + 6);
+/// let units = coterie_spdz::tools::ot_work_units;
+/// // triples, the bit's triple and values, randoms, masks
+/// assert_eq!(units(&Z2k::spdz2k_64(), c, 2), 10 + 1 + 2 + 2 + 6);
+/// assert_eq!(units(&Z2k::spdz2k_32(), c, 2), 10 + 1 + 1 + 2 + 6);
 /// ```
-pub fn ot_work_units(counts: Counts, n: usize) -> u64 {
-    crate::ot_prep::ot_order_units(&Order::from_counts(counts, n), n)
+pub fn ot_work_units(ring: &Z2k, counts: Counts, n: usize) -> u64 {
+    crate::ot_prep::ot_order_units(&Order::from_counts(counts, n), n, ring)
 }
 
 /// One party's side of a small online demonstration on material from its store at `dir`

@@ -20,7 +20,9 @@ impl OtPrep {
     /// check (callers add the authentication check).
     pub(super) async fn cope<M: Mesh>(&mut self, mesh: &mut M, xs: &[u128]) -> Result<Vec<u128>> {
         let r = self.ring;
-        let s = r.s() as usize;
+        // the key's bits, not the ring's s: the same while bits by square roots run in a ring
+        // with a smaller s (`roots`), where α_i still has all its bits
+        let s = self.key_bits as usize;
         let kk = r.k() + r.s();
         let cnt = xs.len();
         let batch = self.batch;
@@ -260,7 +262,11 @@ impl OtPrep {
         Ok((rnd, ms))
     }
 
-    /// Produces `count` random bits from the other material (see the module docs).
+    /// Produces `count` random bits from the other material: by square roots in `Z_{2^{k+2}}`
+    /// for every ring with `k ≤ 125` (one triple and one or two authenticated values per bit,
+    /// whatever the number of parties), otherwise as the XOR of one input bit per party (`n`
+    /// triples per bit; `bits_from_inputs`). `docs/spdz-ot-security.md`, "Random bits by XOR"
+    /// and "Random bits by square roots".
     ///
     /// # Example
     ///
@@ -284,6 +290,9 @@ impl OtPrep {
     /// # });
     /// ```
     pub async fn bits<M: Mesh>(&mut self, mesh: &mut M, count: usize) -> Result<Vec<Share<u128>>> {
+        if super::roots::square_root_ring(&self.ring).is_some() {
+            return self.bits_by_square_roots(mesh, count).await;
+        }
         let mine = self.random_bit_inputs(count);
         self.bits_from_inputs(mesh, mine).await
     }

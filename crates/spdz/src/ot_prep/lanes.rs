@@ -28,7 +28,7 @@ use crate::{Error, Result};
 /// made on lane 0. Every party must run the
 /// same number of lanes, set up in the same order.
 ///
-/// It is a [`Producer`], so [`crate::produce_into_store`] drives it into the crash-safe store
+/// It is a [`Producer`], so [`crate::producer::produce_into_store`] drives it into the crash-safe store
 /// like a single [`OtPrep`].
 ///
 /// # Example
@@ -139,8 +139,8 @@ impl<M: Mesh + 'static> OtLanes<M> {
     }
 
     /// Makes `count` random bits over all lanes, split as [`OtLanes::triples`] splits triples:
-    /// every lane runs the whole of [`OtPrep::bits`] (its `n` triples per bit, the inputs, the
-    /// XOR and the bit check) on its part.
+    /// every lane runs the whole of [`OtPrep::bits`] (its triples, the square roots or the XOR
+    /// and bit check) on its part.
     pub async fn bits<M0: Mesh>(
         &mut self,
         mesh: &mut M0,
@@ -180,8 +180,11 @@ impl<M: Mesh + 'static> OtLanes<M> {
                     if r.is_ok() {
                         // lane 0 reports its own progress; the others' counts go to its task
                         let done = Order::new().with(J::KIND, part(i + 1));
-                        self.main
-                            .progress(super::ot_order_units(&done, self.main.n));
+                        self.main.progress(super::ot_order_units(
+                            &done,
+                            self.main.n,
+                            &self.main.ring,
+                        ));
                     }
                     self.extra[i] = Some((p, m));
                     results.push(r);
@@ -306,7 +309,7 @@ impl<M: Mesh + 'static> Producer<Z2k> for OtLanes<M> {
         check_order(self, order)?;
         let own_task = self.main.task.is_none();
         if own_task {
-            let total = super::ot_order_units(order, self.main.n);
+            let total = super::ot_order_units(order, self.main.n, &self.main.ring);
             self.main.start_progress(total);
         }
         let res = self.produce_inner(mesh, order).await;

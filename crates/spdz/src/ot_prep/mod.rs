@@ -7,11 +7,14 @@
 //! ([`triples`](OtPrep::triples)), combined over `τ = 2(k+s) + 2σ` random bits against
 //! selective failure ([`combine_width`]), authenticated by COPE ([`OtPrep::authenticate`],
 //! which also serves other producers) and checked by the SPDZ_2k sacrifice and MAC check;
-//! random bits are XORs of input bits, the result checked to be a bit (`n` triples per bit).
+//! random bits come from square roots in `Z_{2^{k+2}}` (one triple per bit, `roots`; for
+//! `Z_{2^64}` with two bits less MAC slack and a lift), or for `k ≥ 126` are XORs of input bits,
+//! the result checked to be a bit (`n` triples per bit).
 //! The OT extension is KOS or, by default, SoftSpokenOT
 //! ([`OtExtension`], chosen by [`OtPrep::setup_with`]) with the same correlation and check.
 //! Aborts name their check: `kos-consistency` or `softspoken-consistency`,
-//! `triple-sacrifice`, `authentication-mac-check`, `random-bit-input`.
+//! `triple-sacrifice`, `authentication-mac-check`, `random-bit-input`, `random-bit-mac-check`,
+//! `random-bit-square`.
 //!
 //! The protocol step by step, its parameters and its security argument are in
 //! `docs/spdz-ot-security.md` at the root of the repository.
@@ -21,6 +24,7 @@
 
 mod auth;
 mod lanes;
+mod roots;
 mod triples;
 
 pub use lanes::OtLanes;
@@ -284,6 +288,9 @@ fn malformed(party: PartyId, cause: &str) -> Error {
 /// [`crate::Authenticator`] for shares other producers make.
 pub struct OtPrep {
     ring: Z2k,
+    /// Bits of the MAC key share `α_i` (the `s` of the ring at setup): COPE runs one OT per
+    /// bit, also while [`OtPrep::bits`] works in a ring with a smaller `s` (`roots`).
+    key_bits: u32,
     me: PartyId,
     n: usize,
     ext: OtExtension,
@@ -558,6 +565,7 @@ impl OtPrep {
         }
         Ok(Self {
             ring,
+            key_bits: s,
             me,
             n,
             ext,
@@ -671,7 +679,7 @@ impl OtPrep {
         check_order(self, order)?;
         let own_task = self.task.is_none();
         if own_task {
-            let total = ot_order_units(order, self.n);
+            let total = ot_order_units(order, self.n, &self.ring);
             self.start_progress(total);
         }
         let res = self.produce_inner(mesh, order).await;
@@ -709,17 +717,19 @@ impl OtPrep {
 
 /// The progress units of [`OtPrep`] for `order` with `n` parties (see
 /// [`crate::tools::ot_work_units`]).
-pub(crate) fn ot_order_units(order: &Order, n: usize) -> u64 {
+pub(crate) fn ot_order_units(order: &Order, n: usize, ring: &Z2k) -> u64 {
     let n = n as u64;
     let bits = order.count(Kind::Bits) as u64;
+    // per bit: (triples, authenticated values)
+    let (bit_triples, bit_values) = roots::square_root_bit_cost(ring).unwrap_or((n, n + 1));
     let masks: u64 = order
         .masks_per_owner(n as usize)
         .iter()
         .map(|&c| c as u64)
         .sum();
     order.count(Kind::Triples) as u64
-        + bits * n
-        + bits * (n + 1)
+        + bits * bit_triples
+        + bits * bit_values
         + order.count(Kind::Randoms) as u64
         + masks
 }

@@ -827,3 +827,97 @@ async fn tampered_softspoken_block_correction_is_caught() {
         assert_ext_abort(&res, 0, "softspoken-consistency");
     }
 }
+
+/// Random bits by square roots, `OtPrep::bits` alone, over `Z_{2^32}` (square roots in
+/// `Z_{2^34}` with `s = 64`) and `Z_{2^64}` (in `Z_{2^66}` with `s' = 62`, then the lift's
+/// opening in `Z_{2^64}` with 63 bits of slack, the last `TAG_OPEN`): a party that shifts its
+/// share of the lift's opening, of the opened square `r²` or of the opening of `δ = a − b`
+/// before it (the square of `a` from its own triple) is
+/// caught by the check of the bit step before any bit is returned: the echo of the opened values
+/// (party 0 saw other values than the cheater), or its MAC check, `random-bit-mac-check`. An
+/// error of 8 keeps the opened square an odd square (1 mod 8), so only the check stands between
+/// it and a wrong root.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shifted_openings_in_random_bits_are_caught() {
+    let run = |ring: Z2k, meshes: Vec<Tampered>| async move {
+        let mut tasks = Vec::new();
+        for mut mesh in meshes {
+            tasks.push(tokio::spawn(async move {
+                let mut p = OtPrep::setup(&mut mesh, ring).await?;
+                let out = p.bits(&mut mesh, 4).await;
+                mesh.close().await.ok();
+                out.map(|b| (p.mac_key_share(), b))
+            }));
+        }
+        let mut res = Vec::new();
+        for t in tasks {
+            res.push(t.await.unwrap());
+        }
+        res
+    };
+    let z34 = Z2k::new(34, 64).unwrap();
+    let (z66, lift) = (Z2k::new(66, 62).unwrap(), Z2k::new(64, 63).unwrap());
+    // (ring, [(openings before the last one, the ring of its elements, error)])
+    let cases = [
+        (
+            Z2k::spdz2k_32(),
+            vec![(0, z34, 8u128), (0, z34, 1 << 20), (1, z34, 1)],
+        ),
+        (
+            Z2k::spdz2k_64(),
+            vec![
+                (0, lift, 1u128),
+                (1, z66, 8),
+                (1, z66, 1 << 20),
+                (2, z66, 1),
+            ],
+        ),
+    ];
+    for (ring, shifts) in cases {
+        for n in [2, 3] {
+            // the honest run: its bits are bits, and the count of TAG_OPEN messages to party 0
+            let mut meshes = tampered_group(n);
+            let never = u64::MAX - 1..u64::MAX;
+            let seen = meshes[1].add(Select::to(0).tag(TAG_OPEN).indices(never).drop_message());
+            let honest: Vec<_> = run(ring, meshes)
+                .await
+                .into_iter()
+                .map(|r| r.unwrap())
+                .collect();
+            let alpha = honest.iter().fold(0u128, |a, (k, _)| ring.add(&a, k));
+            for j in 0..4 {
+                let sh: Vec<&Share<u128>> = honest.iter().map(|(_, b)| &b[j]).collect();
+                let (v, m) = crate::verify::open_share(&ring, &sh);
+                assert!(
+                    ring.to_value(&v) <= 1 && m == ring.mul(&alpha, &v),
+                    "bit {j}"
+                );
+            }
+            let opens = seen.matched();
+            assert!(opens >= 3, "{opens} openings");
+            for &(back, elems, err) in &shifts {
+                let index = opens - 1 - back;
+                let mut meshes = tampered_group(n);
+                let fired = meshes[1].add(elem_error(
+                    Select::to(0).tag(TAG_OPEN).nth(index),
+                    &elems,
+                    0,
+                    err,
+                ));
+                let res = run(ring, meshes).await;
+                let at = format!("Z2^{}, {n} parties, opening {index}, error {err}", ring.k());
+                assert_eq!(fired.fired(), 1, "{at}");
+                for (i, r) in res.iter().enumerate() {
+                    let e = r.as_ref().expect_err("a shifted opening must abort");
+                    if i != 1 {
+                        let named = |c: &str| e.check() == Some(c) || e.to_string().contains(c);
+                        assert!(
+                            named("random-bit-mac-check") || named("opened-values-echo"),
+                            "{at}, party {i}: {e}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -101,7 +101,7 @@ async fn lanes_progress_counts_all_work() {
             Ok::<_, Error>(events)
         }));
     }
-    let want = crate::tools::ot_work_units(counts, n);
+    let want = crate::tools::ot_work_units(&Z2k::spdz2k_32(), counts, n);
     for t in tasks {
         assert_one_task_of(&t.await.unwrap().unwrap(), want);
     }

@@ -304,7 +304,7 @@ async fn progress_counts_all_work() {
             Ok::<_, Error>(events)
         }));
     }
-    let want = crate::tools::ot_work_units(counts, n);
+    let want = crate::tools::ot_work_units(&Z2k::spdz2k_32(), counts, n);
     for t in tasks {
         assert_one_task_of(&t.await.unwrap().unwrap(), want);
     }
@@ -322,14 +322,20 @@ pub(super) fn assert_one_task_of(events: &[ProgressEvent], want: u64) {
 }
 
 /// Random bits from the OT producer are bits and uniform (2 parties, 512 bits: the count of
-/// ones and of the four patterns of consecutive pairs).
+/// ones and of the four patterns of consecutive pairs), over `Z_{2^32}` and `Z_{2^64}` (square
+/// roots, the latter lifted).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ot_random_bits_are_uniform() {
+    for ring in [Z2k::spdz2k_32(), Z2k::spdz2k_64()] {
+        random_bits_are_uniform(ring).await;
+    }
+}
+
+async fn random_bits_are_uniform(ring: Z2k) {
     let counts = Counts {
         bits: 512,
         ..Counts::default()
     };
-    let ring = Z2k::spdz2k_32();
     let preps: Vec<_> = produce(2, ring, counts)
         .await
         .into_iter()
