@@ -94,6 +94,42 @@ pub(crate) fn odd_inverse(c: u128) -> Option<u128> {
     Some(x)
 }
 
+/// Steps 4 and 5 of the module docs for every bit: a root `c` of the opened square `v`, then
+/// `([r]·c^{-1} + 1) / 2`, whose shares have a MAC relation modulo `2^{k+s'+1}` (`e` is the
+/// engine of `wide`). `Err(None)` when an opened value is no odd square (the caller aborts
+/// `random-bit-square`); `Err(Some(_))` for a share that is not even (a bug, never seen).
+fn halve_roots(
+    e: &Engine<Z2k, VecPrep<Z2k>>,
+    r: &[Share<u128>],
+    opened: &[u128],
+    wide: &Z2k,
+) -> std::result::Result<Vec<Share<u128>>, Option<Error>> {
+    let m = wide.k();
+    let half_bits = wide.k() + wide.s() - 1;
+    let mut halves = Vec::with_capacity(r.len());
+    for (x, v) in r.iter().zip(opened) {
+        // the root is odd, so it has an inverse
+        let Some(inv) = odd_square_root(*v, m).and_then(odd_inverse) else {
+            halves.zeroize();
+            return Err(None);
+        };
+        // r/c + 1 ∈ {0, 2} mod 2^{k+1}; with r = 2a + 1 and c odd every share and MAC share of
+        // it is even (the module docs), so halving them halves the value
+        let d = e.add_const(&e.mul_const(x, &Z2k::low_bits(inv, m + wide.s())), &1);
+        if d.v & 1 != 0 || d.m & 1 != 0 {
+            halves.zeroize();
+            return Err(Some(Error::Invalid(
+                "random bits by square roots: an odd share after the root (a bug)".into(),
+            )));
+        }
+        halves.push(Share {
+            v: Z2k::low_bits(d.v >> 1, half_bits),
+            m: Z2k::low_bits(d.m >> 1, half_bits),
+        });
+    }
+    Ok(halves)
+}
+
 impl OtPrep {
     /// `count` random bits by square roots (the module docs); errors when this producer's ring
     /// has no [`square_root_ring`].
@@ -168,43 +204,22 @@ impl OtPrep {
             return Err(err);
         }
 
-        let m = wide.k();
-        // the bits' shares after the halving: a MAC relation modulo 2^{k+s'+1}
-        let half_bits = wide.k() + wide.s() - 1;
-        let mut halves = Vec::with_capacity(count);
-        for (x, v) in r.iter().zip(&opened) {
-            let Some(c) = odd_square_root(*v, m) else {
+        let halved = halve_roots(&e, &r, &opened, &wide);
+        r.zeroize();
+        let mut halves = match halved {
+            Ok(h) => h,
+            Err(None) => {
                 // an authenticated square of an odd r is 1 mod 8: only a forged opening that
                 // passed the MAC check (probability about 2^{-s'+log s'}) gets here
-                r.zeroize();
-                halves.zeroize();
                 let err = Error::PrepCheckFailed {
                     check: "random-bit-square",
                     party: self.me,
                 };
                 mesh.abort(&err.to_string()).await;
                 return Err(err);
-            };
-            let Some(inv) = odd_inverse(c) else {
-                unreachable!("odd_square_root returns an odd root");
-            };
-            // r/c + 1 ∈ {0, 2} mod 2^{k+1}; with r = 2r' + 1 and c odd every share and MAC share
-            // of it is even, so halving them halves the value and keeps the MAC relation modulo
-            // 2^{k+s'+1}
-            let d = e.add_const(&e.mul_const(x, &Z2k::low_bits(inv, m + wide.s())), &one);
-            if d.v & 1 != 0 || d.m & 1 != 0 {
-                r.zeroize();
-                halves.zeroize();
-                return Err(Error::Invalid(
-                    "random bits by square roots: an odd share after the root (a bug)".into(),
-                ));
             }
-            halves.push(Share {
-                v: Z2k::low_bits(d.v >> 1, half_bits),
-                m: Z2k::low_bits(d.m >> 1, half_bits),
-            });
-        }
-        r.zeroize();
+            Err(Some(err)) => return Err(err),
+        };
         match lift {
             None => {
                 for h in &mut halves {
