@@ -288,25 +288,28 @@ async fn progress_counts_all_work() {
         masks_per_party: 1,
     };
     let n = 3;
-    let meshes = InMemoryMesh::group(n, opts());
-    let mut tasks = Vec::new();
-    for mut mesh in meshes {
-        tasks.push(tokio::spawn(async move {
-            let mut p = OtPrep::setup(&mut mesh, Z2k::spdz2k_32()).await?;
-            let seen = Arc::new(Mutex::new(Vec::new()));
-            let log = seen.clone();
-            p.set_progress(Progress::new(move |e: &ProgressEvent| {
-                log.lock().unwrap().push(e.clone());
+    // Z_2^64's bits take one more authenticated value each (the lift) than Z_2^32's
+    for ring in [Z2k::spdz2k_32(), Z2k::spdz2k_64()] {
+        let meshes = InMemoryMesh::group(n, opts());
+        let mut tasks = Vec::new();
+        for mut mesh in meshes {
+            tasks.push(tokio::spawn(async move {
+                let mut p = OtPrep::setup(&mut mesh, ring).await?;
+                let seen = Arc::new(Mutex::new(Vec::new()));
+                let log = seen.clone();
+                p.set_progress(Progress::new(move |e: &ProgressEvent| {
+                    log.lock().unwrap().push(e.clone());
+                }));
+                p.produce(&mut mesh, counts).await?;
+                mesh.close().await?;
+                let events = seen.lock().unwrap().clone();
+                Ok::<_, Error>(events)
             }));
-            p.produce(&mut mesh, counts).await?;
-            mesh.close().await?;
-            let events = seen.lock().unwrap().clone();
-            Ok::<_, Error>(events)
-        }));
-    }
-    let want = crate::tools::ot_work_units(&Z2k::spdz2k_32(), counts, n);
-    for t in tasks {
-        assert_one_task_of(&t.await.unwrap().unwrap(), want);
+        }
+        let want = crate::tools::ot_work_units(&ring, counts, n);
+        for t in tasks {
+            assert_one_task_of(&t.await.unwrap().unwrap(), want);
+        }
     }
 }
 
