@@ -203,13 +203,52 @@ pub fn transpose64(a: &mut [u64; 64]) {
     transpose_level::<1>(a, 0x5555_5555_5555_5555);
 }
 
+/// Wiped row buffers kept for the next extension ([`columns_to_rows`], [`recycle_rows`]).
+static ROW_POOL: std::sync::Mutex<Vec<Vec<u128>>> = std::sync::Mutex::new(Vec::new());
+
+/// Bytes of wiped row buffers [`ROW_POOL`] keeps at most: the `t` and `q` rows of a batch of
+/// 1,024 triples are 6.3 MB each, and each lane holds a pair per peer.
+const ROW_POOL_BYTES: usize = 64 << 20;
+
+/// An empty row buffer with room for `len` rows: the smallest kept one that fits, or a new one.
+fn take_rows(len: usize) -> Vec<u128> {
+    let mut pool = ROW_POOL.lock().unwrap_or_else(|e| e.into_inner());
+    let best = pool
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.capacity() >= len)
+        .min_by_key(|(_, v)| v.capacity())
+        .map(|(i, _)| i);
+    match best {
+        Some(i) => pool.swap_remove(i),
+        None => Vec::with_capacity(len),
+    }
+}
+
+/// Wipes `rows` and keeps the buffer for the next [`columns_to_rows`] (up to
+/// [`ROW_POOL_BYTES`] in all; beyond that it is freed). A large buffer freed goes back to the
+/// kernel and the next one is faulted in page by page, which was about 5% of a 2-party loopback
+/// triple run's CPU.
+pub fn recycle_rows(mut rows: Vec<u128>) {
+    rows.zeroize();
+    let bytes = rows.capacity() * 16;
+    if bytes == 0 {
+        return;
+    }
+    let mut pool = ROW_POOL.lock().unwrap_or_else(|e| e.into_inner());
+    let kept: usize = pool.iter().map(|v| v.capacity() * 16).sum();
+    if kept + bytes <= ROW_POOL_BYTES {
+        pool.push(rows);
+    }
+}
+
 /// From 128 columns of `m'` bits (each `words = m'/64` words) to `m'` rows of 128 bits: both
 /// 64×64 halves of a block of 64 rows are transposed, then each row written once (no zeroed
-/// buffer to fill in two passes).
+/// buffer to fill in two passes; the buffer is a recycled one where [`recycle_rows`] kept one).
 // word `w` of 128 columns at once: the index reads better than zipped iterators here
 #[allow(clippy::needless_range_loop)]
 pub fn columns_to_rows(cols: &[Vec<u64>], words: usize) -> Vec<u128> {
-    let mut rows = Vec::with_capacity(words * 64);
+    let mut rows = take_rows(words * 64);
     let mut lo = [0u64; 64];
     let mut hi = [0u64; 64];
     for w in 0..words {
@@ -249,7 +288,7 @@ pub struct KosReceiver {
 impl Drop for KosReceiver {
     fn drop(&mut self) {
         self.x.zeroize();
-        self.t.zeroize();
+        recycle_rows(std::mem::take(&mut self.t));
     }
 }
 

@@ -246,7 +246,7 @@ impl OtPrep {
             p1.zeroize();
             out[j] = Some(d.finish());
         }
-        rows.iter_mut().flatten().for_each(|q| q.zeroize());
+        rows.into_iter().flatten().for_each(ot::recycle_rows);
         let got_d = pairwise_bytes(mesh, TAG_GILBOA, out, |_| d_len).await?;
         // As receiver: p_{x_h} + x_h·d_h = p_0 + x_h·b_j.
         for j in 0..self.n {
