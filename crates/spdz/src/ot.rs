@@ -162,6 +162,85 @@ pub fn clmul128(a: u128, b: u128) -> (u128, u128) {
     (lo ^ (mid << 64), hi ^ (mid >> 64))
 }
 
+/// `χ` values drawn per chunk in [`clmul_rows_chis`].
+const CHI_CHUNK: usize = 256;
+
+/// `Σ_j rows[j]·χ_j` in `GF(2)[x]`, unreduced (low and high 128 bits), with `χ_j` drawn from
+/// `xof` (two words each, the first the high half) and `f(j, χ_j)` called for each (the KOS
+/// receiver folds its choice bits in). The consistency checks of KOS and SoftSpokenOT.
+pub fn clmul_rows_chis(
+    rows: &[u128],
+    xof: &mut Xof,
+    mut f: impl FnMut(usize, u128),
+) -> (u128, u128) {
+    let mut chis = [0u128; CHI_CHUNK];
+    let (mut lo, mut hi) = (0u128, 0u128);
+    for (c, chunk) in rows.chunks(CHI_CHUNK).enumerate() {
+        let chis = &mut chis[..chunk.len()];
+        for (i, chi) in chis.iter_mut().enumerate() {
+            *chi = ((xof.next_u64() as u128) << 64) | xof.next_u64() as u128;
+            f(c * CHI_CHUNK + i, *chi);
+        }
+        let (l, h) = clmul_sum(chunk, chis);
+        lo ^= l;
+        hi ^= h;
+    }
+    chis.zeroize();
+    (lo, hi)
+}
+
+/// `Σ_j a[j]·b[j]` in `GF(2)[x]`, unreduced: with PCLMULQDQ the four partial products of every
+/// pair are summed in three registers and combined once at the end.
+#[allow(unsafe_code)] // the pclmulqdq kernel, behind its run-time check
+fn clmul_sum(a: &[u128], b: &[u128]) -> (u128, u128) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("pclmulqdq") {
+            // SAFETY: the CPU supports pclmulqdq (checked above).
+            return unsafe { clmul_sum_pclmul(a, b) };
+        }
+    }
+    a.iter().zip(b).fold((0, 0), |(lo, hi), (x, y)| {
+        let (l, h) = clmul128(*x, *y);
+        (lo ^ l, hi ^ h)
+    })
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "pclmulqdq")]
+#[allow(unsafe_code)] // pclmulqdq intrinsics (the caller checked the CPU), unaligned loads/stores
+unsafe fn clmul_sum_pclmul(a: &[u128], b: &[u128]) -> (u128, u128) {
+    use std::arch::x86_64::*;
+    let mut lo = _mm_setzero_si128();
+    let mut mid = _mm_setzero_si128();
+    let mut hi = _mm_setzero_si128();
+    for (x, y) in a.iter().zip(b) {
+        // SAFETY: unaligned 16-byte loads of `u128`s (little-endian: low half in lane 0).
+        let (xv, yv) = unsafe {
+            (
+                _mm_loadu_si128(x as *const u128 as *const __m128i),
+                _mm_loadu_si128(y as *const u128 as *const __m128i),
+            )
+        };
+        lo = _mm_xor_si128(lo, _mm_clmulepi64_si128(xv, yv, 0x00));
+        hi = _mm_xor_si128(hi, _mm_clmulepi64_si128(xv, yv, 0x11));
+        let cross = _mm_xor_si128(
+            _mm_clmulepi64_si128(xv, yv, 0x01),
+            _mm_clmulepi64_si128(xv, yv, 0x10),
+        );
+        mid = _mm_xor_si128(mid, cross);
+    }
+    let mut out = [0u128; 3];
+    // SAFETY: unaligned 16-byte stores into a local array.
+    unsafe {
+        _mm_storeu_si128(out.as_mut_ptr() as *mut __m128i, lo);
+        _mm_storeu_si128(out.as_mut_ptr().add(1) as *mut __m128i, mid);
+        _mm_storeu_si128(out.as_mut_ptr().add(2) as *mut __m128i, hi);
+    }
+    let [l, m, h] = out;
+    (l ^ (m << 64), h ^ (m >> 64))
+}
+
 /// Reduction modulo `x^128 + x^7 + x^2 + x + 1`.
 #[inline]
 pub fn gf128_reduce(lo: u128, hi: u128) -> u128 {
@@ -347,15 +426,11 @@ impl KosReceiver {
     /// The check response `(x̃, t̃)` for the sender's challenge seed.
     pub fn check_response(&self, chi_seed: &Seed) -> (u128, u128) {
         let mut xof = Xof::new(chi_seed, b"coterie-spdz/kos-chi", 0);
-        let (mut xt, mut lo, mut hi) = (0u128, 0u128, 0u128);
-        for (j, t) in self.t.iter().enumerate() {
-            let chi = ((xof.next_u64() as u128) << 64) | xof.next_u64() as u128;
+        let mut xt = 0u128;
+        let (lo, hi) = clmul_rows_chis(&self.t, &mut xof, |j, chi| {
             let bit = (self.x[j / 64] >> (j % 64)) & 1;
             xt ^= chi & 0u128.wrapping_sub(bit as u128);
-            let (l, h) = clmul128(*t, chi);
-            lo ^= l;
-            hi ^= h;
-        }
+        });
         (xt, gf128_reduce(lo, hi))
     }
 
@@ -397,13 +472,7 @@ pub fn kos_sender_rows(
 /// The sender's side of the KOS check: `Σ q_j χ_j == t̃ + x̃·Δ`.
 pub fn kos_sender_check(delta: u128, q: &[u128], chi_seed: &Seed, resp: (u128, u128)) -> bool {
     let mut xof = Xof::new(chi_seed, b"coterie-spdz/kos-chi", 0);
-    let (mut lo, mut hi) = (0u128, 0u128);
-    for qj in q {
-        let chi = ((xof.next_u64() as u128) << 64) | xof.next_u64() as u128;
-        let (l, h) = clmul128(*qj, chi);
-        lo ^= l;
-        hi ^= h;
-    }
+    let (lo, hi) = clmul_rows_chis(q, &mut xof, |_, _| {});
     let lhs = gf128_reduce(lo, hi);
     let rhs = resp.1 ^ gf128_mul(resp.0, delta);
     bool::from(subtle::ConstantTimeEq::ct_eq(
@@ -502,6 +571,50 @@ pub(crate) mod tests {
     use super::*;
     use rand::SeedableRng;
     use rand_chacha::ChaCha20Rng;
+
+    /// The summed carry-less products (PCLMULQDQ where the CPU has it) against a bit-by-bit
+    /// reference, for lengths around the χ chunk.
+    #[test]
+    fn clmul_sums_match_a_bitwise_reference() {
+        fn naive(a: u128, b: u128) -> (u128, u128) {
+            let (mut lo, mut hi) = (0u128, 0u128);
+            for i in 0..128 {
+                if (b >> i) & 1 == 1 {
+                    lo ^= a << i;
+                    if i > 0 {
+                        hi ^= a >> (128 - i);
+                    }
+                }
+            }
+            (lo, hi)
+        }
+        let mut rng = ChaCha20Rng::seed_from_u64(3);
+        let mut r128 = || ((rng.next_u64() as u128) << 64) | rng.next_u64() as u128;
+        for len in [0, 1, 7, CHI_CHUNK - 1, CHI_CHUNK, CHI_CHUNK + 3] {
+            let a: Vec<u128> = (0..len).map(|_| r128()).collect();
+            let b: Vec<u128> = (0..len).map(|_| r128()).collect();
+            let want = a.iter().zip(&b).fold((0, 0), |(lo, hi), (x, y)| {
+                let (l, h) = naive(*x, *y);
+                (lo ^ l, hi ^ h)
+            });
+            assert_eq!(clmul_sum(&a, &b), want, "len {len}");
+            // and through the χ stream: the same χ values as drawn one by one
+            let seed = [7u8; 32];
+            let mut x1 = Xof::new(&seed, b"t", 0);
+            let mut seen = Vec::new();
+            let got = clmul_rows_chis(&a, &mut x1, |j, chi| seen.push((j, chi)));
+            let mut x2 = Xof::new(&seed, b"t", 0);
+            let chis: Vec<u128> = (0..len)
+                .map(|_| ((x2.next_u64() as u128) << 64) | x2.next_u64() as u128)
+                .collect();
+            assert_eq!(seen, chis.iter().copied().enumerate().collect::<Vec<_>>());
+            let want = a.iter().zip(&chis).fold((0, 0), |(lo, hi), (x, y)| {
+                let (l, h) = naive(*x, *y);
+                (lo ^ l, hi ^ h)
+            });
+            assert_eq!(got, want, "len {len}, χ stream");
+        }
+    }
 
     /// Row `j` of the result holds bit `j` of every column: checked bit by bit for three words.
     #[test]
