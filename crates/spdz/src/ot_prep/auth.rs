@@ -268,6 +268,10 @@ impl OtPrep {
     /// triples per bit; `bits_from_inputs`). `docs/spdz-ot-security.md`, "Random bits by XOR"
     /// and "Random bits by square roots".
     ///
+    /// Like every step of the producer, a call cancelled midway (its future dropped) leaves the
+    /// parties out of step, and the producer must not be used again; this one also leaves it
+    /// set to the wider ring of the square roots.
+    ///
     /// # Example
     ///
     /// ```
