@@ -26,7 +26,8 @@
 //! page again (on the project's VMs a first touch costs far more than the zeroing it implies).
 //! [`wipe_and_recycle_u64`] and [`recycle_wiped_u64`] keep wiped buffers for the next
 //! [`vec_u64_huge`] that fits (best fit; fresh ones are rounded up to a power of two of words),
-//! and [`prefault_u64`] maps one ahead of its first use.
+//! and [`prefault_u64`] maps one ahead of its first use. [`KeptBuffers`] is that bounded,
+//! best-fit set of kept buffers for any element type (coterie-spdz keeps its OT rows in one).
 //!
 //! **Reading.** [`extend_from_file_le`] reads little-endian words from a file straight into a
 //! buffer's spare room ([`extend_from_reader_le`] from any reader, zeroing the room first), so a
@@ -61,7 +62,7 @@ pub fn vec_u64_huge(capacity: usize) -> Vec<u64> {
     if capacity.saturating_mul(8) < HUGE_MIN_BYTES {
         return Vec::with_capacity(capacity);
     }
-    if let Some(v) = take_spare(capacity) {
+    if let Some(v) = SPARES.take(capacity) {
         return v;
     }
     let class = capacity.checked_next_power_of_two().unwrap_or(capacity);
@@ -77,23 +78,74 @@ pub const SPARE_MAX: usize = 8;
 /// At most this many bytes of wiped buffers wait for reuse, in all.
 pub const SPARE_MAX_BYTES: usize = 256 << 20;
 
+/// Wiped buffers kept for reuse instead of being returned to the system, within a bound on
+/// their number and their bytes; handed out best fit (a request may take a larger buffer when no
+/// closer one waits, so one buffer of the largest batch serves all batches). A `static` of this
+/// type is one process-wide set: [`vec_u64_huge`] keeps its spares in one, and other buffers of
+/// their own kind (the OT extension's rows in coterie-spdz) in theirs.
+///
+/// # Example
+///
+/// ```
+/// use coterie_math::buffers::KeptBuffers;
+/// static KEPT: KeptBuffers<u128> = KeptBuffers::new(4, 1 << 20);
+/// let mut v: Vec<u128> = Vec::with_capacity(1000);
+/// v.resize(1000, 0); // (a wiped buffer)
+/// KEPT.keep(v);
+/// let w = KEPT.take(500).expect("the kept buffer fits");
+/// assert!(w.is_empty() && w.capacity() >= 1000);
+/// assert!(KEPT.take(500).is_none());
+/// ```
+pub struct KeptBuffers<T> {
+    bufs: std::sync::Mutex<Vec<Vec<T>>>,
+    max_count: usize,
+    max_bytes: usize,
+}
+
+impl<T> KeptBuffers<T> {
+    /// An empty set that keeps at most `max_count` buffers of `max_bytes` in all.
+    pub const fn new(max_count: usize, max_bytes: usize) -> Self {
+        Self {
+            bufs: std::sync::Mutex::new(Vec::new()),
+            max_count,
+            max_bytes,
+        }
+    }
+
+    /// The smallest kept buffer with room for `capacity` elements (empty), if any.
+    pub fn take(&self, capacity: usize) -> Option<Vec<T>> {
+        let mut bufs = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
+        let i = bufs
+            .iter()
+            .enumerate()
+            .filter(|(_, v)| v.capacity() >= capacity)
+            .min_by_key(|(_, v)| v.capacity())
+            .map(|(i, _)| i)?;
+        Some(bufs.swap_remove(i))
+    }
+
+    /// Keeps `v`, which the caller has wiped, emptied (its length set to 0), when the bounds
+    /// allow; frees it otherwise.
+    pub fn keep(&self, mut v: Vec<T>) {
+        v.clear();
+        let bytes = v.capacity().saturating_mul(std::mem::size_of::<T>());
+        if bytes == 0 {
+            return;
+        }
+        let mut bufs = self.bufs.lock().unwrap_or_else(|p| p.into_inner());
+        let held: usize = bufs
+            .iter()
+            .map(|b| b.capacity() * std::mem::size_of::<T>())
+            .sum();
+        if bufs.len() < self.max_count && held.saturating_add(bytes) <= self.max_bytes {
+            bufs.push(v);
+        }
+    }
+}
+
 /// Wiped buffers of at least [`HUGE_MIN_BYTES`] kept for the next [`vec_u64_huge`] (empty, their
 /// pages still mapped).
-static SPARES: std::sync::Mutex<Vec<Vec<u64>>> = std::sync::Mutex::new(Vec::new());
-
-/// The smallest spare buffer with room for `capacity` words, if any (best fit: a request may
-/// take a larger buffer when no closer one waits, so one buffer of a node's largest batch serves
-/// all its batches).
-fn take_spare(capacity: usize) -> Option<Vec<u64>> {
-    let mut spares = SPARES.lock().unwrap_or_else(|p| p.into_inner());
-    let i = spares
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.capacity() >= capacity)
-        .min_by_key(|(_, v)| v.capacity())
-        .map(|(i, _)| i)?;
-    Some(spares.swap_remove(i))
-}
+static SPARES: KeptBuffers<u64> = KeptBuffers::new(SPARE_MAX, SPARE_MAX_BYTES);
 
 /// Maps the pages of a buffer of `capacity` words now (zeroed, as a fresh page is) and keeps it
 /// for the next [`vec_u64_huge`] that fits, so that the first large batch of a process does not
@@ -164,15 +216,10 @@ pub fn wipe_and_recycle_u64(mut v: Vec<u64>) {
 pub fn recycle_wiped_u64(mut v: Vec<u64>) {
     debug_assert!(v.iter().all(|&w| w == 0), "a buffer recycled unwiped");
     v.clear();
-    let bytes = v.capacity().saturating_mul(8);
-    if bytes < HUGE_MIN_BYTES {
+    if v.capacity().saturating_mul(8) < HUGE_MIN_BYTES {
         return;
     }
-    let mut spares = SPARES.lock().unwrap_or_else(|p| p.into_inner());
-    let held: usize = spares.iter().map(|s| s.capacity() * 8).sum();
-    if spares.len() < SPARE_MAX && held.saturating_add(bytes) <= SPARE_MAX_BYTES {
-        spares.push(v);
-    }
+    SPARES.keep(v);
 }
 
 /// Words [`extend_from_reader_le`] zeroes and reads at a time (64 KiB: they stay in the
@@ -487,7 +534,7 @@ mod tests {
         let mut tiny = vec_u64_huge(1000);
         tiny.resize(1000, 1);
         wipe_and_recycle_u64(tiny);
-        let spares = SPARES.lock().unwrap();
+        let spares = SPARES.bufs.lock().unwrap();
         assert!(spares.iter().all(|s| s.capacity() * 8 >= HUGE_MIN_BYTES));
     }
 

@@ -16,6 +16,7 @@
 //!   got `u`): the receiver sends `x̃ = Σ x_j χ_j`, `t̃ = Σ t_j χ_j` and the sender checks
 //!   `Σ q_j χ_j = t̃ + x̃·Δ`.
 
+use coterie_math::buffers::KeptBuffers;
 use coterie_math::prg::Xof;
 use curve25519_dalek::ristretto::{CompressedRistretto, RistrettoPoint};
 use curve25519_dalek::scalar::Scalar;
@@ -282,26 +283,18 @@ pub fn transpose64(a: &mut [u64; 64]) {
     transpose_level::<1>(a, 0x5555_5555_5555_5555);
 }
 
-/// Wiped row buffers kept for the next extension ([`columns_to_rows`], [`recycle_rows`]).
-static ROW_POOL: std::sync::Mutex<Vec<Vec<u128>>> = std::sync::Mutex::new(Vec::new());
-
 /// Bytes of wiped row buffers [`ROW_POOL`] keeps at most: the `t` and `q` rows of a batch of
 /// 1,024 triples are 6.3 MB each, and each lane holds a pair per peer.
 const ROW_POOL_BYTES: usize = 64 << 20;
 
+/// Wiped row buffers kept for the next extension ([`columns_to_rows`], [`recycle_rows`]).
+static ROW_POOL: KeptBuffers<u128> = KeptBuffers::new(usize::MAX, ROW_POOL_BYTES);
+
 /// An empty row buffer with room for `len` rows: the smallest kept one that fits, or a new one.
 fn take_rows(len: usize) -> Vec<u128> {
-    let mut pool = ROW_POOL.lock().unwrap_or_else(|e| e.into_inner());
-    let best = pool
-        .iter()
-        .enumerate()
-        .filter(|(_, v)| v.capacity() >= len)
-        .min_by_key(|(_, v)| v.capacity())
-        .map(|(i, _)| i);
-    match best {
-        Some(i) => pool.swap_remove(i),
-        None => Vec::with_capacity(len),
-    }
+    ROW_POOL
+        .take(len)
+        .unwrap_or_else(|| Vec::with_capacity(len))
 }
 
 /// Wipes `rows` and keeps the buffer for the next [`columns_to_rows`] (up to
@@ -310,15 +303,7 @@ fn take_rows(len: usize) -> Vec<u128> {
 /// triple run's CPU.
 pub fn recycle_rows(mut rows: Vec<u128>) {
     rows.zeroize();
-    let bytes = rows.capacity() * 16;
-    if bytes == 0 {
-        return;
-    }
-    let mut pool = ROW_POOL.lock().unwrap_or_else(|e| e.into_inner());
-    let kept: usize = pool.iter().map(|v| v.capacity() * 16).sum();
-    if kept + bytes <= ROW_POOL_BYTES {
-        pool.push(rows);
-    }
+    ROW_POOL.keep(rows);
 }
 
 /// From 128 columns of `m'` bits (each `words = m'/64` words) to `m'` rows of 128 bits: both
