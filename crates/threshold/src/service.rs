@@ -1101,79 +1101,51 @@ mod tests {
                 rx
             };
             let ms = Duration::from_millis;
+            // the first item awaited, then one gathering with `more(x)` as each item's
+            // announcement; the items gathered and whether the channel closed
+            async fn gathered(
+                rx: &mut mpsc::Receiver<usize>,
+                room: usize,
+                expecting: bool,
+                gap: Duration,
+                max_wait: Duration,
+                more: impl Fn(usize) -> bool,
+            ) -> (Vec<usize>, bool) {
+                let mut got = vec![rx.recv().await.unwrap()];
+                let closed = gather_into(rx, room, true, expecting, gap, max_wait, |x| {
+                    got.push(x);
+                    more(x)
+                })
+                .await;
+                (got, closed)
+            }
+            let never = |_| false;
             // items 100 µs apart, gap 20 ms: all 50 in one gathering (first one awaited)
             let mut rx = stream(50, Duration::from_micros(100));
-            let first = rx.recv().await.unwrap();
-            let mut got = vec![first];
-            let closed = gather_into(&mut rx, 1000, true, false, ms(20), ms(5000), |x| {
-                got.push(x);
-                false
-            })
-            .await;
+            let (got, closed) = gathered(&mut rx, 1000, false, ms(20), ms(5000), never).await;
             assert_eq!(got, (0..50).collect::<Vec<_>>());
             assert!(closed || rx.recv().await.is_none());
             // gap zero: only what is queued already (nothing, right after the first)
             let mut rx = stream(50, ms(2));
-            let first = rx.recv().await.unwrap();
-            let mut got = vec![first];
-            gather_into(&mut rx, 1000, true, false, Duration::ZERO, ms(5000), |x| {
-                got.push(x);
-                false
-            })
-            .await;
+            let (got, _) = gathered(&mut rx, 1000, false, Duration::ZERO, ms(5000), never).await;
             assert!(got.len() < 5, "{}", got.len());
             // room bounds the batch
             let mut rx = stream(50, Duration::from_micros(100));
-            let mut got = vec![rx.recv().await.unwrap()];
-            gather_into(&mut rx, 9, true, false, ms(20), ms(5000), |x| {
-                got.push(x);
-                false
-            })
-            .await;
+            let (got, _) = gathered(&mut rx, 9, false, ms(20), ms(5000), never).await;
             assert_eq!(got.len(), 10);
             // max_wait bounds the time under a steady trickle
             let mut rx = stream(1000, ms(1));
-            let mut got = vec![rx.recv().await.unwrap()];
             let t = std::time::Instant::now();
-            gather_into(&mut rx, 1000, true, false, ms(50), ms(30), |x| {
-                got.push(x);
-                false
-            })
-            .await;
+            let (got, _) = gathered(&mut rx, 1000, false, ms(50), ms(30), never).await;
             assert!(t.elapsed() < ms(500) && got.len() < 200, "{}", got.len());
             // items 2 ms apart, gap 200 µs: announced ("more follow" until the last), all 20
             // in one gathering; unannounced, only a few
+            let gap = Duration::from_micros(200);
             let mut rx = stream(20, ms(2));
-            let mut got = vec![rx.recv().await.unwrap()];
-            gather_into(
-                &mut rx,
-                1000,
-                true,
-                true,
-                Duration::from_micros(200),
-                ms(5000),
-                |x| {
-                    got.push(x);
-                    x < 19
-                },
-            )
-            .await;
+            let (got, _) = gathered(&mut rx, 1000, true, gap, ms(5000), |x| x < 19).await;
             assert_eq!(got, (0..20).collect::<Vec<_>>());
             let mut rx = stream(20, ms(2));
-            let mut got = vec![rx.recv().await.unwrap()];
-            gather_into(
-                &mut rx,
-                1000,
-                true,
-                false,
-                Duration::from_micros(200),
-                ms(5000),
-                |x| {
-                    got.push(x);
-                    false
-                },
-            )
-            .await;
+            let (got, _) = gathered(&mut rx, 1000, false, gap, ms(5000), never).await;
             assert!(got.len() < 10, "{}", got.len());
             // an announced item that never comes is awaited until max_wait, no longer
             let (_tx, mut rx) = mpsc::channel::<usize>(1);
