@@ -441,6 +441,56 @@ impl TlsMesh {
         .await;
     }
 
+    /// Connects `lanes − 1` more meshes between the parties of this mesh (lane 0), from the same
+    /// config as [`TlsMesh::connect_with_config`], for protocols that keep several batches in
+    /// flight (each lane an independent mesh). Every party first states its lane count on this
+    /// mesh, and all must agree: a party that sees another count aborts, naming both (an abort
+    /// carries the reason to every peer, also to one that has not read the counts yet). Each
+    /// further lane is connected only once every party holds the one before it (an exchange on
+    /// that lane), so that a dial for lane `l + 1` never reaches a party still listening for
+    /// lane `l`. `lanes` of 0 or 1 connects nothing (after the same agreement).
+    ///
+    /// ```no_run
+    /// use std::path::Path;
+    /// use coterie_net::{MeshOptions, TlsMesh};
+    /// # async fn party() -> coterie_net::Result<()> {
+    /// let config = Path::new("certs/party.toml");
+    /// let opts = MeshOptions::default();
+    /// let mut mesh = TlsMesh::connect_with_config(config, 1, None, None, opts.clone()).await?;
+    /// let more = mesh.connect_lanes(config, None, None, &opts, 3).await?;
+    /// assert_eq!(more.len(), 2);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Protocol`] when the parties' counts differ; connection errors as
+    /// [`TlsMesh::connect_with_config`].
+    pub async fn connect_lanes(
+        &mut self,
+        config: &Path,
+        cert: Option<&Path>,
+        key: Option<&Path>,
+        opts: &MeshOptions,
+        lanes: u32,
+    ) -> Result<Vec<TlsMesh>> {
+        let id = self.core.id;
+        let all: Vec<u32> = self.exchange_all(&lanes).await?;
+        if let Some((j, l)) = all.iter().enumerate().find(|(_, l)| **l != lanes) {
+            let msg = format!(
+                "party {j} runs {l} lane(s), party {id} {lanes}: pass the same --lanes to every party"
+            );
+            self.abort(&msg).await;
+            return Err(Error::Protocol(msg));
+        }
+        let mut out = Vec::new();
+        for lane in 1..lanes {
+            let mut m = TlsMesh::connect_with_config(config, id, cert, key, opts.clone()).await?;
+            let _: Vec<u32> = m.exchange_all(&lane).await?;
+            out.push(m);
+        }
+        Ok(out)
+    }
+
     /// The role of party `id`, from the roster this mesh was connected with.
     pub fn role(&self, id: PartyId) -> &crate::Role {
         crate::role::role_of(&self.roles, id)
