@@ -715,11 +715,13 @@ fn service_addresses(n: usize) -> Result<Vec<String>, String> {
     coterie_net::certs::free_loopback_addresses(n).map_err(|e| e.to_string())
 }
 
-/// One node's thread: its own tokio runtime, a TLS mesh to the others, the node until `stop`.
+/// One node's thread: its own tokio runtime, a TLS mesh to the others (and `lanes` further
+/// meshes when `lanes` ≥ 2, one per batch in flight), the node until `stop`.
 fn node_thread(
     id: usize,
     config: PathBuf,
     args: ServiceArgs,
+    lanes: u32,
     shared: Arc<Shared>,
     mut stop: tokio::sync::watch::Receiver<bool>,
 ) {
@@ -735,7 +737,12 @@ fn node_thread(
                 connect_deadline: Duration::from_secs(60),
                 ..MeshOptions::default()
             };
-            let mut mesh = TlsMesh::connect_with_config(&config, id, None, None, opts)
+            let mut mesh = TlsMesh::connect_with_config(&config, id, None, None, opts.clone())
+                .await
+                .map_err(|e| e.to_string())?;
+            let meshes = if lanes >= 2 { lanes + 1 } else { 1 };
+            let lanes = mesh
+                .connect_lanes(&config, None, None, &opts, meshes)
                 .await
                 .map_err(|e| e.to_string())?;
             let mut events = |e: NodeEvent| sh.event(id, e);
@@ -743,10 +750,12 @@ fn node_thread(
             let until = async move {
                 let _ = stop.wait_for(|s| *s).await;
             };
-            let r = coterie_threshold::node::run_node_until(
+            let r = coterie_threshold::node::run_node_with_lanes(
                 &mut mesh,
+                lanes,
                 &config,
                 &args,
+                &Default::default(),
                 &mut events,
                 until,
             )
@@ -791,6 +800,7 @@ struct LocalSettings {
     pool: u64,
     chunk: u32,
     max_batch: usize,
+    lanes: u32,
     timeout: Duration,
 }
 
@@ -853,9 +863,10 @@ impl PyLocalService {
                 idle_exit_s: 0,
             };
             let (config, shared, rx) = (config.clone(), shared.clone(), rx.clone());
+            let lanes = st.lanes;
             let t = std::thread::Builder::new()
                 .name(format!("coterie-threshold-node-{id}"))
-                .spawn(move || node_thread(id, config, args, shared, rx))
+                .spawn(move || node_thread(id, config, args, lanes, shared, rx))
                 .map_err(|e| format!("node thread: {e}"))?;
             threads.push(t);
         }
@@ -926,11 +937,13 @@ impl PyLocalService {
     /// (`stores/party-<i>`, about 0.25 MB per decryption and party); starts `parties` nodes
     /// (threads of this process, TLS over loopback) that generate the key together; waits until
     /// node 0 serves clients. `pool` gate bundles are kept ready, made `chunk` at a time in the
-    /// background (`chunk` must divide `decryptions`; default 4, 2 or 1); `max_batch` is the largest batch; `progress(label, done, total)` follows the
+    /// background (`chunk` must divide `decryptions`; default 4, 2 or 1); `max_batch` is the largest batch; `lanes` batches are
+    /// decrypted at once (1: one at a time; 2..=16: each on a connection of its own beside the
+    /// control connection); `progress(label, done, total)` follows the
     /// dealing. Raises `CoterieError` if the service does not start within `timeout` seconds.
     #[new]
     #[pyo3(signature = (directory, parties = 4, decryptions = 64, pool = 8, *, chunk = None,
-        max_batch = 1024, timeout = 300.0, progress = None))]
+        max_batch = 1024, lanes = 1, timeout = 300.0, progress = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -940,6 +953,7 @@ impl PyLocalService {
         pool: u64,
         chunk: Option<u32>,
         max_batch: usize,
+        lanes: u32,
         timeout: f64,
         progress: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
@@ -975,12 +989,16 @@ impl PyLocalService {
                 "max_batch must be 1..=65536, got {max_batch}"
             )));
         }
+        if !(1..=16).contains(&lanes) {
+            return Err(value_err(format!("lanes must be 1..=16, got {lanes}")));
+        }
         let st = LocalSettings {
             parties,
             decryptions,
             pool,
             chunk,
             max_batch,
+            lanes,
             timeout: positive_seconds("timeout", timeout)?,
         };
         for d in ["certs", "stores"] {

@@ -218,6 +218,8 @@ def test_local_service_arguments(tmp_path, service):
         (dict(decryptions=8, pool=9), r"pool \(9\) exceeds"),
         (dict(decryptions=6, pool=2, chunk=4), r"chunk must divide decryptions \(6\)"),
         (dict(max_batch=0), "max_batch"),
+        (dict(lanes=0), "lanes must be 1..=16"),
+        (dict(lanes=17), "lanes must be 1..=16"),
         (dict(timeout=-1.0), "timeout must be in"),
     ]:
         with pytest.raises(ValueError, match=match):
@@ -226,6 +228,22 @@ def test_local_service_arguments(tmp_path, service):
         threshold.start_insecure_local_service(service.directory)
     with pytest.raises(ValueError, match="at most 8 bundles"):
         service.wait_for_pool(9)
+
+
+def test_lanes_decrypt_concurrent_batches(tmp_path):
+    """Two lanes, batches of at most 3: two clients at once each send 6 ciphertexts; every
+    answer is right and node 0 decrypted them in several batches (of at most 3)."""
+    with threshold.start_insecure_local_service(
+        tmp_path, parties=3, decryptions=16, pool=12, max_batch=3, lanes=2
+    ) as svc:
+        svc.wait_for_pool()
+        msgs = [bits(6, 1), bits(6, 2)]
+        cts = [[svc.public_key.encrypt(m) for m in ms] for ms in msgs]
+        with ThreadPoolExecutor(2) as ex:
+            got = list(ex.map(lambda c: svc.client().decrypt(c), cts))
+        assert got == msgs
+        sizes = [b for b, _ in svc.batches]
+        assert sum(sizes) == 12 and max(sizes) <= 3 and len(sizes) >= 4, sizes
 
 
 def test_stop_material_and_context_manager(tmp_path):

@@ -17,8 +17,8 @@ use common::{Nodes, coterie, run_ok as run};
 
 const N: usize = 4;
 
-/// Starts node `i` (its output in `DIR/node<i>-<tag>.log`).
-fn start_node(dir: &Path, client: &str, i: usize, tag: &str) -> Child {
+/// Starts node `i` with `lanes` batches in flight (its output in `DIR/node<i>-<tag>.log`).
+fn start_node(dir: &Path, client: &str, lanes: u32, i: usize, tag: &str) -> Child {
     let log = std::fs::File::create(dir.join(format!("node{i}-{tag}.log"))).unwrap();
     let err = log.try_clone().unwrap();
     coterie()
@@ -29,6 +29,7 @@ fn start_node(dir: &Path, client: &str, i: usize, tag: &str) -> Child {
         .arg(dir.join("stores"))
         .args(["--pool", "4", "--chunk", "4", "--max-batch", "16"])
         .args(["--client-listen", client, "--idle-exit-s", "5"])
+        .args(["--lanes", &lanes.to_string()])
         .stdout(log)
         .stderr(err)
         .spawn()
@@ -98,10 +99,23 @@ fn cursor(dir: &Path, i: usize) -> u64 {
 
 #[test]
 fn a_killed_node_restarts_while_a_client_keeps_sending_and_no_gate_is_reused() {
+    restart_case(1, 21000);
+}
+
+/// The same with two lanes (`--lanes 2`: each batch on a connection of its own beside the
+/// control connection): the lanes are connected again at every reconnection.
+#[test]
+fn with_lanes_a_killed_node_restarts_and_no_gate_is_reused() {
+    restart_case(2, 10000);
+}
+
+/// The restart scenario with `lanes` batches in flight, on ports from `base_from` (each test its
+/// own range, since the tests of this file run at once).
+fn restart_case(lanes: u32, base_from: u32) {
     let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-restart");
     std::fs::create_dir_all(&dir).unwrap();
     // Below Linux's ephemeral range (32768–60999): no outgoing connection can hold these ports.
-    let base = 21000 + (std::process::id() % 500) * 20;
+    let base = base_from + (std::process::id() % 500) * 20;
     let client = format!("127.0.0.1:{}", base + 10);
     let d = |p: &str| dir.join(p).to_string_lossy().to_string();
     common::threshold_pki(&dir, 4, base, "t");
@@ -130,7 +144,11 @@ fn a_killed_node_restarts_while_a_client_keeps_sending_and_no_gate_is_reused() {
         "0",
     ]);
 
-    let mut nodes = Nodes::new((0..N).map(|i| start_node(&dir, &client, i, "a")).collect());
+    let mut nodes = Nodes::new(
+        (0..N)
+            .map(|i| start_node(&dir, &client, lanes, i, "a"))
+            .collect(),
+    );
     wait_for(
         &dir.join("stores/party-0/public-key.bin"),
         Duration::from_secs(90),
@@ -217,7 +235,7 @@ fn a_killed_node_restarts_while_a_client_keeps_sending_and_no_gate_is_reused() {
             read(&dir, &format!("node{i}-a.log"))
         );
     }
-    nodes.0[2] = Some(start_node(&dir, &client, 2, "b"));
+    nodes.0[2] = Some(start_node(&dir, &client, lanes, 2, "b"));
     let t = Instant::now();
     while runs.lock().unwrap().iter().all(|r| r.phases.0 != 1) {
         assert!(t.elapsed() < Duration::from_secs(60), "the client stalled");
@@ -240,7 +258,7 @@ fn a_killed_node_restarts_while_a_client_keeps_sending_and_no_gate_is_reused() {
             "node {i} exited after node 0 died"
         );
     }
-    nodes.0[0] = Some(start_node(&dir, &client, 0, "b"));
+    nodes.0[0] = Some(start_node(&dir, &client, lanes, 0, "b"));
     await_correct(3, Duration::from_secs(90));
     phase.store(4, Ordering::SeqCst);
     await_correct(4, Duration::from_secs(60));

@@ -384,7 +384,7 @@ async fn load_or_generate_key<M: Mesh>(
 /// run_node(&mut mesh, config, &args, &mut |e| println!("{e:?}")).await?;
 /// # Ok(()) }
 /// ```
-pub async fn run_node<M: Mesh>(
+pub async fn run_node<M: Mesh + 'static>(
     mesh: &mut M,
     config: &Path,
     args: &ServiceArgs,
@@ -425,7 +425,7 @@ pub async fn run_node<M: Mesh>(
 /// run_node_until(&mut mesh, config, &args, &mut |e| println!("{e:?}"), stop).await?;
 /// # drop(tx); Ok(()) }
 /// ```
-pub async fn run_node_until<M: Mesh>(
+pub async fn run_node_until<M: Mesh + 'static>(
     mesh: &mut M,
     config: &Path,
     args: &ServiceArgs,
@@ -466,8 +466,57 @@ pub async fn run_node_until<M: Mesh>(
 /// run_node_with(&mut mesh, config, &args, &start, &mut |e| println!("{e:?}"), std::future::pending()).await?;
 /// # Ok(()) }
 /// ```
-pub async fn run_node_with<M: Mesh>(
+pub async fn run_node_with<M: Mesh + 'static>(
     mesh: &mut M,
+    config: &Path,
+    args: &ServiceArgs,
+    start: &StartOptions,
+    events: &mut (dyn FnMut(NodeEvent) + Send),
+    stop: impl std::future::Future<Output = ()>,
+) -> Result<()> {
+    run_node_with_lanes(mesh, Vec::new(), config, args, start, events, stop).await
+}
+
+/// [`run_node_with`] with up to `lanes.len()` batches decrypted at once, each on a lane mesh of
+/// its own beside `mesh` (the control mesh), so that one batch's computing overlaps another's
+/// transfers ([`Node::coordinate_in_lanes`]). Every node must pass the same number of lanes,
+/// connected in the same order ([`coterie_net::TlsMesh::connect_lanes`]); none is
+/// [`run_node_with`]. The lanes' meshes are closed when the node stops cleanly.
+///
+/// # Example
+///
+/// ```no_run
+/// use coterie_net::{MeshOptions, TlsMesh};
+/// use coterie_threshold::node::{ServiceArgs, StartOptions, run_node_with_lanes};
+/// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = std::path::Path::new("certs/party.toml");
+/// let opts = MeshOptions::default();
+/// let mut mesh = TlsMesh::connect_with_config(config, 1, None, None, opts.clone()).await?;
+/// // 2 lanes beside the control mesh (every node asks for the same 3)
+/// let mut lanes = mesh.connect_lanes(config, None, None, &opts, 3).await?;
+/// let args = ServiceArgs {
+///     dir: "stores".into(),
+///     pool: 64,
+///     chunk: 8,
+///     max_batch: 1024,
+///     client_listen: "127.0.0.1:47900".into(),
+///     idle_exit_s: 0,
+/// };
+/// run_node_with_lanes(
+///     &mut mesh,
+///     lanes,
+///     config,
+///     &args,
+///     &StartOptions::default(),
+///     &mut |e| println!("{e:?}"),
+///     std::future::pending(),
+/// )
+/// .await?;
+/// # Ok(()) }
+/// ```
+pub async fn run_node_with_lanes<M: Mesh + 'static>(
+    mesh: &mut M,
+    lanes: Vec<M>,
     config: &Path,
     args: &ServiceArgs,
     start: &StartOptions,
@@ -478,7 +527,8 @@ pub async fn run_node_with<M: Mesh>(
     let mut node = open_session(mesh, config, args, start, events).await?;
     if id != 0 {
         let mut log = |e: Event| events(NodeEvent::Service(e));
-        return node.run_follower(mesh, &mut log).await;
+        let lanes = node.follow_in_lanes(mesh, lanes, &mut log).await?;
+        return close_lanes(lanes).await;
     }
     let (tx, rx) = mpsc::channel::<Request>(4096);
     let server = bind_client_listener(config, args, start, events).await?;
@@ -524,16 +574,31 @@ pub async fn run_node_with<M: Mesh>(
         drop(ftx);
     };
     let mut log = |e: Event| events(NodeEvent::Service(e));
-    let coordinator = node.run_coordinator(mesh, frx, &mut log);
+    let mut frx = frx;
+    let coordinator = node.coordinate_in_lanes(mesh, lanes, &mut frx, &mut log);
     tokio::pin!(coordinator);
-    tokio::select! {
-        r = &mut coordinator => return r,
+    let lanes = tokio::select! {
+        r = &mut coordinator => r?,
         () = forwarder => {
             // No new clients either (requests already forwarded are answered).
             abort_on_stop.abort();
+            coordinator.await?
+        }
+    };
+    close_lanes(lanes).await
+}
+
+/// Closes the lanes' meshes after a clean stop (the first error is returned).
+async fn close_lanes<M: Mesh>(lanes: Vec<M>) -> Result<()> {
+    let mut first = Ok(());
+    for m in lanes {
+        if let Err(e) = m.close().await
+            && first.is_ok()
+        {
+            first = Err(Error::from(coterie_spdz::Error::from(e)));
         }
     }
-    coordinator.await
+    first
 }
 
 /// Node 0's client listener at `args.client_listen`, with the certificate and key of `start`
@@ -700,12 +765,74 @@ pub async fn run_node_reconnecting<M, C, F, S>(
     stop: S,
 ) -> Result<()>
 where
-    M: Mesh,
+    M: Mesh + 'static,
     C: FnMut() -> F,
     F: std::future::Future<Output = coterie_net::Result<M>>,
     S: std::future::Future<Output = ()> + Send + 'static,
 {
-    let mut mesh = connect().await.map_err(coterie_spdz::Error::from)?;
+    let with_no_lanes = move || {
+        let f = connect();
+        async move { f.await.map(|m| (m, Vec::new())) }
+    };
+    run_node_reconnecting_in_lanes(with_no_lanes, config, args, start, events, stop).await
+}
+
+/// [`run_node_reconnecting`] with lanes ([`run_node_with_lanes`]): `connect` makes the control
+/// mesh and the lanes' meshes together (the first call, and again after each loss; e.g.
+/// [`coterie_net::TlsMesh::connect_with_config`] and then
+/// [`coterie_net::TlsMesh::connect_lanes`]), and every node must make the same number of
+/// lanes. A peer lost on any lane is handled as one lost on the control mesh.
+///
+/// # Example
+///
+/// ```no_run
+/// use coterie_net::{MeshOptions, TlsMesh};
+/// use coterie_threshold::node::{ServiceArgs, StartOptions, run_node_reconnecting_in_lanes};
+/// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = std::path::Path::new("certs/party.toml");
+/// let opts = MeshOptions::default();
+/// let connect = || {
+///     let opts = opts.clone();
+///     async move {
+///         let mut m = TlsMesh::connect_with_config(config, 1, None, None, opts.clone()).await?;
+///         let lanes = m.connect_lanes(config, None, None, &opts, 3).await?;
+///         Ok((m, lanes))
+///     }
+/// };
+/// let args = ServiceArgs {
+///     dir: "stores".into(),
+///     pool: 64,
+///     chunk: 8,
+///     max_batch: 1024,
+///     client_listen: "127.0.0.1:47900".into(),
+///     idle_exit_s: 0,
+/// };
+/// run_node_reconnecting_in_lanes(
+///     connect,
+///     config,
+///     &args,
+///     &StartOptions::default(),
+///     &mut |e| println!("{e:?}"),
+///     std::future::pending(),
+/// )
+/// .await?;
+/// # Ok(()) }
+/// ```
+pub async fn run_node_reconnecting_in_lanes<M, C, F, S>(
+    mut connect: C,
+    config: &Path,
+    args: &ServiceArgs,
+    start: &StartOptions,
+    events: &mut (dyn FnMut(NodeEvent) + Send),
+    stop: S,
+) -> Result<()>
+where
+    M: Mesh + 'static,
+    C: FnMut() -> F,
+    F: std::future::Future<Output = coterie_net::Result<(M, Vec<M>)>>,
+    S: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (mut mesh, mut lanes) = connect().await.map_err(coterie_spdz::Error::from)?;
     let id = mesh.id();
     let key_file = pdir(args, id).join("threshold-key.bin");
     let mut stop = Some(stop);
@@ -719,6 +846,7 @@ where
         }
         let r = run_session(
             &mut mesh,
+            std::mem::take(&mut lanes),
             config,
             args,
             &opts,
@@ -745,7 +873,7 @@ where
         });
         drop(mesh);
         let requests = serving.as_mut().map(|s| &mut s.requests);
-        mesh = match reconnect(&mut connect, id, lost, cause, requests, events).await? {
+        (mesh, lanes) = match reconnect(&mut connect, id, lost, cause, requests, events).await? {
             Some(m) => m,
             None => return Ok(()),
         };
@@ -838,8 +966,10 @@ impl Serving {
 /// One session of [`run_node_reconnecting`] on a connected mesh: start-up from disk, then the
 /// follower's loop, or at node 0 the coordinator's on the queue of `serving` (set up by the first
 /// session of node 0).
+#[allow(clippy::too_many_arguments)]
 async fn run_session<M, S>(
     mesh: &mut M,
+    lanes: Vec<M>,
     config: &Path,
     args: &ServiceArgs,
     start: &StartOptions,
@@ -848,39 +978,42 @@ async fn run_session<M, S>(
     stop: &mut Option<S>,
 ) -> Result<()>
 where
-    M: Mesh,
+    M: Mesh + 'static,
     S: std::future::Future<Output = ()> + Send + 'static,
 {
     let id = mesh.id();
     let mut node = open_session(mesh, config, args, start, events).await?;
     if id != 0 {
         let mut log = |e: Event| events(NodeEvent::Service(e));
-        return node.run_follower(mesh, &mut log).await;
+        let lanes = node.follow_in_lanes(mesh, lanes, &mut log).await?;
+        return close_lanes(lanes).await;
     }
     let serving = match serving {
         Some(s) => s,
         None => serving.insert(Serving::start(config, args, start, stop.take(), events).await?),
     };
     let mut log = |e: Event| events(NodeEvent::Service(e));
-    node.coordinate(mesh, &mut serving.requests, &mut log).await
+    let lanes = node
+        .coordinate_in_lanes(mesh, lanes, &mut serving.requests, &mut log)
+        .await?;
+    close_lanes(lanes).await
 }
 
 /// Reconnects after node `lost` was lost: calls `connect` until it succeeds, pausing between
 /// failed attempts, while node 0 (`requests` given) answers every request with an error naming
 /// the node it waits for. A `connect` error that is not about reaching a peer ends the node.
 /// Returns `None` when the request queue closed meanwhile (a stop).
-async fn reconnect<M, C, F>(
+async fn reconnect<T, C, F>(
     connect: &mut C,
     me: usize,
     lost: usize,
     cause: String,
     mut requests: Option<&mut mpsc::Receiver<Request>>,
     events: &mut (dyn FnMut(NodeEvent) + Send),
-) -> Result<Option<M>>
+) -> Result<Option<T>>
 where
-    M: Mesh,
     C: FnMut() -> F,
-    F: std::future::Future<Output = coterie_net::Result<M>>,
+    F: std::future::Future<Output = coterie_net::Result<T>>,
 {
     let (mut waiting, mut cause) = (lost, cause);
     let mut pause = RECONNECT_MIN_PAUSE;
@@ -1672,5 +1805,239 @@ mod tests {
             assert!(e.to_string().contains("key state"), "{e}");
         }
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Runs `n` nodes with `lanes` lanes each (in-memory meshes; node `i`'s meshes go through
+    /// `wrap(i, lane, mesh)`, lane 0 being the control mesh), `max_batch` 4; `client` gets node
+    /// 0's address. Returns each node's result and events, and the client's output.
+    async fn service_in_lanes<W, F, Fut>(
+        n: usize,
+        lanes: usize,
+        dir: &Path,
+        config: &Path,
+        mut wrap: impl FnMut(usize, usize, InMemoryMesh) -> W,
+        client: F,
+    ) -> (Vec<(Result<()>, Vec<NodeEvent>)>, Fut::Output)
+    where
+        W: Mesh + 'static,
+        F: FnOnce(String) -> Fut,
+        Fut: std::future::Future,
+    {
+        let mut groups: Vec<Vec<InMemoryMesh>> = (0..=lanes)
+            .map(|_| InMemoryMesh::group(n, MeshOptions::default()))
+            .collect();
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, NodeEvent)>();
+        let mut nodes = Vec::new();
+        for i in (0..n).rev() {
+            let mut meshes: Vec<W> = groups
+                .iter_mut()
+                .enumerate()
+                .map(|(l, g)| wrap(i, l, g.pop().unwrap()))
+                .collect();
+            let mut mesh = meshes.remove(0);
+            let mut args = test_args(dir, 2);
+            args.max_batch = 4;
+            let (config, tx) = (config.to_path_buf(), tx.clone());
+            nodes.push(tokio::spawn(async move {
+                let mut events = move |e: NodeEvent| {
+                    let _ = tx.send((i, e));
+                };
+                let r = run_node_with_lanes(
+                    &mut mesh,
+                    meshes,
+                    &config,
+                    &args,
+                    &StartOptions::default(),
+                    &mut events,
+                    std::future::pending(),
+                )
+                .await;
+                mesh.close().await.ok();
+                r
+            }));
+        }
+        nodes.reverse();
+        drop(tx);
+        let mut seen = vec![Vec::new(); n];
+        let addr = loop {
+            let (id, e) = rx.recv().await.expect("node 0 never served clients");
+            seen[id].push(e.clone());
+            if let NodeEvent::Serving { addr } = e {
+                break addr;
+            }
+        };
+        let out = client(addr).await;
+        let mut results = Vec::new();
+        for t in nodes {
+            results.push(t.await.unwrap());
+        }
+        while let Some((id, e)) = rx.recv().await {
+            seen[id].push(e);
+        }
+        (results.into_iter().zip(seen).collect(), out)
+    }
+
+    /// The gate ranges a node's events report taken, in order.
+    fn gates_taken(events: &[NodeEvent]) -> Vec<(u64, u64)> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                NodeEvent::Service(Event::GatesTaken { first, end }) => Some((*first, *end)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Lanes: three clients at once stream 6 ciphertexts each to a 3-node service with two
+    /// lanes and batches of at most 4, so that several batches are decrypted on the lanes
+    /// while the control mesh goes on. Every answer is right, the runs go over both lanes and
+    /// none over the control mesh, every node takes the same gate ranges in the same order, and
+    /// no range overlaps another (no gate used twice).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn lanes_serve_concurrent_streams_and_take_each_gate_once() {
+        let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node-lanes");
+        let config = test_pki(&dir, 3);
+        deal_insecure(&dir, 3, counts_for_gates(32));
+        let msgs: Vec<Vec<u64>> = (0..3)
+            .map(|c| (0..6).map(|j| (c + j) as u64 % 2).collect())
+            .collect();
+        // counts each mesh's first-round messages of the decryption protocol
+        let mut rounds = Vec::new();
+        let (res, got) = service_in_lanes(
+            3,
+            2,
+            &dir,
+            &config,
+            |i, lane, m| {
+                let mut t = coterie_net::tamper::TamperMesh::new(m);
+                let sel = coterie_net::tamper::Select::any().tag(crate::pipelined::TAG_BASE + 1);
+                rounds.push((i, lane, t.add(sel.all().delay(Duration::ZERO))));
+                t
+            },
+            |addr| {
+                let calls: Vec<_> = msgs
+                    .iter()
+                    .map(|m| {
+                        tokio::spawn(encrypt_and_decrypt(
+                            config.clone(),
+                            dir.clone(),
+                            addr.clone(),
+                            m.clone(),
+                        ))
+                    })
+                    .collect();
+                async move {
+                    let mut out = Vec::new();
+                    for c in calls {
+                        out.push(c.await.unwrap());
+                    }
+                    out
+                }
+            },
+        )
+        .await;
+        for (g, m) in got.iter().zip(&msgs) {
+            assert_eq!(*g, m.iter().map(|&x| Ok(x)).collect::<Vec<_>>());
+        }
+        let taken: Vec<Vec<(u64, u64)>> = res
+            .iter()
+            .map(|(r, ev)| {
+                assert!(r.is_ok(), "{r:?}");
+                gates_taken(ev)
+            })
+            .collect();
+        assert!(taken.iter().all(|t| *t == taken[0]), "{taken:?}");
+        let mut ranges = taken[0].clone();
+        ranges.sort_unstable();
+        assert!(ranges.windows(2).all(|w| w[0].1 <= w[1].0), "{ranges:?}");
+        let decrypted: Vec<usize> = res[0]
+            .1
+            .iter()
+            .filter_map(|e| match e {
+                NodeEvent::Service(Event::Decrypted { batch, .. }) => Some(*batch),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(decrypted.iter().sum::<usize>(), 18, "{decrypted:?}");
+        assert!(decrypted.len() >= 5, "batches of at most 4: {decrypted:?}");
+        // the last count of ready bundles node 0 reported is the store's (a lane's run reports
+        // the count when it finishes, not the one at its take)
+        let last = res[0].1.iter().rev().find_map(|e| match e {
+            NodeEvent::Service(Event::Decrypted { available, .. })
+            | NodeEvent::Service(Event::Prepared { available, .. }) => Some(*available),
+            _ => None,
+        });
+        let lt = Params::paper().lt().unwrap();
+        let store = GateStore::open(&dir.join("stores/party-0/gates"), lt).unwrap();
+        assert_eq!(last, Some(store.available().unwrap()));
+        // the runs went over both lanes, none over the control mesh
+        for (i, lane, c) in &rounds {
+            if *lane == 0 {
+                assert_eq!(c.matched(), 0, "node {i}'s control mesh");
+            } else {
+                assert!(c.matched() >= 2, "node {i}'s lane {lane}: {}", c.matched());
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A node that cheats on the lanes (node 1 shifts the last byte of its fifth-round message
+    /// of every run on a lane): the honest nodes' runs abort naming the check, every node ends
+    /// with an error, and no request gets a result (the failed batch's are answered
+    /// "decryption aborted"); without the rewrite the same service answers them all.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cheat_on_a_lane_aborts_every_node() {
+        use coterie_net::tamper::{Select, TamperMesh};
+        for cheat in [false, true] {
+            let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node-lane-cheat");
+            let config = test_pki(&dir, 3);
+            deal_insecure(&dir, 3, counts_for_gates(16));
+            let msgs = vec![1u64, 0, 1, 1];
+            let (res, got) = service_in_lanes(
+                3,
+                2,
+                &dir,
+                &config,
+                |i, lane, m| {
+                    let mut t = TamperMesh::new(m);
+                    if cheat && i == 1 && lane >= 1 {
+                        t.add(
+                            Select::any()
+                                .tag(crate::pipelined::TAG_BASE + 5)
+                                .all()
+                                .rewrite_bytes(|b: &mut Vec<u8>| {
+                                    if let Some(x) = b.last_mut() {
+                                        *x ^= 1 << 3;
+                                    }
+                                }),
+                        );
+                    }
+                    t
+                },
+                |addr| encrypt_and_decrypt(config.clone(), dir.clone(), addr, msgs.clone()),
+            )
+            .await;
+            if !cheat {
+                assert_eq!(got, msgs.iter().map(|&m| Ok(m)).collect::<Vec<_>>());
+                assert!(res.iter().all(|(r, _)| r.is_ok()), "{res:?}");
+            } else {
+                assert!(got.iter().all(|g| g.is_err()), "{got:?}");
+                assert!(
+                    got.iter()
+                        .any(|g| g.as_ref().unwrap_err().contains("decryption aborted")),
+                    "{got:?}"
+                );
+                for (i, (r, _)) in res.iter().enumerate() {
+                    let e = r.as_ref().unwrap_err().to_string();
+                    if i != 1 {
+                        assert!(
+                            e.contains("w-consistency") || e.contains("abort"),
+                            "node {i}: {e}"
+                        );
+                    }
+                }
+            }
+            let _ = std::fs::remove_dir_all(&dir);
+        }
     }
 }

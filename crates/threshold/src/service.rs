@@ -47,7 +47,7 @@ use std::time::Duration;
 
 use coterie_base::envelope;
 use coterie_net::Mesh;
-use coterie_spdz::{Engine, Kind, PrepStore, Preprocessing, Z2k};
+use coterie_spdz::{Engine, Kind, PrepStore, Preprocessing, VecPrep, Z2k};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, oneshot};
 
@@ -403,11 +403,14 @@ pub struct Node {
     params: Params,
     lt: LtParams,
     eng: Engine<Z2k, PrepStore<Z2k>>,
-    key: SharedKey,
+    key: Arc<SharedKey>,
     gates: GateStore,
     cfg: NodeConfig,
-    signer: Signer,
+    signer: Arc<Signer>,
     seq: u64,
+    /// Gate bundles ready as this node's latest take or preprocessing step left them (what a
+    /// lane's run, which finishes later, reports as [`Event::Decrypted`]'s `available`).
+    ready: u64,
 }
 
 impl std::fmt::Debug for Node {
@@ -439,11 +442,12 @@ impl Node {
             params,
             lt,
             eng,
-            key,
+            key: Arc::new(key),
             gates,
             cfg,
-            signer,
+            signer: Arc::new(signer),
             seq: 0,
+            ready: 0,
         })
     }
 
@@ -522,65 +526,32 @@ impl Node {
                 let (bundles, _) =
                     prep_bundles(&mut self.eng, mesh, &self.lt, *count as usize, first).await?;
                 self.gates.append(&bundles)?;
+                self.ready = self.gates.available()?;
                 Ok((
                     None,
                     Some(Event::Prepared {
                         made: *count,
-                        available: self.gates.available()?,
+                        available: self.ready,
                     }),
                 ))
             }
             Control::Decrypt { batch, nonces } => {
                 let t = std::time::Instant::now();
-                if nonces.len() != batch.len() {
-                    return Err(Error::Malformed {
-                        party: 0,
-                        cause: format!(
-                            "the coordinator sent {} nonces for {} ciphertexts",
-                            nonces.len(),
-                            batch.len()
-                        ),
-                    });
-                }
-                let mut cts = Vec::with_capacity(batch.len());
-                for (i, b) in batch.iter().enumerate() {
-                    let ct = LweCiphertext::from_bytes(b)
-                        .and_then(|ct| ct.check(&self.params).map(|()| ct))
-                        .map_err(|e| {
-                            Error::Ciphertext(format!("coordinator sent ciphertext {i}: {e}"))
-                        })?;
-                    cts.push(ct);
-                }
-                // Each ciphertext is hashed once: its hash goes into the batch's hash (the
-                // session id) and into this node's statement.
-                let hashes: Vec<[u8; 32]> = batch.iter().map(|c| ciphertext_hash(c)).collect();
-                let mut h =
-                    blake3::Hasher::new_derive_key("coterie-threshold 2026 service batch v2");
-                h.update(&seq.to_le_bytes());
-                for (ch, nonce) in hashes.iter().zip(nonces) {
-                    h.update(ch);
-                    h.update(nonce);
-                }
-                let sid = u64::from_le_bytes(
-                    h.finalize().as_bytes()[..8]
-                        .try_into()
-                        .map_err(|_| Error::Invariant("hash".into()))?,
-                );
+                check_nonces(batch, nonces)?;
+                let cts = parse_batch(&self.params, batch)?;
                 // Durable: the cursor moves before the bundles are used.
                 let (bundles, left) = self.gates.take_and_left(cts.len())?;
-                let mut pool = GatePool::new(self.lt);
-                pool.push(bundles)?;
-                let out = decrypt_pipelined(
-                    &mut self.eng,
-                    mesh,
-                    &self.params,
-                    &self.key,
-                    &cts,
-                    &mut pool,
-                    sid,
-                )
-                .await?;
-                let out = self.statements(mesh, seq, &hashes, nonces, &out).await?;
+                self.ready = left;
+                let run = DecryptRun {
+                    params: &self.params,
+                    lt: self.lt,
+                    key: &self.key,
+                    signer: &self.signer,
+                    seq,
+                };
+                let out = run
+                    .decrypt(&mut self.eng, mesh, &cts, batch, nonces, bundles)
+                    .await?;
                 Ok((
                     Some(out),
                     Some(Event::Decrypted {
@@ -593,84 +564,44 @@ impl Node {
         }
     }
 
-    /// The end of a `Decrypt` step: this node signs one statement of the batch; a follower
-    /// sends it with its messages and chain to node 0, node 0 gathers everyone's and assembles
-    /// each request's attestation ([`attest_batch`]; a follower's message that node 0 cannot
-    /// read, or that does not fit the batch, leaves that follower's statement missing: the
-    /// clients refuse these results naming it). Returns each result with its attestation at
-    /// node 0, nothing at a follower.
-    async fn statements<M: Mesh>(
+    /// Takes what the `Decrypt` step `seq` of `batch` needs from the stores, in step order (the
+    /// gate bundles and the five random values per ciphertext, both durably), for a run on a
+    /// lane ([`Lanes`]).
+    fn take_lane_job(
         &mut self,
-        mesh: &mut M,
+        batch: Vec<Vec<u8>>,
+        nonces: Vec<[u8; 32]>,
         seq: u64,
-        hashes: &[[u8; 32]],
-        nonces: &[[u8; 32]],
-        out: &[u64],
-    ) -> Result<Vec<Attested>> {
-        let mine = self.signer.sign_batch(nonces, hashes, out)?;
-        let (me, n) = (mesh.id(), mesh.n());
-        let chain = Arc::new(self.signer.chain().to_vec());
-        if me != 0 {
-            let msg = StatementMsg {
-                seq,
-                statement: mine.clone(),
-                chain: chain.to_vec(),
-            };
-            let bytes = envelope::to_envelope(&msg)
-                .map_err(|e| Error::Invariant(format!("statement message: {e}")))?;
-            mesh.send_bytes(0, TAG_STATEMENTS, &bytes)
-                .await
-                .map_err(coterie_spdz::Error::from)?;
-            return Ok(Vec::new());
-        }
-        let mut statements = vec![None; n];
-        let mut chains = vec![None; n];
-        statements[0] = Some(mine);
-        chains[0] = Some(chain);
-        for from in 1..n {
-            let bytes = mesh
-                .recv_bytes(from, TAG_STATEMENTS)
-                .await
-                .map_err(coterie_spdz::Error::from)?;
-            match envelope::from_envelope::<StatementMsg>(&bytes, mesh.options().max_frame) {
-                Ok(m) if m.seq == seq && m.statement.messages.len() == out.len() => {
-                    if let Some(i) = m
-                        .statement
-                        .messages
-                        .iter()
-                        .zip(out)
-                        .position(|(a, b)| a != b)
-                    {
-                        tracing::warn!(
-                            node = from,
-                            ciphertext = i,
-                            "a follower's statement disagrees with the decryption"
-                        );
-                    }
-                    statements[from] = Some(m.statement);
-                    chains[from] = Some(Arc::new(m.chain));
-                }
-                Ok(m) => tracing::warn!(
-                    node = from,
-                    seq = m.seq,
-                    messages = m.statement.messages.len(),
-                    "a follower's statement does not fit the batch (left out)"
-                ),
-                Err(e) => tracing::warn!(
-                    node = from,
-                    error = %e,
-                    "a follower's statement is unreadable (left out)"
-                ),
-            }
-        }
-        Attested::for_batch(out, nonces, hashes, &statements, chains)
+        n: usize,
+    ) -> Result<LaneJob> {
+        check_nonces(&batch, &nonces)?;
+        let (bundles, left) = self.gates.take_and_left(batch.len())?;
+        self.ready = left;
+        let ring = *self.eng.ring();
+        let party = self.eng.party();
+        let st = self.eng.prep_mut();
+        let mut prep = VecPrep::new(ring, party, n, st.mac_key_share());
+        prep.randoms = st.randoms(5 * batch.len()).map_err(Error::from)?.into();
+        Ok(LaneJob {
+            params: self.params,
+            lt: self.lt,
+            key: self.key.clone(),
+            signer: self.signer.clone(),
+            seq,
+            batch,
+            nonces,
+            bundles,
+            prep,
+            replies: Vec::new(),
+            left,
+        })
     }
 
     /// The coordinator's loop (node 0): serves `requests` until the channel closes (then tells
     /// the other nodes to stop) or a step fails: a failed check aborts the mesh, a lost peer
     /// ([`Error::lost_peer`]) does not (see [`Node::coordinate`]); the error is returned.
     /// `events` receives progress reports.
-    pub async fn run_coordinator<M: Mesh>(
+    pub async fn run_coordinator<M: Mesh + 'static>(
         &mut self,
         mesh: &mut M,
         mut requests: mpsc::Receiver<Request>,
@@ -684,15 +615,33 @@ impl Node {
     /// from the queue when a step fails are answered with an error: for a lost peer, one that
     /// names it (`node i was lost ...; retry`); the gates taken for that step stay spent.
     /// Requests still in the queue stay there.
-    pub async fn coordinate<M: Mesh>(
+    pub async fn coordinate<M: Mesh + 'static>(
         &mut self,
         mesh: &mut M,
         requests: &mut mpsc::Receiver<Request>,
         events: &mut (dyn FnMut(Event) + Send),
     ) -> Result<()> {
+        self.coordinate_in_lanes(mesh, Vec::new(), requests, events)
+            .await
+            .map(drop)
+    }
+
+    /// [`Node::coordinate`] with up to `lanes.len()` batches in flight, each decrypted on a lane
+    /// mesh of its own (see [`Lanes`]: every node must pass the same number of lanes, connected
+    /// in the same order, e.g. [`coterie_net::TlsMesh::connect_lanes`]); `mesh` carries the
+    /// control messages and the gate preprocessing. No lanes: every step runs on `mesh`, one at
+    /// a time. Returns the lanes' meshes after a clean stop, for their owner to close.
+    pub async fn coordinate_in_lanes<M: Mesh + 'static>(
+        &mut self,
+        mesh: &mut M,
+        lanes: Vec<M>,
+        requests: &mut mpsc::Receiver<Request>,
+        events: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<Vec<M>> {
         if mesh.id() != 0 {
             return Err(Error::Params("the coordinator is node 0".into()));
         }
+        let mut lanes = Lanes::new(lanes);
         let mut pending: Vec<(LweCiphertext, Request)> = Vec::new();
         let mut closed = false;
         let mut warned_low = false;
@@ -701,6 +650,13 @@ impl Node {
         let mut known: Option<u64> = None;
         events(self.material());
         loop {
+            // Runs that have finished on their lanes (they answered their requests themselves).
+            match lanes.finished().await {
+                Ok(evs) => self.report_lane_events(evs, events),
+                Err((e, count)) => {
+                    return Err(self.lane_failed(mesh, &mut pending, e, count, events).await);
+                }
+            }
             // Take what has arrived; refuse malformed ciphertexts before anything is spent.
             closed |= self.gather(requests, &mut pending, events).await;
             let avail = match known.take() {
@@ -730,9 +686,14 @@ impl Node {
                     batch: pending.iter().map(|(_, r)| r.ct.clone()).collect(),
                     nonces: pending.iter().map(|(_, r)| r.nonce).collect(),
                 }
-            } else if (avail < self.cfg.pool_target || avail < pending.len() as u64)
+            } else if (avail < pending.len() as u64
+                || (avail < self.cfg.pool_target && !lanes.running()))
                 && self.material_for(u64::from(self.cfg.prep_chunk))?
             {
+                // The pool is topped up while no decryption runs on a lane (as without lanes,
+                // where a top-up step runs between decryptions): a step started while a stream's
+                // batches run would hold up its next batch. Gates the pending requests need
+                // are made at once.
                 warned_low = false;
                 Control::Prep {
                     count: self.cfg.prep_chunk,
@@ -759,12 +720,18 @@ impl Node {
             } else if closed {
                 Control::Stop
             } else {
-                if avail < self.cfg.pool_target && !warned_low {
+                if avail < self.cfg.pool_target && !warned_low && !lanes.running() {
                     let (triples, bits) = self.material_left();
                     events(Event::MaterialLow { triples, bits });
                     warned_low = true;
                 }
-                match tokio::time::timeout(self.cfg.idle, requests.recv()).await {
+                let (ended, running) = (lanes.ended(), lanes.running());
+                let next = tokio::select! {
+                    r = tokio::time::timeout(self.cfg.idle, requests.recv()) => r,
+                    // a lane's run ended: report it, and top up the pool if it waits for that
+                    () = ended.notified(), if running => continue,
+                };
+                match next {
                     Ok(Some(r)) => {
                         self.admit(r, &mut pending, events);
                         continue;
@@ -791,9 +758,40 @@ impl Node {
                 }
             }
             if control == Control::Stop {
-                return Ok(());
+                return match lanes.drain().await {
+                    Ok(evs) => {
+                        self.report_lane_events(evs, events);
+                        Ok(lanes.into_meshes())
+                    }
+                    Err((e, count)) => {
+                        Err(self.lane_failed(mesh, &mut pending, e, count, events).await)
+                    }
+                };
             }
             let before = self.gates.cursor()?;
+            let control = match control {
+                Control::Decrypt { batch, nonces } if lanes.active() => {
+                    // On a lane: the take now, in step order; the run alongside this loop.
+                    let job = self.take_lane_job(batch, nonces, self.seq, mesh.n());
+                    self.report_taken(before, events);
+                    let mut job = match job {
+                        Ok(j) => j,
+                        Err(e) => return Err(fail_pending(mesh, &mut pending, e, events).await),
+                    };
+                    known = Some(job.left);
+                    job.replies = pending.drain(..).map(|(_, r)| r.reply).collect();
+                    match lanes.dispatch(job).await {
+                        Ok(evs) => self.report_lane_events(evs, events),
+                        Err((e, count)) => {
+                            return Err(self
+                                .lane_failed(mesh, &mut pending, e, count, events)
+                                .await);
+                        }
+                    }
+                    continue;
+                }
+                other => other,
+            };
             let res = self.step(mesh, &control, self.seq).await;
             self.report_taken(before, events);
             match res {
@@ -816,6 +814,44 @@ impl Node {
                 Err(e) => return Err(fail_pending(mesh, &mut pending, e, events).await),
             }
         }
+    }
+
+    /// Reports the events of finished lane runs, each followed by the material left. A run's
+    /// [`Event::Decrypted`] states the bundles ready now, not at its take: preprocessing steps
+    /// and later takes may have run meanwhile (a stale count once left a client waiting for a
+    /// pool that was already full).
+    fn report_lane_events(
+        &mut self,
+        evs: impl IntoIterator<Item = Event>,
+        events: &mut (dyn FnMut(Event) + Send),
+    ) {
+        for mut ev in evs {
+            if let Event::Decrypted { available, .. } = &mut ev {
+                *available = self.ready;
+            }
+            events(ev);
+            events(self.material());
+        }
+    }
+
+    /// Node 0's end after a lane's run failed with `e` (it answered its `count` requests
+    /// itself): reports them, answers the requests still pending and aborts as
+    /// [`fail_pending`] does; returns `e`.
+    async fn lane_failed<M: Mesh>(
+        &mut self,
+        mesh: &mut M,
+        pending: &mut Vec<(LweCiphertext, Request)>,
+        e: Error,
+        count: usize,
+        events: &mut (dyn FnMut(Event) + Send),
+    ) -> Error {
+        if count > 0 {
+            events(Event::Refused {
+                reason: Refusal::Aborted,
+                count,
+            });
+        }
+        fail_pending(mesh, pending, e, events).await
     }
 
     /// Takes the requests that have arrived into `pending` (refusing malformed ciphertexts before
@@ -878,15 +914,41 @@ impl Node {
     /// The loop of every other node: runs the coordinator's steps until `Stop` (Ok) or a
     /// failure: the error is returned, after aborting the mesh unless it is a lost peer
     /// ([`Error::lost_peer`]; the mesh has told the other nodes already).
-    pub async fn run_follower<M: Mesh>(
+    pub async fn run_follower<M: Mesh + 'static>(
         &mut self,
         mesh: &mut M,
         events: &mut (dyn FnMut(Event) + Send),
     ) -> Result<()> {
+        self.follow_in_lanes(mesh, Vec::new(), events)
+            .await
+            .map(drop)
+    }
+
+    /// [`Node::run_follower`] with the coordinator's lanes ([`Node::coordinate_in_lanes`]: the
+    /// same number, connected in the same order). Returns the lanes' meshes after a clean stop,
+    /// for their owner to close.
+    pub async fn follow_in_lanes<M: Mesh + 'static>(
+        &mut self,
+        mesh: &mut M,
+        lanes: Vec<M>,
+        events: &mut (dyn FnMut(Event) + Send),
+    ) -> Result<Vec<M>> {
         let step_timeout = mesh.options().timeout;
         let mut last = 0u64;
+        let mut lanes = Lanes::new(lanes);
         events(self.material());
         loop {
+            // Runs that have finished on their lanes (a failed one ends this node as a failed
+            // step does; its lane's mesh is aborted already, unless a peer was lost).
+            match lanes.finished().await {
+                Ok(evs) => self.report_lane_events(evs, events),
+                Err((e, _)) => {
+                    if e.lost_peer().is_none() {
+                        mesh.abort(&e.to_string()).await;
+                    }
+                    return Err(e);
+                }
+            }
             // Waiting for the next step: the coordinator sends a heartbeat at least every
             // `idle`, so allow that plus the step timeout.
             mesh.set_timeout(step_timeout + self.cfg.idle * 4);
@@ -914,10 +976,42 @@ impl Node {
             };
             last = msg.seq;
             if msg.control == Control::Stop {
-                return Ok(());
+                return match lanes.drain().await {
+                    Ok(evs) => {
+                        self.report_lane_events(evs, events);
+                        Ok(lanes.into_meshes())
+                    }
+                    Err((e, _)) => {
+                        if e.lost_peer().is_none() {
+                            mesh.abort(&e.to_string()).await;
+                        }
+                        Err(e)
+                    }
+                };
             }
             let before = self.gates.cursor()?;
-            let res = self.step(mesh, &msg.control, msg.seq).await;
+            let control = match msg.control {
+                Control::Decrypt { batch, nonces } if lanes.active() => {
+                    let job = self.take_lane_job(batch, nonces, msg.seq, mesh.n());
+                    self.report_taken(before, events);
+                    let dispatched = match job {
+                        Ok(job) => lanes.dispatch(job).await.map_err(|(e, _)| e),
+                        Err(e) => Err(e),
+                    };
+                    match dispatched {
+                        Ok(evs) => self.report_lane_events(evs, events),
+                        Err(e) => {
+                            if e.lost_peer().is_none() {
+                                mesh.abort(&e.to_string()).await;
+                            }
+                            return Err(e);
+                        }
+                    }
+                    continue;
+                }
+                other => other,
+            };
+            let res = self.step(mesh, &control, msg.seq).await;
             self.report_taken(before, events);
             match res {
                 Ok((_, Some(ev))) => {
@@ -933,6 +1027,356 @@ impl Node {
                 }
             }
         }
+    }
+}
+
+/// Checks that the coordinator sent one nonce per ciphertext.
+fn check_nonces(batch: &[Vec<u8>], nonces: &[[u8; 32]]) -> Result<()> {
+    if nonces.len() != batch.len() {
+        return Err(Error::Malformed {
+            party: 0,
+            cause: format!(
+                "the coordinator sent {} nonces for {} ciphertexts",
+                nonces.len(),
+                batch.len()
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Decodes and checks the coordinator's batch (a follower aborts on a malformed ciphertext).
+fn parse_batch(params: &Params, batch: &[Vec<u8>]) -> Result<Vec<LweCiphertext>> {
+    batch
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            LweCiphertext::from_bytes(b)
+                .and_then(|ct| ct.check(params).map(|()| ct))
+                .map_err(|e| Error::Ciphertext(format!("coordinator sent ciphertext {i}: {e}")))
+        })
+        .collect()
+}
+
+/// What one `Decrypt` step needs besides its mesh, engine, batch and gate bundles: the same for
+/// a step run in place ([`Node::coordinate`]'s loop) and one run on a lane ([`Lanes`]).
+struct DecryptRun<'a> {
+    params: &'a Params,
+    lt: LtParams,
+    key: &'a SharedKey,
+    signer: &'a Signer,
+    /// The step's sequence number (of its control message).
+    seq: u64,
+}
+
+impl DecryptRun<'_> {
+    /// Decrypts the parsed batch `cts` (the coordinator's `batch` with `nonces`) with the gate
+    /// `bundles` taken for it, and exchanges the statements: each result with every node's
+    /// attestation at node 0, nothing at a follower.
+    async fn decrypt<P: Preprocessing<Z2k>, M: Mesh>(
+        &self,
+        eng: &mut Engine<Z2k, P>,
+        mesh: &mut M,
+        cts: &[LweCiphertext],
+        batch: &[Vec<u8>],
+        nonces: &[[u8; 32]],
+        bundles: PackedBundles,
+    ) -> Result<Vec<Attested>> {
+        // Each ciphertext is hashed once: its hash goes into the batch's hash (the session id)
+        // and into this node's statement.
+        let hashes: Vec<[u8; 32]> = batch.iter().map(|c| ciphertext_hash(c)).collect();
+        let mut h = blake3::Hasher::new_derive_key("coterie-threshold 2026 service batch v2");
+        h.update(&self.seq.to_le_bytes());
+        for (ch, nonce) in hashes.iter().zip(nonces) {
+            h.update(ch);
+            h.update(nonce);
+        }
+        let sid = u64::from_le_bytes(
+            h.finalize().as_bytes()[..8]
+                .try_into()
+                .map_err(|_| Error::Invariant("hash".into()))?,
+        );
+        let mut pool = GatePool::new(self.lt);
+        pool.push(bundles)?;
+        let out = decrypt_pipelined(eng, mesh, self.params, self.key, cts, &mut pool, sid).await?;
+        self.statements(mesh, &hashes, nonces, &out).await
+    }
+
+    /// The end of a `Decrypt` step: this node signs one statement of the batch; a follower
+    /// sends it with its messages and chain to node 0, node 0 gathers everyone's and assembles
+    /// each request's attestation ([`attest_batch`]; a follower's message that node 0 cannot
+    /// read, or that does not fit the batch, leaves that follower's statement missing: the
+    /// clients refuse these results naming it). Returns each result with its attestation at
+    /// node 0, nothing at a follower.
+    async fn statements<M: Mesh>(
+        &self,
+        mesh: &mut M,
+        hashes: &[[u8; 32]],
+        nonces: &[[u8; 32]],
+        out: &[u64],
+    ) -> Result<Vec<Attested>> {
+        let mine = self.signer.sign_batch(nonces, hashes, out)?;
+        let (me, n) = (mesh.id(), mesh.n());
+        let chain = Arc::new(self.signer.chain().to_vec());
+        if me != 0 {
+            let msg = StatementMsg {
+                seq: self.seq,
+                statement: mine.clone(),
+                chain: chain.to_vec(),
+            };
+            let bytes = envelope::to_envelope(&msg)
+                .map_err(|e| Error::Invariant(format!("statement message: {e}")))?;
+            mesh.send_bytes(0, TAG_STATEMENTS, &bytes)
+                .await
+                .map_err(coterie_spdz::Error::from)?;
+            return Ok(Vec::new());
+        }
+        let mut statements = vec![None; n];
+        let mut chains = vec![None; n];
+        statements[0] = Some(mine);
+        chains[0] = Some(chain);
+        for from in 1..n {
+            let bytes = mesh
+                .recv_bytes(from, TAG_STATEMENTS)
+                .await
+                .map_err(coterie_spdz::Error::from)?;
+            match envelope::from_envelope::<StatementMsg>(&bytes, mesh.options().max_frame) {
+                Ok(m) if m.seq == self.seq && m.statement.messages.len() == out.len() => {
+                    if let Some(i) = m
+                        .statement
+                        .messages
+                        .iter()
+                        .zip(out)
+                        .position(|(a, b)| a != b)
+                    {
+                        tracing::warn!(
+                            node = from,
+                            ciphertext = i,
+                            "a follower's statement disagrees with the decryption"
+                        );
+                    }
+                    statements[from] = Some(m.statement);
+                    chains[from] = Some(Arc::new(m.chain));
+                }
+                Ok(m) => tracing::warn!(
+                    node = from,
+                    seq = m.seq,
+                    messages = m.statement.messages.len(),
+                    "a follower's statement does not fit the batch (left out)"
+                ),
+                Err(e) => tracing::warn!(
+                    node = from,
+                    error = %e,
+                    "a follower's statement is unreadable (left out)"
+                ),
+            }
+        }
+        Attested::for_batch(out, nonces, hashes, &statements, chains)
+    }
+}
+
+/// A lane's finished run: its mesh back, and the step's event or its error with the number of
+/// requests it answered with that error (node 0).
+type LaneResult<M> = (M, std::result::Result<Event, (Error, usize)>);
+
+/// One `Decrypt` step handed to a lane, with everything it took at the step's turn.
+struct LaneJob {
+    params: Params,
+    lt: LtParams,
+    key: Arc<SharedKey>,
+    signer: Arc<Signer>,
+    seq: u64,
+    batch: Vec<Vec<u8>>,
+    nonces: Vec<[u8; 32]>,
+    /// The gate bundles taken for the batch (durably).
+    bundles: PackedBundles,
+    /// The batch's random authenticated values, taken from the store (durably).
+    prep: VecPrep<Z2k>,
+    /// Node 0's: where each request's answer goes, in batch order.
+    replies: Vec<oneshot::Sender<Reply>>,
+    /// Gate bundles left after the take.
+    left: u64,
+}
+
+/// Runs one `Decrypt` step on a lane's mesh and answers node 0's requests; on a failure other
+/// than a lost peer the lane's mesh is aborted (telling the other nodes' runs on this lane).
+async fn run_lane<M: Mesh>(mut mesh: M, job: LaneJob) -> LaneResult<M> {
+    let LaneJob {
+        params,
+        lt,
+        key,
+        signer,
+        seq,
+        batch,
+        nonces,
+        bundles,
+        prep,
+        replies,
+        left,
+    } = job;
+    let started = std::time::Instant::now();
+    let res = async {
+        let cts = parse_batch(&params, &batch)?;
+        let run = DecryptRun {
+            params: &params,
+            lt,
+            key: &key,
+            signer: &signer,
+            seq,
+        };
+        let mut eng = Engine::new(prep);
+        run.decrypt(&mut eng, &mut mesh, &cts, &batch, &nonces, bundles)
+            .await
+    }
+    .await;
+    match res {
+        Ok(out) => {
+            for (r, attested) in replies.into_iter().zip(out) {
+                let _ = r.send(Ok(attested));
+            }
+            let ev = Event::Decrypted {
+                batch: batch.len(),
+                available: left,
+                micros: started.elapsed().as_micros() as u64,
+            };
+            (mesh, Ok(ev))
+        }
+        Err(e) => {
+            let why = failure_reply(&e);
+            let count = replies.len();
+            for r in replies {
+                let _ = r.send(Err(why.clone()));
+            }
+            if e.lost_peer().is_none() {
+                mesh.abort(&e.to_string()).await;
+            }
+            (mesh, Err((e, count)))
+        }
+    }
+}
+
+/// `Decrypt` steps in flight on **lanes**: meshes of their own between the same nodes, beside
+/// the control mesh. The control loop takes each step's gate bundles and random values from the
+/// stores in step order (so every node takes the same items for the same step, as without
+/// lanes), then hands the run to lane `d mod L` for the service's `d`-th `Decrypt` step, waiting
+/// first for that lane's previous run: all nodes pair the same steps on the same lane. The
+/// control loop meanwhile goes on (gathering requests, preprocessing gates on the control
+/// mesh), so up to `L` batches are decrypted at once and their computing and transfers overlap.
+/// Dropping it stops the runs still in flight (their requests get "node stopped").
+struct Lanes<M: Mesh + 'static> {
+    meshes: Vec<Option<M>>,
+    running: Vec<Option<tokio::task::JoinHandle<LaneResult<M>>>>,
+    next: usize,
+    /// Signalled by every run as it ends.
+    ended: Arc<tokio::sync::Notify>,
+}
+
+impl<M: Mesh + 'static> Drop for Lanes<M> {
+    fn drop(&mut self) {
+        for h in self.running.iter().flatten() {
+            h.abort();
+        }
+    }
+}
+
+impl<M: Mesh + 'static> Lanes<M> {
+    fn new(meshes: Vec<M>) -> Self {
+        Self {
+            running: meshes.iter().map(|_| None).collect(),
+            meshes: meshes.into_iter().map(Some).collect(),
+            next: 0,
+            ended: Arc::new(tokio::sync::Notify::new()),
+        }
+    }
+
+    /// What every run signals as it ends (`notified()` completes for a run that ended since the
+    /// last wait, or that ends later).
+    fn ended(&self) -> Arc<tokio::sync::Notify> {
+        self.ended.clone()
+    }
+
+    /// Whether a run is in flight on any lane.
+    fn running(&self) -> bool {
+        self.running.iter().any(Option::is_some)
+    }
+
+    /// Whether `Decrypt` steps run on lanes (any lane mesh was given).
+    fn active(&self) -> bool {
+        !self.meshes.is_empty()
+    }
+
+    /// Waits for lane `l`'s run, if one is in flight, and takes its mesh back.
+    async fn join(&mut self, l: usize) -> std::result::Result<Option<Event>, (Error, usize)> {
+        let Some(h) = self.running[l].take() else {
+            return Ok(None);
+        };
+        match h.await {
+            Ok((mesh, r)) => {
+                self.meshes[l] = Some(mesh);
+                r.map(Some)
+            }
+            Err(e) => Err((
+                Error::Invariant(format!("the decryption run on lane {l} failed: {e}")),
+                0,
+            )),
+        }
+    }
+
+    /// The events of the runs that have finished, without waiting for the others; the first
+    /// error of one.
+    async fn finished(&mut self) -> std::result::Result<Vec<Event>, (Error, usize)> {
+        let mut out = Vec::new();
+        for l in 0..self.running.len() {
+            if self.running[l].as_ref().is_some_and(|h| h.is_finished()) {
+                out.extend(self.join(l).await?);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Waits for every run in flight; their events, or the first error.
+    async fn drain(&mut self) -> std::result::Result<Vec<Event>, (Error, usize)> {
+        let mut out = Vec::new();
+        for l in 0..self.running.len() {
+            out.extend(self.join(l).await?);
+        }
+        Ok(out)
+    }
+
+    /// Starts `job` on the next lane, after that lane's previous run; returns that run's event.
+    async fn dispatch(
+        &mut self,
+        job: LaneJob,
+    ) -> std::result::Result<Option<Event>, (Error, usize)> {
+        let l = self.next;
+        self.next = (l + 1) % self.meshes.len();
+        let ev = self.join(l).await?;
+        let mesh = self.meshes[l]
+            .take()
+            .ok_or_else(|| (Error::Invariant(format!("lane {l} has no mesh")), 0))?;
+        let ended = self.ended.clone();
+        self.running[l] = Some(tokio::spawn(async move {
+            let r = run_lane(mesh, job).await;
+            ended.notify_one();
+            r
+        }));
+        Ok(ev)
+    }
+
+    /// The lanes' meshes, after [`Lanes::drain`] (to be closed by their owner).
+    fn into_meshes(mut self) -> Vec<M> {
+        self.meshes.iter_mut().filter_map(Option::take).collect()
+    }
+}
+
+/// What node 0 answers a request whose step failed with `e`: for a lost peer
+/// ([`Error::lost_peer`]) a message that names it and says to retry, otherwise the error.
+fn failure_reply(e: &Error) -> String {
+    match e.lost_peer() {
+        Some(j) => format!(
+            "node {j} was lost while this request was being served ({e}); the service reconnects, retry later (any gates taken for it are spent, never used again)"
+        ),
+        None => format!("decryption aborted: {e}"),
     }
 }
 
@@ -1008,12 +1452,7 @@ async fn fail_pending<M: Mesh>(
             count: pending.len(),
         });
     }
-    let why = match e.lost_peer() {
-        Some(j) => format!(
-            "node {j} was lost while this request was being served ({e}); the service reconnects, retry later (any gates taken for it are spent, never used again)"
-        ),
-        None => format!("decryption aborted: {e}"),
-    };
+    let why = failure_reply(&e);
     for (_, r) in pending.drain(..) {
         let _ = r.reply.send(Err(why.clone()));
     }

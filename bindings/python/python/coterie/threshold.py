@@ -123,6 +123,7 @@ def start_insecure_local_service(
     *,
     chunk: Optional[int] = None,
     max_batch: int = 1024,
+    lanes: int = 1,
     timeout: float = 300.0,
     progress: Optional[Callable[[str, int, int], None]] = None,
 ) -> InsecureLocalService:
@@ -136,8 +137,10 @@ def start_insecure_local_service(
     ``parties`` nodes that generate the key together (the public key is then
     :attr:`~InsecureLocalService.public_key`). Node 0 keeps ``pool`` gate bundles ready, made
     ``chunk`` at a time between requests (:meth:`~InsecureLocalService.wait_for_pool` waits for
-    them). ``progress(label, done, total)`` follows the dealing. ``directory`` must not already
-    hold ``certs/`` or ``stores/``.
+    them). ``max_batch`` bounds a batch; ``lanes`` batches are decrypted at once (1: one at a
+    time; 2 to 16: each on a connection of its own beside the control connection, so that one
+    batch's computing overlaps another's transfers). ``progress(label, done, total)`` follows
+    the dealing. ``directory`` must not already hold ``certs/`` or ``stores/``.
 
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as d:
@@ -155,6 +158,7 @@ def start_insecure_local_service(
         pool,
         chunk=chunk,
         max_batch=max_batch,
+        lanes=lanes,
         timeout=timeout,
         progress=progress,
     )

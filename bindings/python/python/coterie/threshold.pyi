@@ -126,6 +126,7 @@ class InsecureLocalService:
         *,
         chunk: Optional[int] = None,
         max_batch: int = 1024,
+        lanes: int = 1,
         timeout: float = 300.0,
         progress: Optional[Callable[[str, int, int], None]] = None,
     ) -> None:
@@ -180,6 +181,7 @@ def start_insecure_local_service(
     *,
     chunk: Optional[int] = None,
     max_batch: int = 1024,
+    lanes: int = 1,
     timeout: float = 300.0,
     progress: Optional[Callable[[str, int, int], None]] = None,
 ) -> InsecureLocalService:

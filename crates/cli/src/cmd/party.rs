@@ -188,6 +188,13 @@ pub enum Protocol {
         /// on, where it was faster here (BENCHMARKS, issue 17). Every node must pass the same.
         #[arg(long, value_enum, default_value_t = Relay::Auto)]
         relay: Relay,
+        /// Batches decrypted at once. 1: one at a time, on the nodes' one connection. L ≥ 2:
+        /// each batch on one of L further connections between the nodes ("lanes"), beside the
+        /// one that carries the coordinator's steps and the gate preprocessing, so that one
+        /// batch's computing overlaps another's transfers and the next batch's store reads
+        /// (BENCHMARKS, "The service's own path"). Every node must pass the same.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+        lanes: u32,
     },
     /// Multi-key BFV with threshold proxy re-encryption (seed 001): each party's role (user,
     /// proxy, server, receiver) comes from the config's roles; one step per run, the state kept
@@ -233,40 +240,6 @@ pub enum Protocol {
     },
 }
 
-/// Connects `lanes − 1` more meshes between the parties of `mesh` (lane 0), for protocols that
-/// keep several batches in flight. Every party first states its lane count on lane 0, and all
-/// must agree (a party that sees another count aborts, naming both, so that every party reports
-/// why); each further lane is connected only once every party holds the one before it (an
-/// exchange on that lane), so that a dial for lane `l + 1` never reaches a party still
-/// listening for lane `l`.
-async fn connect_lanes(
-    config: &Path,
-    id: usize,
-    cert: Option<&Path>,
-    key: Option<&Path>,
-    opts: &MeshOptions,
-    mesh: &mut TlsMesh,
-    lanes: u32,
-) -> Result<Vec<TlsMesh>, Error> {
-    let all: Vec<u32> = mesh.exchange_all(&lanes).await?;
-    if let Some((j, l)) = all.iter().enumerate().find(|(_, l)| **l != lanes) {
-        let msg = format!(
-            "party {j} runs {l} lane(s), party {id} {lanes}: pass the same --lanes to every party"
-        );
-        // an abort carries the reason to every peer, also one that has not read the counts yet
-        // (it would otherwise see only this party leave)
-        mesh.abort(&msg).await;
-        return Err(Error::Protocol(msg));
-    }
-    let mut out = Vec::new();
-    for lane in 1..lanes {
-        let mut m = TlsMesh::connect_with_config(config, id, cert, key, opts.clone()).await?;
-        let _: Vec<u32> = m.exchange_all(&lane).await?;
-        out.push(m);
-    }
-    Ok(out)
-}
-
 async fn run_party(
     config: &Path,
     id: usize,
@@ -286,7 +259,7 @@ async fn run_party(
             amounts,
             lanes,
         } => {
-            let extra = connect_lanes(config, id, cert, key, &opts, &mut mesh, lanes).await?;
+            let extra = mesh.connect_lanes(config, cert, key, &opts, lanes).await?;
             let progress = crate::progress::progress_bar(&format!("party {id}"));
             let r = coterie_spdz::flows::prep_ot_lanes(
                 &mut mesh,
@@ -334,6 +307,7 @@ async fn run_party(
             import_key,
             no_public_key,
             relay,
+            lanes,
         } => {
             let args = coterie_threshold::node::ServiceArgs {
                 dir,
@@ -360,25 +334,32 @@ async fn run_party(
             }
             // The node survives a lost peer: it reconnects with fresh meshes (the first is the
             // one connected above), so it owns them and closes the last itself.
+            // With lanes, every connection also connects the lanes' meshes (after the parties
+            // agree on their number): `lanes` further meshes beside the control mesh.
+            let meshes = if lanes >= 2 { lanes + 1 } else { 1 };
             let mut first = Some(mesh);
             let (cert, key) = (cert.map(Path::to_path_buf), key.map(Path::to_path_buf));
             let connect = move || {
                 let first = first.take();
                 let (cert, key, opts) = (cert.clone(), key.clone(), opts.clone());
                 async move {
-                    match first {
-                        Some(m) => Ok(m),
+                    let mut m = match first {
+                        Some(m) => m,
                         None => {
                             TlsMesh::connect_with_config(
                                 config,
                                 id,
                                 cert.as_deref(),
                                 key.as_deref(),
-                                opts,
+                                opts.clone(),
                             )
-                            .await
+                            .await?
                         }
-                    }
+                    };
+                    let more = m
+                        .connect_lanes(config, cert.as_deref(), key.as_deref(), &opts, meshes)
+                        .await?;
+                    Ok((m, more))
                 }
             };
             let king = match relay {
@@ -390,7 +371,15 @@ async fn run_party(
                 let mut connect = connect;
                 let relayed = move || {
                     let direct = connect();
-                    async move { coterie_net::KingMesh::new(direct.await?, 0).await }
+                    async move {
+                        let (m, more) = direct.await?;
+                        let mut lanes = Vec::with_capacity(more.len());
+                        let m = coterie_net::KingMesh::new(m, 0).await?;
+                        for l in more {
+                            lanes.push(coterie_net::KingMesh::new(l, 0).await?);
+                        }
+                        Ok((m, lanes))
+                    }
                 };
                 super::threshold::run_node(relayed, id, config, &args, metrics.as_deref(), &start)
                     .await

@@ -19,7 +19,8 @@ use coterie_net::Mesh;
 use coterie_threshold::node::{NodeEvent, ServiceArgs, StartOptions};
 use coterie_threshold::service::Event;
 
-/// Runs decryption node `id` on the meshes `connect` makes (a fresh one after each lost peer),
+/// Runs decryption node `id` on the meshes `connect` makes (the control mesh and its lanes, fresh
+/// ones after each lost peer),
 /// printing its progress (`party <id>: ...` lines on stdout), and with `metrics` serving its
 /// metrics over HTTP at that address; `start` may import a key.
 pub async fn run_node<M, C, F>(
@@ -31,9 +32,9 @@ pub async fn run_node<M, C, F>(
     start: &StartOptions,
 ) -> coterie_threshold::Result<()>
 where
-    M: Mesh,
+    M: Mesh + 'static,
     C: FnMut() -> F,
-    F: std::future::Future<Output = coterie_net::Result<M>>,
+    F: std::future::Future<Output = coterie_net::Result<(M, Vec<M>)>>,
 {
     let endpoint = match metrics {
         Some(addr) => {
@@ -116,7 +117,7 @@ where
         print(e)
     };
     let stop = std::future::pending();
-    let r = coterie_threshold::node::run_node_reconnecting(
+    let r = coterie_threshold::node::run_node_reconnecting_in_lanes(
         connect,
         config,
         args,
