@@ -17,8 +17,14 @@ to set against ``threshold_bench``'s loopback figures for the protocol alone.
   ``--batch`` ciphertexts at once (each its own connection); decryptions per second of the C
   streams together, so a stream can arrive while node 0 runs another.
 
+* lanes (``--lanes L`` above 1, with ``--max-batch M``): node 0 cuts what it gathers into batches
+  of at most M and keeps up to L of them decrypting at once, each on a connection of its own
+  between the nodes, so that a stream's later requests arrive, and the next batch is taken from
+  the stores, while the earlier batches run.
+
 Usage: ``.venv/bin/python bench/threshold_service.py [--batch 1000] [--batches 4] [--singles 21]
-[--concurrent 1]`` (after ``scripts/python.sh``). Prints one line per measurement.
+[--concurrent 1] [--lanes 1] [--max-batch M]`` (after ``scripts/python.sh``). Prints one line per
+measurement.
 """
 
 import argparse
@@ -35,13 +41,19 @@ def main():
     ap.add_argument("--batches", type=int, default=4)
     ap.add_argument("--singles", type=int, default=21)
     ap.add_argument("--concurrent", type=int, default=1)
+    ap.add_argument("--lanes", type=int, default=1)
+    ap.add_argument("--max-batch", type=int, default=0, help="default: all streams of a round")
     a = ap.parse_args()
     if a.concurrent < 1:
         ap.error("--concurrent must be at least 1")
     from coterie import threshold
 
     load = open("/proc/loadavg").read().split()[:3] if os.path.exists("/proc/loadavg") else []
-    print(f"# threshold service, 4 nodes, loopback TLS, insecure dealer material; load {' '.join(load)}")
+    max_batch = a.max_batch or max(a.batch * a.concurrent, 1024)
+    print(
+        f"# threshold service, 4 nodes, loopback TLS, insecure dealer material, {a.lanes} lane(s), "
+        f"batches of at most {max_batch}; load {' '.join(load)}"
+    )
     if a.concurrent == 1:
         n_dec = a.singles + 2 * a.batch * a.batches + a.batch + 64
     else:
@@ -54,7 +66,8 @@ def main():
             parties=4,
             decryptions=n_dec,
             pool=a.batch * a.concurrent,
-            max_batch=max(a.batch * a.concurrent, 1024),
+            max_batch=max_batch,
+            lanes=a.lanes,
         ) as svc:
             print(f"setup: dealing and key generation for {n_dec} decryptions {time.perf_counter() - t0:.1f} s")
             pk = svc.public_key

@@ -13,6 +13,18 @@
 //! commitment of the run, so a coordinator that sends different batches to different nodes
 //! only causes an abort.
 //!
+//! **Lanes.** With lanes ([`Node::coordinate_in_lanes`], `coterie party … threshold --lanes L`)
+//! up to `L` batches are decrypted at once, each on a mesh of its own between the nodes ("lane"),
+//! beside the control mesh, which keeps carrying the control messages and the gate
+//! preprocessing. Every node takes a `Decrypt` step's gate bundles and random values from its
+//! stores in step order, before the run, and runs the `d`-th `Decrypt` step on lane `d mod L`
+//! after that lane's previous run: all nodes take the same items for a step and pair the same
+//! steps on the same lane. Node 0 meanwhile gathers the next batch (up to `max_batch`: a stream
+//! longer than that is cut into batches that overlap) and tops up the pool only while no lane
+//! runs, or when the requests waiting need it. A run that fails on a lane ends the node as a
+//! failed step does (its lane is aborted unless a peer was lost; the other nodes' runs on it
+//! fail too). Without lanes every step runs on the one mesh, one at a time.
+//!
 //! **Trust.** The coordinator sees the (public) ciphertexts and returns the (public) results to
 //! the client; the decryption's integrity holds among the nodes (every node computes the same
 //! MAC-checked result or aborts). So that a client need not trust node 0 to forward the result
@@ -627,10 +639,11 @@ impl Node {
     }
 
     /// [`Node::coordinate`] with up to `lanes.len()` batches in flight, each decrypted on a lane
-    /// mesh of its own (see [`Lanes`]: every node must pass the same number of lanes, connected
-    /// in the same order, e.g. [`coterie_net::TlsMesh::connect_lanes`]); `mesh` carries the
-    /// control messages and the gate preprocessing. No lanes: every step runs on `mesh`, one at
-    /// a time. Returns the lanes' meshes after a clean stop, for their owner to close.
+    /// mesh of its own (the module docs, "Lanes"; every node must pass the same number of lanes,
+    /// connected in the same order, e.g. [`coterie_net::TlsMesh::connect_lanes`]); `mesh`
+    /// carries the control messages and the gate preprocessing. No lanes: every step runs on
+    /// `mesh`, one at a time. Returns the lanes' meshes after a clean stop, for their owner to
+    /// close.
     pub async fn coordinate_in_lanes<M: Mesh + 'static>(
         &mut self,
         mesh: &mut M,
