@@ -1357,13 +1357,25 @@ impl<M: Mesh + 'static> Lanes<M> {
     }
 
     /// Starts `job` on the next lane, after that lane's previous run; returns that run's event.
+    /// When that run failed, `job` is not started: its requests get the same error (and are
+    /// counted with the failed run's).
     async fn dispatch(
         &mut self,
         job: LaneJob,
     ) -> std::result::Result<Option<Event>, (Error, usize)> {
         let l = self.next;
         self.next = (l + 1) % self.meshes.len();
-        let ev = self.join(l).await?;
+        let ev = match self.join(l).await {
+            Ok(ev) => ev,
+            Err((e, count)) => {
+                let why = failure_reply(&e);
+                let more = job.replies.len();
+                for r in job.replies {
+                    let _ = r.send(Err(why.clone()));
+                }
+                return Err((e, count + more));
+            }
+        };
         let mesh = self.meshes[l]
             .take()
             .ok_or_else(|| (Error::Invariant(format!("lane {l} has no mesh")), 0))?;
