@@ -298,7 +298,7 @@ fn take_rows(len: usize) -> Vec<u128> {
 }
 
 /// Wipes `rows` and keeps the buffer for the next [`columns_to_rows`] (up to
-/// [`ROW_POOL_BYTES`] in all; beyond that it is freed). A large buffer freed goes back to the
+/// 64 MiB in all; beyond that it is freed). A large buffer freed goes back to the
 /// kernel and the next one is faulted in page by page, which was about 5% of a 2-party loopback
 /// triple run's CPU.
 pub fn recycle_rows(mut rows: Vec<u128>) {
