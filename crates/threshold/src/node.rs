@@ -493,7 +493,7 @@ pub async fn run_node_with<M: Mesh + 'static>(
 /// let opts = MeshOptions::default();
 /// let mut mesh = TlsMesh::connect_with_config(config, 1, None, None, opts.clone()).await?;
 /// // 2 lanes beside the control mesh (every node asks for the same 3)
-/// let mut lanes = mesh.connect_lanes(config, None, None, &opts, 3).await?;
+/// let lanes = mesh.connect_lanes(config, None, None, &opts, 3).await?;
 /// let args = ServiceArgs {
 ///     dir: "stores".into(),
 ///     pool: 64,
