@@ -64,6 +64,7 @@
 #![warn(missing_docs)]
 
 pub mod authenticate;
+pub mod cope;
 pub mod engine;
 mod error;
 pub mod flows;

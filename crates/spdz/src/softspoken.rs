@@ -45,11 +45,11 @@ pub fn check_block_size(k: u32) -> Result<()> {
     }
 }
 
-fn aes_key(s: u128) -> aes::Aes128 {
+pub(crate) fn aes_key(s: u128) -> aes::Aes128 {
     aes::Aes128::new(&s.to_le_bytes().into())
 }
 
-fn aes_one(c: &aes::Aes128, x: u128) -> u128 {
+pub(crate) fn aes_one(c: &aes::Aes128, x: u128) -> u128 {
     let mut b = aes::Block::from(x.to_le_bytes());
     c.encrypt_block(&mut b);
     let mut a = [0u8; 16];
@@ -89,7 +89,7 @@ pub fn expand_leaf(s: u128, batch: u64, sender: usize, receiver: usize, words: u
     out
 }
 
-fn leaf_tweak(batch: u64, sender: usize, receiver: usize) -> u128 {
+pub(crate) fn leaf_tweak(batch: u64, sender: usize, receiver: usize) -> u128 {
     (1u128 << 127)
         | ((receiver as u128 & 0x7fff) << 111)
         | ((sender as u128 & 0x7fff) << 96)
@@ -219,6 +219,84 @@ fn side_sums(next: &[u128]) -> (u128, u128) {
     (k0, k1)
 }
 
+/// Samples `keys.len() / k` GGM trees of depth `k` (block `b` punctured later by the peer at
+/// the `k` bits `b·k..(b+1)·k` of its choices) and returns their leaves (`2^k` per block,
+/// block-major) with the setup corrections, one pair per base OT (`keys` are both keys of the
+/// base OTs toward the peer; `keys.len()` a multiple of `k`). The set-up of SoftSpokenOT and of
+/// [`crate::cope`].
+pub(crate) fn ggm_trees<G: Rng + ?Sized>(
+    rng: &mut G,
+    k: usize,
+    keys: &[(Seed, Seed)],
+) -> (Vec<u128>, Vec<(u128, u128)>) {
+    debug_assert!(k >= 1 && keys.len().is_multiple_of(k));
+    let blocks = keys.len() / k;
+    let mut corr = vec![(0u128, 0u128); keys.len()];
+    let mut leaves = Vec::with_capacity(blocks << k);
+    for b in 0..blocks {
+        let mut level = vec![((rng.next_u64() as u128) << 64) | rng.next_u64() as u128];
+        for l in 1..=k {
+            let next = expand_level(&level);
+            level.zeroize();
+            let (k0, k1) = side_sums(&next);
+            let i = b * k + (k - l);
+            corr[i] = (k1 ^ pad(&keys[i].0, i), k0 ^ pad(&keys[i].1, i));
+            level = next;
+        }
+        leaves.extend_from_slice(&level);
+        level.zeroize();
+    }
+    (leaves, corr)
+}
+
+/// The punctured leaves of [`ggm_trees`] from this party's base-OT keys `k_i^{c_i}` (`keys`,
+/// choices `c` = the bits of `choices`) and the peer's setup corrections `corr` (both
+/// `keys.len()` long, a multiple of `k`): every leaf of block `b` but the one at
+/// `δ_b = (choices >> b·k) mod 2^k`, which holds an arbitrary value.
+pub(crate) fn ggm_punctured(
+    k: usize,
+    choices: u128,
+    keys: &[Seed],
+    corr: &[(u128, u128)],
+) -> Vec<u128> {
+    debug_assert!(k >= 1 && keys.len().is_multiple_of(k) && corr.len() == keys.len());
+    let blocks = keys.len() / k;
+    let mut leaves = Vec::with_capacity(blocks << k);
+    for b in 0..blocks {
+        let db = ((choices >> (b * k)) as usize) & ((1 << k) - 1);
+        // the path node holds an arbitrary value (0 at the root)
+        let mut level = vec![0u128];
+        for l in 1..=k {
+            let i = b * k + (k - l);
+            let d = ((db >> (k - l)) & 1) as u8;
+            let dc = subtle::Choice::from(d);
+            let path = (db >> (k - l + 1)) as u64; // index of the path node at level l − 1
+            let mut next = expand_level(&level);
+            level.zeroize();
+            let (s0, s1) = side_sums(&next);
+            // K^{1−d} decoded with k^d: corr.1 if d = 1, corr.0 if d = 0
+            let kk = u128::conditional_select(&corr[i].0, &corr[i].1, dc) ^ pad(&keys[i], i);
+            let s_off = u128::conditional_select(&s1, &s0, dc);
+            // the off-path child of the path node, as computed from its arbitrary value
+            let mut g = 0u128;
+            for (p, pair) in next.chunks_exact(2).enumerate() {
+                let sel = (p as u64).ct_eq(&path);
+                let cand = u128::conditional_select(&pair[1], &pair[0], dc);
+                g.conditional_assign(&cand, sel);
+            }
+            let sibling = kk ^ s_off ^ g;
+            let target = (path << 1) | (1 - d as u64);
+            for (idx, node) in next.iter_mut().enumerate() {
+                node.conditional_assign(&sibling, (idx as u64).ct_eq(&target));
+            }
+            level = next;
+        }
+        leaves.extend_from_slice(&level);
+        level.zeroize();
+    }
+    leaves
+}
+
 impl SsReceiverKeys {
     /// Samples the `128/k` GGM trees and returns them with the setup corrections, one pair per
     /// base OT (`keys` are both keys of the 128 base OTs toward this peer).
@@ -231,30 +309,8 @@ impl SsReceiverKeys {
         if keys.len() != 128 {
             return Err(Error::Invalid("SoftSpokenOT: 128 base OTs needed".into()));
         }
-        let k = k as usize;
-        let blocks = 128 / k;
-        let mut corr = vec![(0u128, 0u128); 128];
-        let mut leaves = Vec::with_capacity(blocks << k);
-        for b in 0..blocks {
-            let mut level = vec![((rng.next_u64() as u128) << 64) | rng.next_u64() as u128];
-            for l in 1..=k {
-                let next = expand_level(&level);
-                level.zeroize();
-                let (k0, k1) = side_sums(&next);
-                let i = b * k + (k - l);
-                corr[i] = (k1 ^ pad(&keys[i].0, i), k0 ^ pad(&keys[i].1, i));
-                level = next;
-            }
-            leaves.extend_from_slice(&level);
-            level.zeroize();
-        }
-        Ok((
-            Self {
-                k: k as u32,
-                leaves,
-            },
-            corr,
-        ))
+        let (leaves, corr) = ggm_trees(rng, k as usize, keys);
+        Ok((Self { k, leaves }, corr))
     }
 
     /// The block size.
@@ -349,46 +405,8 @@ impl SsSenderKeys {
                 "SoftSpokenOT: malformed setup corrections".into(),
             ));
         }
-        let k = k as usize;
-        let blocks = 128 / k;
-        let mut leaves = Vec::with_capacity(blocks << k);
-        for b in 0..blocks {
-            let db = ((delta >> (b * k)) as usize) & ((1 << k) - 1);
-            // the path node holds an arbitrary value (0 at the root)
-            let mut level = vec![0u128];
-            for l in 1..=k {
-                let i = b * k + (k - l);
-                let d = ((db >> (k - l)) & 1) as u8;
-                let dc = subtle::Choice::from(d);
-                let path = (db >> (k - l + 1)) as u64; // index of the path node at level l − 1
-                let mut next = expand_level(&level);
-                level.zeroize();
-                let (s0, s1) = side_sums(&next);
-                // K^{1−d} decoded with k^d: corr.1 if d = 1, corr.0 if d = 0
-                let kk = u128::conditional_select(&corr[i].0, &corr[i].1, dc) ^ pad(&keys[i], i);
-                let s_off = u128::conditional_select(&s1, &s0, dc);
-                // the off-path child of the path node, as computed from its arbitrary value
-                let mut g = 0u128;
-                for (p, pair) in next.chunks_exact(2).enumerate() {
-                    let sel = (p as u64).ct_eq(&path);
-                    let cand = u128::conditional_select(&pair[1], &pair[0], dc);
-                    g.conditional_assign(&cand, sel);
-                }
-                let sibling = kk ^ s_off ^ g;
-                let target = (path << 1) | (1 - d as u64);
-                for (idx, node) in next.iter_mut().enumerate() {
-                    node.conditional_assign(&sibling, (idx as u64).ct_eq(&target));
-                }
-                level = next;
-            }
-            leaves.extend_from_slice(&level);
-            level.zeroize();
-        }
-        Ok(Self {
-            k: k as u32,
-            delta,
-            leaves,
-        })
+        let leaves = ggm_punctured(k as usize, delta, keys, corr);
+        Ok(Self { k, delta, leaves })
     }
 
     /// The block size.

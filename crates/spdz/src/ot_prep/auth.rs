@@ -9,6 +9,7 @@ use rand::Rng;
 use zeroize::Zeroize;
 
 use super::{OtPrep, TAG_COPE, malformed, pairwise_bytes};
+use crate::cope;
 use crate::engine::Engine;
 use crate::prep::{InputMask, Share, Triple};
 use crate::ring::{Ring, Z2k};
@@ -28,6 +29,41 @@ impl OtPrep {
         let batch = self.batch;
         self.batch += 1;
         let mut macs: Vec<u128> = xs.iter().map(|x| r.mul(&self.alpha, x)).collect();
+        if let Some(p) = self.cope_digit_size() {
+            // COPE in digits (with SoftSpokenOT; `crate::cope`)
+            let u_len = (cnt as u64 * cope::correction_bits(p, s as u32, kk)).div_ceil(8) as usize;
+            let mut out: Vec<Option<Vec<u8>>> = (0..self.n).map(|_| None).collect();
+            for (j, o) in out.iter_mut().enumerate() {
+                if j == self.me {
+                    continue;
+                }
+                let trees = self.pair(j)?.cope_trees.as_ref().ok_or_else(|| {
+                    Error::Invalid(format!("COPE in digits: no trees toward party {j}"))
+                })?;
+                let (bytes, shares) = trees.send(kk, batch, self.me, j, xs)?;
+                for (m, sh) in macs.iter_mut().zip(shares) {
+                    *m = r.add(m, &sh);
+                }
+                *o = Some(bytes);
+            }
+            let got = pairwise_bytes(mesh, TAG_COPE, out, |_| u_len).await?;
+            for j in 0..self.n {
+                if j == self.me {
+                    continue;
+                }
+                let punct = self.pair(j)?.cope_punct.as_ref().ok_or_else(|| {
+                    Error::Invalid(format!("COPE in digits: no trees from party {j}"))
+                })?;
+                let bytes = got[j].as_ref().ok_or_else(|| malformed(j, "missing u"))?;
+                let shares = punct
+                    .receive(kk, batch, j, self.me, bytes, cnt)
+                    .map_err(|e| malformed(j, &e.to_string()))?;
+                for (m, sh) in macs.iter_mut().zip(shares) {
+                    *m = r.add(m, &sh);
+                }
+            }
+            return Ok(macs);
+        }
         let read = |xof: &mut Xof| r.random(xof);
         let per: u64 = (0..s as u64).map(|l| kk as u64 - l).sum();
         let u_len = (cnt as u64 * per).div_ceil(8) as usize;

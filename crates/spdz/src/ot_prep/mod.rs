@@ -40,6 +40,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use zeroize::Zeroize;
 
+use crate::cope::{self, CopePunctured, CopeTrees};
 use crate::kind::Kind;
 use crate::ot::{self, BaseOtSender, Seed};
 use crate::prep::{Counts, Preprocessing, VecPrep};
@@ -158,6 +159,10 @@ struct PairState {
     kos_send_keys: Vec<Seed>,
     cope_send_keys: Vec<(Seed, Seed)>,
     cope_recv_keys: Vec<Seed>,
+    /// With SoftSpokenOT: COPE in digits toward this peer (this party the value holder).
+    cope_trees: Option<CopeTrees>,
+    /// With SoftSpokenOT: COPE in digits from this peer (this party the key holder).
+    cope_punct: Option<CopePunctured>,
 }
 
 impl Drop for PairState {
@@ -524,30 +529,44 @@ impl OtPrep {
                 kos_delta: deltas[j],
                 kos_send_keys: rk[..128].to_vec(),
                 cope_recv_keys: rk[128..].to_vec(),
+                cope_trees: None,
+                cope_punct: None,
             });
         }
         deltas.zeroize();
         if let OtExtension::SoftSpoken { k } = ext {
-            // Round 3: SoftSpokenOT GGM trees; as extension receiver toward every peer, send
-            // the 128 correction pairs (16 + 16 bytes each).
+            // Round 3: the GGM trees of SoftSpokenOT and of COPE in digits ([`crate::cope`]);
+            // toward every peer, as extension receiver and as value holder, send the 128 + s
+            // correction pairs (16 + 16 bytes each).
+            let digit = cope::digit_size(k, s);
+            let pairs_len = (128 + s as usize) * 32;
             let mut out: Vec<Option<Vec<u8>>> = (0..n).map(|_| None).collect();
             for j in 0..n {
                 let Some(p) = pairs[j].as_mut() else { continue };
-                let (rk, corr) = SsReceiverKeys::setup(&mut rng, k, &p.kos_recv_keys)?;
+                let (rk, mut corr) = SsReceiverKeys::setup(&mut rng, k, &p.kos_recv_keys)?;
                 p.ss_recv = Some(rk);
-                let mut b = Vec::with_capacity(128 * 32);
+                let (trees, cope_corr) = CopeTrees::setup(&mut rng, digit, &p.cope_send_keys)?;
+                p.cope_trees = Some(trees);
+                corr.extend_from_slice(&cope_corr);
+                let mut b = Vec::with_capacity(pairs_len);
                 for (c0, c1) in &corr {
                     b.extend_from_slice(&c0.to_le_bytes());
                     b.extend_from_slice(&c1.to_le_bytes());
                 }
                 out[j] = Some(b);
             }
-            let got = pairwise_bytes(mesh, TAG_SS_SETUP, out, |_| 128 * 32).await?;
+            let got = pairwise_bytes(mesh, TAG_SS_SETUP, out, |_| pairs_len).await?;
             for j in 0..n {
                 let Some(p) = pairs[j].as_mut() else { continue };
                 let b = got[j]
                     .as_ref()
                     .ok_or_else(|| malformed(j, "missing SoftSpokenOT setup"))?;
+                if b.len() != pairs_len {
+                    return Err(malformed(
+                        j,
+                        "SoftSpokenOT and COPE setup of the wrong length",
+                    ));
+                }
                 let corr: Vec<(u128, u128)> = b
                     .chunks_exact(32)
                     .map(|c| {
@@ -558,9 +577,12 @@ impl OtPrep {
                         (u128::from_le_bytes(x), u128::from_le_bytes(y))
                     })
                     .collect();
-                let sk = SsSenderKeys::setup(k, p.kos_delta, &p.kos_send_keys, &corr)
+                let sk = SsSenderKeys::setup(k, p.kos_delta, &p.kos_send_keys, &corr[..128])
                     .map_err(|e| malformed(j, &e.to_string()))?;
                 p.ss_send = Some(sk);
+                let punct = CopePunctured::setup(digit, alpha, &p.cope_recv_keys, &corr[128..])
+                    .map_err(|e| malformed(j, &e.to_string()))?;
+                p.cope_punct = Some(punct);
             }
         }
         Ok(Self {
@@ -622,6 +644,15 @@ impl OtPrep {
             .get(j)
             .and_then(|p| p.as_ref())
             .ok_or_else(|| Error::Invalid(format!("no pair state for party {j}")))
+    }
+
+    /// The digit size of COPE in digits ([`crate::cope`]) with SoftSpokenOT; `None` with KOS
+    /// (bit-wise COPE).
+    fn cope_digit_size(&self) -> Option<u32> {
+        match self.ext {
+            OtExtension::SoftSpoken { k } => Some(cope::digit_size(k, self.key_bits)),
+            OtExtension::Kos => None,
+        }
     }
 
     fn empty_prep(&self) -> VecPrep<Z2k> {

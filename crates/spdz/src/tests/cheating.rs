@@ -513,7 +513,7 @@ async fn cheating_on_one_lane_is_caught_by_its_sacrifice() {
 /// first two peers) and in its share of the sacrifice's `z_0` (the batch opens `(ρ, y)` then
 /// `z`: the z opening is the second `TAG_OPEN` to each of the two peers).
 fn add_c_error_rules(m: &mut Tampered, ring: Z2k, t: usize, err: u128) {
-    let (s, kk) = (ring.s(), ring.k() + ring.s());
+    let p = cope_digit(&ring);
     m.add(
         Select::any()
             .tag(TAG_COPE)
@@ -521,8 +521,8 @@ fn add_c_error_rules(m: &mut Tampered, ring: Z2k, t: usize, err: u128) {
             .rewrite_bytes(move |b| {
                 rewrite_cope(
                     b,
-                    s,
-                    kk,
+                    ring,
+                    p,
                     |v, _l, u| if v == 2 * t { u.wrapping_add(err) } else { u },
                 )
             }),
@@ -535,19 +535,29 @@ fn add_c_error_rules(m: &mut Tampered, ring: Z2k, t: usize, err: u128) {
     ));
 }
 
-/// Rewrites every packed COPE correction `u_l` of value `v` (width `k + s − l`) in a
-/// postcard byte-string message holding an OT envelope: `f(v, l, u)` gives the new value.
-fn rewrite_cope(msg: &mut Vec<u8>, s: u32, kk: u32, f: impl Fn(usize, u32, u128) -> u128) {
+/// The digit size of COPE in digits under the default OT extension (`crate::cope`).
+fn cope_digit(ring: &Z2k) -> u32 {
+    match crate::ot_prep::DEFAULT_OT_EXTENSION {
+        OtExtension::SoftSpoken { k } => crate::cope::digit_size(k, ring.s()),
+        OtExtension::Kos => 1,
+    }
+}
+
+/// Rewrites every packed COPE correction `u_l` of value `v` (digit `l` of `p` bits, width
+/// `k + s − pl`; bit-wise COPE is `p = 1`) in a postcard byte-string message holding an OT
+/// envelope: `f(v, l, u)` gives the new value.
+fn rewrite_cope(msg: &mut Vec<u8>, ring: Z2k, p: u32, f: impl Fn(usize, u32, u128) -> u128) {
+    let (s, kk) = (ring.s(), ring.k() + ring.s());
     let mut blob: Blob = postcard::from_bytes(msg).unwrap();
     let payload = blob.0[HEADER_LEN..].to_vec();
-    let per: u64 = (0..s as u64).map(|l| kk as u64 - l).sum();
+    let per = crate::cope::correction_bits(p, s, kk);
     let count = (payload.len() as u64 * 8 / per) as usize;
     let mut rd = BitReader::new(&payload);
     let mut w = BitWriter::with_capacity(payload.len());
     for v in 0..count {
-        for l in 0..s {
-            let u = rd.get_u128(kk - l).unwrap();
-            w.put_u128(f(v, l, u), kk - l);
+        for l in 0..s / p {
+            let u = rd.get_u128(kk - p * l).unwrap();
+            w.put_u128(f(v, l, u), kk - p * l);
         }
     }
     let out = w.finish();
@@ -586,11 +596,11 @@ async fn gilboa_probe_is_caught_by_the_sacrifice() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inconsistent_cope_input_is_caught() {
     let cope_error = |ring: Z2k, e: u128| {
-        let (s, kk) = (ring.s(), ring.k() + ring.s());
+        let p = cope_digit(&ring);
         move |m: &mut Tampered| {
-            // u_l + e for l ≥ 1 of the first value of every COPE message
+            // u_l + e for every digit l ≥ 1 of the first value of every COPE message
             m.add(Select::any().tag(TAG_COPE).rewrite_bytes(move |b| {
-                rewrite_cope(b, s, kk, |v, l, u| {
+                rewrite_cope(b, ring, p, |v, l, u| {
                     if v == 0 && l >= 1 {
                         u.wrapping_add(e)
                     } else {
@@ -797,6 +807,37 @@ async fn tampered_softspoken_setup_is_caught() {
             })
             .await;
             assert_ext_abort(&res, 1, "softspoken-consistency");
+        }
+    }
+}
+
+/// A value holder that sends wrong GGM setup corrections for COPE in digits (after
+/// SoftSpokenOT's 128 pairs; the key holder then holds other leaves than it should, so its MAC
+/// shares are wrong) is caught by the authentication check, for 2 and 3 parties and k = 2, 4,
+/// 8, at the leaf level of the first digit and at the root's children of the last.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tampered_cope_setup_is_caught() {
+    let counts = Counts {
+        triples: 2,
+        ..Counts::default()
+    };
+    let ring = Z2k::spdz2k_64();
+    for k in SOFTSPOKEN_KS {
+        for (n, level_ot) in [(2, 0usize), (3, ring.s() as usize - 1)] {
+            let ext = OtExtension::SoftSpoken { k };
+            let res = produce_cheating_with(n, ring, counts, ext, 1, |m| {
+                m.add(
+                    Select::any()
+                        .tag(TAG_SS_SETUP)
+                        .rewrite(move |b: &mut Blob| {
+                            let at = HEADER_LEN + 32 * (128 + level_ot);
+                            b.0[at] ^= 0x5a;
+                            b.0[at + 16] ^= 0x5a;
+                        }),
+                );
+            })
+            .await;
+            assert_prep_abort(&res, 1, "authentication-mac-check");
         }
     }
 }

@@ -162,8 +162,11 @@ async fn every_ot_extension_gives_correct_material() {
 
 /// The traffic of a triple batch: SoftSpokenOT with block size `k` sends
 /// `(128 − 128/k)·words·8` bytes less per peer than KOS (the extension message is `128/k`
-/// columns instead of 128; every other message is the same size), up to a few bytes of length
-/// prefixes and variable-length encodings of random values.
+/// columns instead of 128), and its COPE in digits of `p = k` bits sends
+/// `Σ_{l<64} (128 − l) − Σ_{d<64/p} (128 − pd)` bits less for each of the `5t + 1` values it
+/// authenticates (`a, b, c, â, ĉ` per triple and the check's mask); every other message is
+/// the same size, up to a few bytes of length prefixes and variable-length encodings of
+/// random values.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn softspoken_sends_128_over_k_bits_per_ot() {
     let t = 8;
@@ -191,7 +194,11 @@ async fn softspoken_sends_128_over_k_bits_per_ot() {
     let kos = sent(OtExtension::Kos).await;
     for k in [2u32, 4, 8] {
         let ss = sent(OtExtension::SoftSpoken { k }).await;
-        let saved = ((128 - 128 / k as usize) * words * 8) as u64;
+        let ext_saved = ((128 - 128 / k as usize) * words * 8) as u64;
+        let values = (5 * t + 1) as u64;
+        let cope_saved = (values * crate::cope::correction_bits(1, 64, 128)).div_ceil(8)
+            - (values * crate::cope::correction_bits(k, 64, 128)).div_ceil(8);
+        let saved = ext_saved + cope_saved;
         for party in 0..2 {
             let d = kos[party] - ss[party];
             assert!(
