@@ -11,7 +11,8 @@
 //! `Z_{2^64}` with two bits less MAC slack and a lift), or for `k ≥ 126` are XORs of input bits,
 //! the result checked to be a bit (`n` triples per bit).
 //! The OT extension is KOS or, by default, SoftSpokenOT
-//! ([`OtExtension`], chosen by [`OtPrep::setup_with`]) with the same correlation and check.
+//! ([`OtExtension`], chosen by [`OtPrep::setup_with`]) with the same correlation and check;
+//! with SoftSpokenOT, COPE runs in digits of the MAC key share ([`crate::cope`]).
 //! Aborts name their check: `kos-consistency` or `softspoken-consistency`,
 //! `triple-sacrifice`, `authentication-mac-check`, `random-bit-input`, `random-bit-mac-check`,
 //! `random-bit-square`.
@@ -86,15 +87,20 @@ pub(crate) const TAG_SS_U: u32 = 0x5D21_0009;
 /// | SoftSpoken k = 4 |       11,574 |  0.715 |     2,922 |           366 |
 /// | SoftSpoken k = 8 |       10,806 |  0.668 |     1,386 |           765 |
 ///
+/// Those bytes were with bit-wise COPE. With SoftSpokenOT, COPE now runs in digits of `p = k`
+/// bits ([`crate::cope`]); the same example on a quieter machine (2 runs of a median of 3,
+/// `bench/results/spdz-cope-digits-ab-2026-11-27.txt`; CPU µs per triple, the previous build
+/// against this one): KOS 16,185 bytes, 169–177 µs (unchanged); `k = 2` 11,191 bytes,
+/// 145–161 µs (was 163–166); **`k = 4` 8,694 bytes, 164–173 µs (was 11,574 bytes,
+/// 169–173 µs)**; `k = 8` 7,445 bytes, 483–485 µs (was 337–342: `2^8` AES blocks per digit
+/// and value).
+///
 /// [`OtPrep::setup`] uses [`DEFAULT_OT_EXTENSION`] = SoftSpoken `k = 4`: it cuts the
-/// extension's 6,144 bytes per triple to 1,536 (the total by 28%; the Gilboa corrections and
-/// COPE, about 10,000 bytes, are untouched) at no CPU cost against KOS here (the leaf PRG is
-/// AES-CTR, KOS's is BLAKE3: the 512 AES leaf expansions per side of `k = 4` cost about what
-/// KOS's 256 + 128 BLAKE3 expansions do). `k = 8` saves only another 768 bytes (7%) for about
-/// twice the CPU time (`2^k/k` leaf expansions per bit of `Δ`: 2, 4, 32 for `k` = 2, 4, 8):
-/// at the rates above it beats `k = 4` only on links slower than about 15 MB/s (120 Mbit/s)
-/// per party, and then by at most 7%. `k = 2` is a little faster than `k = 4` but sends 1,536
-/// bytes more per triple.
+/// extension's 6,144 bytes per triple to 1,536 and COPE's 3,860 to 980 (the total by 46%
+/// against KOS with bit-wise COPE; the Gilboa corrections, 6,144 bytes, are untouched) at no
+/// CPU cost against KOS here (the leaf PRG is AES-CTR, KOS's is BLAKE3). `k = 8` saves only
+/// another 1,249 bytes (14%) for almost three times the CPU time; `k = 2` is a little faster
+/// than `k = 4` but sends 2,497 bytes more per triple.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OtExtension {
     /// KOS OT extension.
