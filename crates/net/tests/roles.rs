@@ -47,14 +47,16 @@ async fn roles_reach_the_mesh_and_must_agree() {
     }
 
     // a config without roles still loads: every party a node
-    let plain = write_pki(&tmp("plain"), &pki, &addrs).unwrap();
+    let plain_dir = tmp("plain");
+    let plain = write_pki(&plain_dir, &pki, &addrs).unwrap();
     assert!(!std::fs::read_to_string(&plain).unwrap().contains("role"));
     let r = Roster::load(&plain).unwrap();
     assert_eq!(r.parties_with_role(&Role::Node), vec![0, 1, 2]);
     assert!(r.parties_with_role(&Role::Server).is_empty());
 
     // party 1 holds the same parties with other roles: the others refuse it
-    let other = write_pki_with_roles(&tmp("other"), &pki, &addrs, &[Role::Client]).unwrap();
+    let other_dir = tmp("other");
+    let other = write_pki_with_roles(&other_dir, &pki, &addrs, &[Role::Client]).unwrap();
     let mut hs = Vec::new();
     for i in 0..2 {
         let c = if i == 1 {
@@ -71,7 +73,8 @@ async fn roles_reach_the_mesh_and_must_agree() {
     for h in hs {
         assert!(h.await.unwrap().is_err());
     }
-    for d in ["agree", "plain", "other"] {
-        let _ = std::fs::remove_dir_all(tmp(d));
+    // the directories this test wrote (each `tmp` call names a new one)
+    for d in [&dir, &plain_dir, &other_dir] {
+        let _ = std::fs::remove_dir_all(d);
     }
 }

@@ -160,6 +160,36 @@ async fn every_ot_extension_gives_correct_material() {
     }
 }
 
+/// COPE in digits with MAC keys whose size the block size does not divide: `s = 42` runs in
+/// digits of 2 bits and `s = 33` in digits of 1 bit (`cope::digit_size`); the material is
+/// correct and authentic for SoftSpokenOT with `k = 4` and `k = 8`, 2 parties.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cope_digits_fit_any_key_size() {
+    let counts = Counts {
+        triples: 4,
+        bits: 2,
+        randoms: 2,
+        masks_per_party: 1,
+    };
+    for (k, s, p) in [(40, 42, 2), (16, 33, 1)] {
+        let ring = Z2k::new(k, s).unwrap();
+        assert_eq!(crate::cope::digit_size(4, s), p);
+        assert_eq!(crate::cope::digit_size(8, s), p);
+        for ext in [
+            OtExtension::SoftSpoken { k: 4 },
+            OtExtension::SoftSpoken { k: 8 },
+        ] {
+            let res =
+                produce_on_with(InMemoryMesh::group(2, opts()), ring, counts, Some(ext)).await;
+            let preps: Vec<_> = res
+                .into_iter()
+                .map(|r| r.unwrap_or_else(|e| panic!("{ext:?}, Z_2^{k}, s = {s}: {e}")))
+                .collect();
+            verify_material(ring, &preps, counts);
+        }
+    }
+}
+
 /// The traffic of a triple batch: SoftSpokenOT with block size `k` sends
 /// `(128 − 128/k)·words·8` bytes less per peer than KOS (the extension message is `128/k`
 /// columns instead of 128), and its COPE in digits of `p = k` bits sends
