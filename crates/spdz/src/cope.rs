@@ -80,17 +80,23 @@ fn check_ring(kk: u32, count: usize) -> Result<()> {
     Ok(())
 }
 
-/// `U = Σ_j r_j` and `V = Σ_j j·r_j` (wrapping) of values `start..start + u.len()` for the
-/// `2^p` leaf ciphers of one digit.
-fn digit_sums(ciphers: &[aes::Aes128], tweak: u128, start: usize, u: &mut [u128], v: &mut [u128]) {
+/// The counter blocks `tweak | v` of values `start..start + out.len()` (the same for every leaf).
+fn counter_blocks(tweak: u128, start: usize, out: &mut [aes::Block]) {
+    for (i, b) in out.iter_mut().enumerate() {
+        *b = aes::Block::from((tweak | (start + i) as u128).to_le_bytes());
+    }
+}
+
+/// `U = Σ_j r_j` and `V = Σ_j j·r_j` (wrapping) of the values whose counter blocks are
+/// `counters` (`u`, `v` and `counters` of one length, at most [`CHUNK`]) for the `2^p` leaf
+/// ciphers of one digit.
+fn digit_sums(ciphers: &[aes::Aes128], counters: &[aes::Block], u: &mut [u128], v: &mut [u128]) {
     let mut blocks = [aes::Block::default(); CHUNK];
     let n = u.len();
     u.iter_mut().for_each(|x| *x = 0);
     v.iter_mut().for_each(|x| *x = 0);
     for (j, c) in ciphers.iter().enumerate() {
-        for (i, b) in blocks[..n].iter_mut().enumerate() {
-            *b = aes::Block::from((tweak | (start + i) as u128).to_le_bytes());
-        }
+        blocks[..n].copy_from_slice(counters);
         c.encrypt_blocks(&mut blocks[..n]);
         let jj = j as u128;
         for ((b, uu), vv) in blocks[..n].iter().zip(u.iter_mut()).zip(v.iter_mut()) {
@@ -173,12 +179,14 @@ impl CopeTrees {
         let mut shares = vec![0u128; xs.len()];
         let mut u = vec![[0u128; CHUNK]; digits];
         let mut v = [0u128; CHUNK];
+        let mut counters = [aes::Block::default(); CHUNK];
         for (c, xc) in xs.chunks(CHUNK).enumerate() {
             let start = c * CHUNK;
             let n = xc.len();
+            counter_blocks(tweak, start, &mut counters[..n]);
             for (d, ud) in u.iter_mut().enumerate() {
                 let leaves = &ciphers[d << p..(d + 1) << p];
-                digit_sums(leaves, tweak, start, &mut ud[..n], &mut v[..n]);
+                digit_sums(leaves, &counters[..n], &mut ud[..n], &mut v[..n]);
                 let shift = p * d as u32;
                 for (sh, vv) in shares[start..start + n].iter_mut().zip(&v[..n]) {
                     *sh = sh.wrapping_add(vv.wrapping_shl(shift));
@@ -256,11 +264,13 @@ impl CopePunctured {
         let mut u = [0u128; CHUNK];
         let mut v = [0u128; CHUNK];
         let mut w = vec![[0u128; CHUNK]; digits];
+        let mut counters = [aes::Block::default(); CHUNK];
         for start in (0..count).step_by(CHUNK) {
             let n = CHUNK.min(count - start);
+            counter_blocks(tweak, start, &mut counters[..n]);
             for (d, wd) in w.iter_mut().enumerate() {
                 let leaves = &ciphers[d << p..(d + 1) << p];
-                digit_sums(leaves, tweak, start, &mut u[..n], &mut v[..n]);
+                digit_sums(leaves, &counters[..n], &mut u[..n], &mut v[..n]);
                 for ((ww, uu), vv) in wd[..n].iter_mut().zip(&u[..n]).zip(&v[..n]) {
                     *ww = deltas[d].wrapping_mul(*uu).wrapping_sub(*vv);
                 }

@@ -122,13 +122,16 @@ fn block_vole(
         a.copy_from_slice(b);
         u128::from_le_bytes(a)
     };
+    // the counter blocks of a chunk, the same for every leaf
+    let mut counters = vec![aes::Block::default(); CHUNK_BLOCKS];
     let mut start = 0;
     while start < nblocks {
         let len = CHUNK_BLOCKS.min(nblocks - start);
+        for (i, b) in counters[..len].iter_mut().enumerate() {
+            *b = aes::Block::from((tweak | (start + i) as u128).to_le_bytes());
+        }
         for (c, r) in ciphers.iter().zip(scratch.iter_mut()) {
-            for (i, b) in buf[..len].iter_mut().enumerate() {
-                *b = aes::Block::from((tweak | (start + i) as u128).to_le_bytes());
-            }
+            buf[..len].copy_from_slice(&counters[..len]);
             c.encrypt_blocks(&mut buf[..len]);
             for (x, b) in r[..len].iter_mut().zip(&buf[..len]) {
                 *x = lane(b);
