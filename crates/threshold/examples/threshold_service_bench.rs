@@ -67,6 +67,8 @@ async fn main() {
 
     let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-service-bench");
     std::fs::create_dir_all(&dir).unwrap();
+    // the material is about 0.5 GB per round: removed on every way out, panics included
+    let _cleanup = RemoveOnDrop(dir.clone());
     let pki = certs::generate_pki(NODES).unwrap();
     let addrs = certs::free_loopback_addresses(NODES).unwrap();
     let config = certs::write_pki(&dir.join("certs"), &pki, &addrs).unwrap();
@@ -250,7 +252,15 @@ async fn main() {
     }
     let errors = seen.lock().unwrap().errors.clone();
     assert!(errors.is_empty(), "{errors:?}");
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Removes its directory when dropped.
+struct RemoveOnDrop(std::path::PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// This process's CPU time so far (user + system, all threads), from `/proc/self/stat` (0 where
