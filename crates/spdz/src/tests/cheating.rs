@@ -592,11 +592,12 @@ async fn gilboa_probe_is_caught_by_the_sacrifice() {
 }
 
 /// A party that deviates in COPE (different inputs `x` in different `u_l`) gets a wrong MAC
-/// on the authenticated value; the authentication check catches it.
+/// on the authenticated value; the authentication check catches it, with COPE in digits
+/// (SoftSpokenOT, the default) and with bit-wise COPE (KOS).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn inconsistent_cope_input_is_caught() {
-    let cope_error = |ring: Z2k, e: u128| {
-        let p = cope_digit(&ring);
+    // `p`: the digit size of the COPE the extension runs (1: bit-wise COPE, with KOS)
+    let cope_error = |ring: Z2k, p: u32, e: u128| {
         move |m: &mut Tampered| {
             // u_l + e for every digit l ≥ 1 of the first value of every COPE message
             m.add(Select::any().tag(TAG_COPE).rewrite_bytes(move |b| {
@@ -610,24 +611,34 @@ async fn inconsistent_cope_input_is_caught() {
             }));
         }
     };
-    let counts = Counts {
-        triples: 3,
-        ..Counts::default()
-    };
-    for (n, cheater) in [(2, 1), (3, 2)] {
-        let ring = Z2k::spdz2k_64();
-        let res = produce_cheating(n, ring, counts, cheater, cope_error(ring, 5)).await;
-        assert_prep_abort(&res, cheater, "authentication-mac-check");
+    let ring = Z2k::spdz2k_64();
+    let cases = [
+        (crate::ot_prep::DEFAULT_OT_EXTENSION, cope_digit(&ring)),
+        (OtExtension::Kos, 1),
+    ];
+    for (ext, p) in cases {
+        let counts = Counts {
+            triples: 3,
+            ..Counts::default()
+        };
+        for (n, cheater) in [(2, 1), (3, 2)] {
+            let res =
+                produce_cheating_with(n, ring, counts, ext, cheater, cope_error(ring, p, 5)).await;
+            assert_prep_abort(&res, cheater, "authentication-mac-check");
+        }
+        // also when only authenticated values are made (masks and randoms)
+        let counts = Counts {
+            randoms: 3,
+            masks_per_party: 2,
+            ..Counts::default()
+        };
+        let ring32 = Z2k::spdz2k_32();
+        let p32 = if p == 1 { 1 } else { cope_digit(&ring32) };
+        let res =
+            produce_cheating_with(2, ring32, counts, ext, 0, cope_error(ring32, p32, 1 << 70))
+                .await;
+        assert_prep_abort(&res, 0, "authentication-mac-check");
     }
-    // also when only authenticated values are made (masks and randoms)
-    let counts = Counts {
-        randoms: 3,
-        masks_per_party: 2,
-        ..Counts::default()
-    };
-    let ring = Z2k::spdz2k_32();
-    let res = produce_cheating(2, ring, counts, 0, cope_error(ring, 1 << 70)).await;
-    assert_prep_abort(&res, 0, "authentication-mac-check");
 }
 
 /// An additive error on a triple share after authentication (value changed, MAC not) is
