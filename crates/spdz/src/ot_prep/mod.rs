@@ -553,6 +553,10 @@ impl OtPrep {
                 p.ss_recv = Some(rk);
                 let (trees, cope_corr) = CopeTrees::setup(&mut rng, digit, &p.cope_send_keys)?;
                 p.cope_trees = Some(trees);
+                // the trees hold all that the base-OT keys gave; the keys go (KOS and bit-wise
+                // COPE, which use them per batch, do not run on this producer)
+                p.kos_recv_keys.zeroize();
+                p.cope_send_keys.zeroize();
                 corr.extend_from_slice(&cope_corr);
                 let mut b = Vec::with_capacity(pairs_len);
                 for (c0, c1) in &corr {
@@ -589,6 +593,8 @@ impl OtPrep {
                 let punct = CopePunctured::setup(digit, alpha, &p.cope_recv_keys, &corr[128..])
                     .map_err(|e| malformed(j, &e.to_string()))?;
                 p.cope_punct = Some(punct);
+                p.kos_send_keys.zeroize();
+                p.cope_recv_keys.zeroize();
             }
         }
         Ok(Self {
@@ -659,6 +665,22 @@ impl OtPrep {
             OtExtension::SoftSpoken { k } => Some(cope::digit_size(k, self.key_bits)),
             OtExtension::Kos => None,
         }
+    }
+
+    /// How many base-OT keys this producer still holds, over all peers (tests: none once
+    /// SoftSpokenOT's and COPE's trees are set up).
+    #[cfg(test)]
+    pub(crate) fn base_keys_held(&self) -> usize {
+        self.pairs
+            .iter()
+            .flatten()
+            .map(|p| {
+                p.kos_recv_keys.len()
+                    + p.kos_send_keys.len()
+                    + p.cope_send_keys.len()
+                    + p.cope_recv_keys.len()
+            })
+            .sum()
     }
 
     fn empty_prep(&self) -> VecPrep<Z2k> {

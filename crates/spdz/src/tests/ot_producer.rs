@@ -239,6 +239,34 @@ async fn softspoken_sends_128_over_k_bits_per_ot() {
     }
 }
 
+/// With SoftSpokenOT the base-OT keys are wiped once the trees are set up (SoftSpokenOT's and
+/// COPE's trees hold what they gave) and the producer still makes correct material; KOS keeps
+/// them (its extension and bit-wise COPE use them every batch).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn softspoken_setup_wipes_the_base_ot_keys() {
+    let ring = Z2k::spdz2k_64();
+    for (ext, held) in [
+        (OtExtension::SoftSpoken { k: 4 }, false),
+        (OtExtension::Kos, true),
+    ] {
+        let mut tasks = Vec::new();
+        for mut mesh in InMemoryMesh::group(2, opts()) {
+            tasks.push(tokio::spawn(async move {
+                let mut p = OtPrep::setup_with(&mut mesh, ring, ext).await.unwrap();
+                let keys = p.base_keys_held();
+                let t = p.triples(&mut mesh, 2).await.unwrap();
+                mesh.close().await.unwrap();
+                (keys, t.len())
+            }));
+        }
+        for t in tasks {
+            let (keys, made) = t.await.unwrap();
+            assert_eq!(keys > 0, held, "{ext:?}: {keys} base-OT keys held");
+            assert_eq!(made, 2);
+        }
+    }
+}
+
 /// Parties that disagree on the OT extension fail in the first setup round (they do not wait
 /// for each other's different messages).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
