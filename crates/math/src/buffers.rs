@@ -29,11 +29,64 @@
 //! and [`prefault_u64`] maps one ahead of its first use. [`KeptBuffers`] is that bounded,
 //! best-fit set of kept buffers for any element type (coterie-spdz keeps its OT rows in one).
 //!
+//! **Process policy.** [`keep_freed_heap`] has glibc keep freed blocks of up to 32 MiB for
+//! reuse, process-wide (the binary's choice, made once in `main`), so that the many per-batch
+//! buffers of a few megabytes stop being faulted in afresh.
+//!
 //! **Reading.** [`extend_from_file_le`] reads little-endian words from a file straight into a
 //! buffer's spare room ([`extend_from_reader_le`] from any reader, zeroing the room first), so a
 //! secret read from disk needs no second buffer to copy from and wipe.
 
 use zeroize::Zeroize;
+
+/// The largest allocation [`keep_freed_heap`] has glibc serve from its heap instead of a
+/// mapping of its own: 32 MiB, the ceiling of glibc's own adaptive threshold.
+pub const HEAP_MMAP_THRESHOLD: usize = 32 << 20;
+
+/// How much free memory at the top of a heap [`keep_freed_heap`] lets glibc keep before
+/// returning it to the kernel: 512 MiB.
+pub const HEAP_TRIM_THRESHOLD: usize = 512 << 20;
+
+/// Process-wide allocator policy for a long-running party process: freed memory up to
+/// [`HEAP_MMAP_THRESHOLD`] per block stays in the process for the next allocation instead of
+/// going back to the kernel. Returns whether the policy is in force (glibc on Linux; elsewhere
+/// nothing is changed and it returns `false`).
+///
+/// The OT producer and the Gilboa products allocate buffers of a few megabytes per batch (rows,
+/// corrections, messages). glibc maps large blocks on their own and unmaps them when freed, and
+/// trims the heap's free top beyond twice its last large block, so the next batch faulted the
+/// same memory in again page by page, each page zeroed by the kernel first: about a fifth of the
+/// producer's CPU (`clear_page_erms` and the fault path in `perf`; BENCHMARKS.md, SPDZ section).
+/// With blocks up to 32 MiB served from the heap and up to 512 MiB of free heap kept, the memory
+/// is reused. The cost: the process keeps up to that much freed memory mapped (its peak memory
+/// is unchanged). Buffers above the threshold (the threshold service's gate bundles) are
+/// unaffected and keep their own reuse ([`wipe_and_recycle_u64`]).
+///
+/// Call it once at the start of `main`; `coterie`'s binary and
+/// the benchmarks do. A library never calls it on its own: the policy belongs to the process.
+///
+/// # Example
+///
+/// ```
+/// let kept = coterie_math::buffers::keep_freed_heap();
+/// assert_eq!(kept, cfg!(all(target_os = "linux", target_env = "gnu")));
+/// ```
+pub fn keep_freed_heap() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: `mallopt` only changes glibc's allocator parameters; both values fit an int.
+        #[allow(unsafe_code)]
+        let ok = unsafe {
+            libc::mallopt(libc::M_MMAP_THRESHOLD, HEAP_MMAP_THRESHOLD as libc::c_int) == 1
+                && libc::mallopt(libc::M_TRIM_THRESHOLD, HEAP_TRIM_THRESHOLD as libc::c_int) == 1
+        };
+        ok
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        false
+    }
+}
 
 /// Buffers at least this large get the huge-page advice of [`vec_u64_huge`].
 pub const HUGE_MIN_BYTES: usize = 4 << 20;

@@ -6,8 +6,9 @@
 //! The last column is the CPU time of the whole process (both parties, setup included) per
 //! triple, from `/proc/self/stat`.
 //!
-//! `cargo run --profile ci -p coterie-spdz --example ot_ext_bench -- [triples] [repeats]`
-//! (defaults 2048 and 1; with several repeats the median triples/s is printed).
+//! `cargo run --profile ci -p coterie-spdz --example ot_ext_bench -- [triples] [repeats] [only]`
+//! (defaults 2048 and 1; with several repeats the median triples/s is printed; `only` runs just
+//! the extensions whose name contains it, e.g. `k=8` or `Kos`, for profiling).
 
 use std::time::Instant;
 
@@ -61,6 +62,8 @@ async fn run(ext: OtExtension, triples: usize) -> (f64, f64, f64) {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    // the allocator policy of `coterie`'s binary, so the bench measures what a party runs
+    coterie_math::buffers::keep_freed_heap();
     let args: Vec<String> = std::env::args().collect();
     let triples: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(2048);
     let repeats: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(1).max(1);
@@ -75,8 +78,16 @@ async fn main() {
         "{:<18} {:>14} {:>12} {:>10} {:>9} {:>16}",
         "extension", "bytes/triple", "vs Kos", "triples/s", "setup s", "CPU µs/triple"
     );
+    let only = args.get(3).cloned().unwrap_or_default();
+    let name = |ext: OtExtension| match ext {
+        OtExtension::Kos => "Kos".to_string(),
+        OtExtension::SoftSpoken { k } => format!("SoftSpoken k={k}"),
+    };
     let mut kos_bytes = None;
-    for ext in exts {
+    for ext in exts
+        .into_iter()
+        .filter(|&e| name(e).contains(only.as_str()))
+    {
         let mut runs = Vec::new();
         let c0 = cpu_s();
         for _ in 0..repeats {
@@ -86,10 +97,7 @@ async fn main() {
         runs.sort_by(|a, b| a.2.total_cmp(&b.2));
         let (setup, bytes, tps) = runs[runs.len() / 2];
         let base = *kos_bytes.get_or_insert(bytes);
-        let name = match ext {
-            OtExtension::Kos => "Kos".to_string(),
-            OtExtension::SoftSpoken { k } => format!("SoftSpoken k={k}"),
-        };
+        let name = name(ext);
         println!(
             "{name:<18} {bytes:>14.0} {:>11.3}x {tps:>10.0} {setup:>9.3} {cpu_us:>16.0}",
             bytes / base

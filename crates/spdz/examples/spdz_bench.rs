@@ -187,6 +187,8 @@ async fn run_ot(
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    // the allocator policy of `coterie`'s binary, so the bench measures what a party runs
+    coterie_math::buffers::keep_freed_heap();
     let args: Vec<String> = std::env::args().collect();
     let get = |k: &str| {
         args.iter()

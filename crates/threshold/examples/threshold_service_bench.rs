@@ -55,6 +55,8 @@ struct Seen {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    // the allocator policy of `coterie`'s binary, so the bench measures what a party runs
+    coterie_math::buffers::keep_freed_heap();
     let args: Vec<String> = std::env::args().collect();
     let lanes: u32 = arg(&args, "--lanes", 1);
     let streams: usize = arg(&args, "--streams", 2);
