@@ -43,8 +43,8 @@ pub enum Demo {
         /// Number of parties.
         #[arg(long, default_value_t = 3)]
         parties: usize,
-        /// Lanes of the preprocessing (`spdz-prep-ot --lanes`).
-        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=16))]
+        /// Lanes of the preprocessing (`spdz-prep-ot --lanes`, whose default is also 3).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=16))]
         lanes: u32,
     },
     /// Multi-key TFHE (AKÖ, seed 003) among K party processes over TLS: joint key generation
