@@ -77,6 +77,7 @@ pub mod ring;
 pub mod softspoken;
 pub mod store;
 pub mod tools;
+mod vaes;
 pub mod verify;
 pub mod wire;
 

@@ -102,7 +102,28 @@ const CHUNK_BLOCKS: usize = 128;
 /// The small-field VOLE sums of one block, fast: the same as expanding every leaf with
 /// [`expand_leaf`] and reducing with [`vole_reduce`], but chunk by chunk of the output (every
 /// leaf's AES key schedule computed once), so the `2^k` partial expansions stay in cache.
+///
+/// On CPUs with AVX-512F and VAES (and `k ≥ 2`) the fused kernel of [`crate::vaes`] computes the
+/// same sums, four leaves per AES instruction; this code is its reference in the tests.
 fn block_vole(
+    leaves: &[u128],
+    k: usize,
+    batch: u64,
+    sender: usize,
+    receiver: usize,
+    words: usize,
+) -> (Vec<u64>, Vec<Vec<u64>>) {
+    let tweak = leaf_tweak(batch, sender, receiver);
+    if let Some((mut u, mut w)) = crate::vaes::vole_sums(leaves, k, tweak, words.div_ceil(2)) {
+        u.truncate(words);
+        w.iter_mut().for_each(|x| x.truncate(words));
+        return (u, w);
+    }
+    block_vole_portable(leaves, k, batch, sender, receiver, words)
+}
+
+/// [`block_vole`] with the `aes` crate and a tree of XORs per chunk, on any CPU.
+fn block_vole_portable(
     leaves: &[u128],
     k: usize,
     batch: u64,
@@ -553,11 +574,11 @@ mod tests {
         cols
     }
 
-    /// The tree reduction and the chunked expansion against the naive sums, with lengths that
-    /// are not whole chunks.
+    /// The tree reduction, the chunked expansion and (where the CPU has VAES) the fused
+    /// kernel of `crate::vaes` against the naive sums, with lengths that are not whole chunks.
     #[test]
     fn chunked_vole_matches_reduce_and_naive() {
-        for k in [1usize, 2, 4, 8] {
+        for k in [1usize, 2, 3, 4, 5, 8] {
             for words in [1usize, 7, 2 * CHUNK_BLOCKS + 3] {
                 let leaves: Vec<u128> = (0..1u128 << k).map(|v| v * 0x1_0001 + 5).collect();
                 let rs: Vec<Vec<u64>> = leaves
@@ -579,10 +600,18 @@ mod tests {
                 let mut scratch = rs.clone();
                 assert_eq!(vole_reduce(&mut scratch, k), (nu.clone(), nw.clone()));
                 assert_eq!(
+                    block_vole_portable(&leaves, k, 9, 1, 0, words),
+                    (nu.clone(), nw.clone()),
+                    "portable, k {k} {words}"
+                );
+                assert_eq!(
                     block_vole(&leaves, k, 9, 1, 0, words),
                     (nu, nw),
                     "k {k} {words}"
                 );
+                // the fused kernel ran where it can
+                let fused = crate::vaes::vole_sums(&leaves, k, leaf_tweak(9, 1, 0), 1);
+                assert_eq!(fused.is_some(), crate::vaes::available() && k >= 2);
             }
         }
     }
