@@ -112,6 +112,44 @@ fn digit_sums(ciphers: &[aes::Aes128], counters: &[aes::Block], u: &mut [u128], 
         .for_each(|b| b.iter_mut().for_each(|x| *x = 0));
 }
 
+/// The digit sums of one batch: with VAES-512 and `p ≥ 2` by the fused kernel of
+/// [`crate::vaes`] (round keys built once per batch, four leaves per AES instruction),
+/// otherwise by [`digit_sums`] on the `aes` crate (the reference).
+enum DigitSums {
+    Fused(u32, crate::vaes::GroupKeys),
+    Portable(u32, Vec<aes::Aes128>),
+}
+
+impl DigitSums {
+    fn new(p: u32, leaves: &[u128]) -> Self {
+        if p >= 2
+            && let Some(keys) = crate::vaes::GroupKeys::new(leaves)
+        {
+            return Self::Fused(p, keys);
+        }
+        Self::Portable(p, leaves.iter().map(|&s| aes_key(s)).collect())
+    }
+
+    /// `u`, `v` of digit `d` for the values `start..start + u.len()` (`counters` their counter
+    /// blocks).
+    fn run(
+        &self,
+        d: usize,
+        tweak: u128,
+        start: usize,
+        counters: &[aes::Block],
+        u: &mut [u128],
+        v: &mut [u128],
+    ) {
+        match self {
+            Self::Fused(p, keys) => crate::vaes::digit_sums(keys, *p, d, tweak, start, u, v),
+            Self::Portable(p, ciphers) => {
+                digit_sums(&ciphers[d << p..(d + 1) << p], counters, u, v)
+            }
+        }
+    }
+}
+
 /// The value holder's side toward one key holder: every leaf of every digit's tree.
 pub struct CopeTrees {
     p: u32,
@@ -173,7 +211,7 @@ impl CopeTrees {
         let digits = self.leaves.len() >> p;
         let key_bits = digits as u32 * p;
         let tweak = leaf_tweak(batch, holder, key_holder);
-        let ciphers: Vec<aes::Aes128> = self.leaves.iter().map(|&s| aes_key(s)).collect();
+        let sums = DigitSums::new(p, &self.leaves);
         let bits = correction_bits(p, key_bits, kk) * xs.len() as u64;
         let mut out = BitWriter::with_capacity(bits.div_ceil(8) as usize);
         let mut shares = vec![0u128; xs.len()];
@@ -185,8 +223,7 @@ impl CopeTrees {
             let n = xc.len();
             counter_blocks(tweak, start, &mut counters[..n]);
             for (d, ud) in u.iter_mut().enumerate() {
-                let leaves = &ciphers[d << p..(d + 1) << p];
-                digit_sums(leaves, &counters[..n], &mut ud[..n], &mut v[..n]);
+                sums.run(d, tweak, start, &counters[..n], &mut ud[..n], &mut v[..n]);
                 let shift = p * d as u32;
                 for (sh, vv) in shares[start..start + n].iter_mut().zip(&v[..n]) {
                     *sh = sh.wrapping_add(vv.wrapping_shl(shift));
@@ -255,7 +292,7 @@ impl CopePunctured {
             )));
         }
         let tweak = leaf_tweak(batch, holder, key_holder);
-        let ciphers: Vec<aes::Aes128> = self.leaves.iter().map(|&s| aes_key(s)).collect();
+        let sums = DigitSums::new(p, &self.leaves);
         let deltas: Vec<u128> = (0..digits)
             .map(|d| (self.alpha >> (p as usize * d)) & ((1 << p) - 1))
             .collect();
@@ -269,8 +306,7 @@ impl CopePunctured {
             let n = CHUNK.min(count - start);
             counter_blocks(tweak, start, &mut counters[..n]);
             for (d, wd) in w.iter_mut().enumerate() {
-                let leaves = &ciphers[d << p..(d + 1) << p];
-                digit_sums(leaves, &counters[..n], &mut u[..n], &mut v[..n]);
+                sums.run(d, tweak, start, &counters[..n], &mut u[..n], &mut v[..n]);
                 for ((ww, uu), vv) in wd[..n].iter_mut().zip(&u[..n]).zip(&v[..n]) {
                     *ww = deltas[d].wrapping_mul(*uu).wrapping_sub(*vv);
                 }
@@ -400,6 +436,39 @@ mod tests {
             // another batch gives other shares of the same products
             let (_, other) = trees.send(kk, 4, 0, 1, &xs).unwrap();
             assert_ne!(other, mine);
+        }
+    }
+
+    /// The fused VAES digit sums (where the CPU has them) against the `aes` crate's, for every
+    /// digit size they take, partial chunks included.
+    #[test]
+    fn fused_digit_sums_match_the_portable_ones() {
+        let mut rng = ChaCha20Rng::seed_from_u64(9);
+        for p in 1..=8u32 {
+            let leaves: Vec<u128> = (0..2usize << p).map(|_| r128(&mut rng)).collect();
+            let sums = DigitSums::new(p, &leaves);
+            assert_eq!(
+                matches!(sums, DigitSums::Fused(..)),
+                p >= 2 && crate::vaes::available(),
+                "p = {p}"
+            );
+            let ciphers: Vec<aes::Aes128> = leaves.iter().map(|&s| aes_key(s)).collect();
+            let tweak = leaf_tweak(5, 2, 1);
+            for (start, n) in [(0usize, 1usize), (64, 7), (128, 64), (192, 60)] {
+                let mut counters = vec![aes::Block::default(); n];
+                counter_blocks(tweak, start, &mut counters);
+                for d in 0..2 {
+                    let (mut u, mut v) = (vec![0u128; n], vec![0u128; n]);
+                    sums.run(d, tweak, start, &counters, &mut u, &mut v);
+                    let (mut ru, mut rv) = (vec![0u128; n], vec![0u128; n]);
+                    digit_sums(&ciphers[d << p..(d + 1) << p], &counters, &mut ru, &mut rv);
+                    assert_eq!(
+                        (u, v),
+                        (ru, rv),
+                        "p = {p}, digit {d}, {n} values at {start}"
+                    );
+                }
+            }
         }
     }
 

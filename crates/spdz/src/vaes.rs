@@ -97,6 +97,71 @@ pub(crate) fn vole_sums(
     }
 }
 
+/// The AES round keys of a set of leaves, four leaves per register (for [`digit_sums`]): built
+/// once per batch, used for every chunk of values. Wiped on drop.
+pub(crate) struct GroupKeys(Vec<[u128; 44]>);
+
+impl Drop for GroupKeys {
+    fn drop(&mut self) {
+        self.0.iter_mut().for_each(|r| r.zeroize());
+    }
+}
+
+impl GroupKeys {
+    /// The round keys of `leaves` (a whole number of digits' trees of `2^p` leaves, `p ≥ 2`);
+    /// `None` where [`available`] is false or the leaves are not a multiple of 4.
+    pub(crate) fn new(leaves: &[u128]) -> Option<Self> {
+        if !leaves.len().is_multiple_of(4) || !available() {
+            return None;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: the CPU supports AES-NI (`available` above).
+            #[allow(unsafe_code)]
+            Some(Self(unsafe { x86::group_keys(leaves) }))
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            None
+        }
+    }
+}
+
+/// COPE's digit sums with VAES-512: for values `start..start + u.len()` (at most 64) and the
+/// `2^p` leaves of digit `d` (`p` from 2 to 8) in `keys`, `u[i] = Σ_j r_j` and
+/// `v[i] = Σ_j j·r_j` modulo `2^128`, where `r_j = AES_{leaf j}(tweak | (start + i))` (what
+/// `cope::digit_sums` computes with the `aes` crate, its reference in the tests).
+pub(crate) fn digit_sums(
+    keys: &GroupKeys,
+    p: u32,
+    d: usize,
+    tweak: u128,
+    start: usize,
+    u: &mut [u128],
+    v: &mut [u128],
+) {
+    assert!(
+        (2..=8).contains(&p) && u.len() == v.len() && u.len() <= CHUNK,
+        "vaes::digit_sums: digits of 2 to 8 bits, at most {CHUNK} values"
+    );
+    let groups = 1usize << (p - 2);
+    let rk = &keys.0[d * groups..(d + 1) * groups];
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: `keys` exists only where the CPU supports AVX-512F, VAES and AES-NI
+        // (`GroupKeys::new`); the kernel indexes within the slices it is given.
+        #[allow(unsafe_code)]
+        unsafe {
+            x86::digit_sums(rk, tweak, start, u, v)
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (rk, tweak, start, u, v);
+        unreachable!("GroupKeys exist only on x86-64");
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[allow(unsafe_code)] // AES-NI / VAES intrinsics behind the callers' run-time checks
 mod x86 {
@@ -145,6 +210,121 @@ mod x86 {
         out
     }
 
+    /// The round keys of every group of four leaves: 11 registers of four lanes (leaf
+    /// `4g + lane`), round-major. `leaves.len()` must be a multiple of 4.
+    #[target_feature(enable = "aes,sse2")]
+    pub(super) unsafe fn group_keys(leaves: &[u128]) -> Vec<[u128; 44]> {
+        let groups = leaves.len() / 4;
+        let mut rk: Vec<[u128; 44]> = Vec::with_capacity(groups);
+        for g in 0..groups {
+            let mut keys = [[0u128; 11]; 4];
+            for (lane, kk) in keys.iter_mut().enumerate() {
+                // SAFETY: AES-NI is enabled for this function.
+                *kk = unsafe { expand_key(leaves[4 * g + lane]) };
+            }
+            let mut regs = [0u128; 44];
+            for r in 0..11 {
+                for lane in 0..4 {
+                    regs[4 * r + lane] = keys[lane][r];
+                }
+            }
+            keys.iter_mut().for_each(|x| x.zeroize());
+            rk.push(regs);
+        }
+        rk
+    }
+
+    /// Loads group `g`'s eleven round-key registers.
+    #[target_feature(enable = "avx512f")]
+    fn load_keys(rk: &[u128; 44]) -> [__m512i; 11] {
+        let mut key = [_mm512_setzero_si512(); 11];
+        for r in 0..11 {
+            // SAFETY: an unaligned 64-byte load of four `u128`s of `rk`.
+            key[r] = unsafe { _mm512_loadu_si512(rk[4 * r..4 * r + 4].as_ptr() as *const __m512i) };
+        }
+        key
+    }
+
+    /// AES of eight counter blocks `tweak | (first + t)`, each under the four keys of `key`.
+    #[target_feature(enable = "avx512f,vaes")]
+    fn aes8(key: &[__m512i; 11], tweak: u128, first: usize) -> [__m512i; 8] {
+        let mut st = [_mm512_setzero_si512(); 8];
+        for (t, s) in st.iter_mut().enumerate() {
+            let ctr = tweak | (first + t) as u128;
+            let c = _mm_set_epi64x((ctr >> 64) as i64, ctr as i64);
+            *s = _mm512_xor_si512(_mm512_broadcast_i32x4(c), key[0]);
+        }
+        for r in 1..10 {
+            for s in st.iter_mut() {
+                *s = _mm512_aesenc_epi128(*s, key[r]);
+            }
+        }
+        for s in st.iter_mut() {
+            *s = _mm512_aesenclast_epi128(*s, key[10]);
+        }
+        st
+    }
+
+    /// Lane-wise addition modulo `2^128` of four `u128` lanes (64-bit adds, then the carry of
+    /// every low half into its high half).
+    #[target_feature(enable = "avx512f")]
+    fn add128(a: __m512i, b: __m512i) -> __m512i {
+        let s = _mm512_add_epi64(a, b);
+        let carry = _mm512_cmplt_epu64_mask(s, a) & 0x55;
+        _mm512_mask_add_epi64(s, carry << 1, s, _mm512_set1_epi64(1))
+    }
+
+    /// The kernel of [`super::digit_sums`]: `rk` the groups of one digit (`2^p / 4` of them),
+    /// `u.len() = v.len() ≤ CHUNK` values from `start`. Per value, lane-wise over the groups
+    /// `g` taken from the last down: `S = Σ_{g' ≥ g} r_{g'}` and `T += S` for `g ≥ 1`, so that in
+    /// the end `S = Σ_g r_g` and `T = Σ_g g·r_g` with two additions per group whatever `p`.
+    #[target_feature(enable = "avx512f,vaes")]
+    pub(super) fn digit_sums(
+        rk: &[[u128; 44]],
+        tweak: u128,
+        start: usize,
+        u: &mut [u128],
+        v: &mut [u128],
+    ) {
+        let n = u.len();
+        let mut acc = [_mm512_setzero_si512(); CHUNK * 2];
+        for (g, gk) in rk.iter().enumerate().rev() {
+            let mut key = load_keys(gk);
+            let mut j = 0;
+            while j < n {
+                let mut st = aes8(&key, tweak, start + j);
+                for (t, r) in st.iter().enumerate() {
+                    let a = &mut acc[2 * (j + t)..2 * (j + t) + 2];
+                    a[0] = add128(a[0], *r);
+                    if g >= 1 {
+                        a[1] = add128(a[1], a[0]);
+                    }
+                }
+                st.iter_mut().for_each(|s| *s = _mm512_setzero_si512());
+                j += 8;
+            }
+            key.iter_mut().for_each(|x| *x = _mm512_setzero_si512());
+        }
+        let lanes = |x: __m512i| -> [u128; 4] {
+            let mut out = [0u128; 4];
+            // SAFETY: an unaligned 64-byte store into four `u128`s.
+            unsafe { _mm512_storeu_si512(out.as_mut_ptr() as *mut __m512i, x) };
+            out
+        };
+        for i in 0..n {
+            let [s0, s1, s2, s3] = lanes(acc[2 * i]);
+            let [t0, t1, t2, t3] = lanes(acc[2 * i + 1]);
+            // Σ_j j·r_j with j = 4g + lane: Σ_lane lane·S_lane + 4·Σ lanes of T
+            let t = t0.wrapping_add(t1).wrapping_add(t2).wrapping_add(t3);
+            u[i] = s0.wrapping_add(s1).wrapping_add(s2).wrapping_add(s3);
+            v[i] = s1
+                .wrapping_add(s2.wrapping_mul(2))
+                .wrapping_add(s3.wrapping_mul(3))
+                .wrapping_add(t.wrapping_shl(2));
+        }
+        acc.iter_mut().for_each(|a| *a = _mm512_setzero_si512());
+    }
+
     /// XOR of the four 128-bit lanes of `x`.
     #[target_feature(enable = "avx512f")]
     fn fold4(x: __m512i) -> __m128i {
@@ -176,23 +356,8 @@ mod x86 {
         w: &mut [Vec<u128>],
     ) {
         let groups = leaves.len() / 4;
-        // the round keys of every group: 11 registers of four lanes (leaf 4g + lane)
-        let mut rk: Vec<[u128; 44]> = Vec::with_capacity(groups);
-        for g in 0..groups {
-            let mut keys = [[0u128; 11]; 4];
-            for (lane, kk) in keys.iter_mut().enumerate() {
-                // SAFETY: AES-NI is enabled for this function.
-                *kk = unsafe { expand_key(leaves[4 * g + lane]) };
-            }
-            let mut regs = [0u128; 44];
-            for r in 0..11 {
-                for lane in 0..4 {
-                    regs[4 * r + lane] = keys[lane][r];
-                }
-            }
-            keys.iter_mut().for_each(|x| x.zeroize());
-            rk.push(regs);
-        }
+        // SAFETY: AES-NI is enabled for this function.
+        let mut rk = unsafe { group_keys(leaves) };
         let n = u.len();
         let hi_bits = k - 2;
         let stride = hi_bits + 1;
@@ -204,13 +369,7 @@ mod x86 {
             let len = CHUNK.min(n - start);
             acc.iter_mut().for_each(|a| *a = _mm512_setzero_si512());
             for g in 0..groups {
-                let mut key = [_mm512_setzero_si512(); 11];
-                for r in 0..11 {
-                    // SAFETY: an unaligned 64-byte load of four `u128`s of `rk[g]`.
-                    key[r] = unsafe {
-                        _mm512_loadu_si512(rk[g][4 * r..4 * r + 4].as_ptr() as *const __m512i)
-                    };
-                }
+                let mut key = load_keys(&rk[g]);
                 // the accumulators group g adds into besides U: W_i for the set bits of g
                 let mut sel = [0usize; 6];
                 let mut nsel = 0;
@@ -224,20 +383,7 @@ mod x86 {
                 // room for them) so that the states stay in registers
                 let mut j = 0;
                 while j < len {
-                    let mut st = [_mm512_setzero_si512(); 8];
-                    for (t, s) in st.iter_mut().enumerate() {
-                        let ctr = tweak | (start + j + t) as u128;
-                        let c = _mm_set_epi64x((ctr >> 64) as i64, ctr as i64);
-                        *s = _mm512_xor_si512(_mm512_broadcast_i32x4(c), key[0]);
-                    }
-                    for r in 1..10 {
-                        for s in st.iter_mut() {
-                            *s = _mm512_aesenc_epi128(*s, key[r]);
-                        }
-                    }
-                    for s in st.iter_mut() {
-                        *s = _mm512_aesenclast_epi128(*s, key[10]);
-                    }
+                    let mut st = aes8(&key, tweak, start + j);
                     for (t, s) in st.iter().enumerate() {
                         let a = &mut acc[(j + t) * stride..(j + t + 1) * stride];
                         a[0] = _mm512_xor_si512(a[0], *s);
