@@ -183,8 +183,9 @@ fn demo_spdz_three_processes() {
     );
 }
 
-/// `spdz-prep-ot --lanes 3` between two party processes: the stores it fills drive the online
-/// product; parties that pass different lane counts both stop with a message that says so.
+/// `spdz-prep-ot --lanes 3 --ot-ext ss8` between two party processes: the stores it fills drive
+/// the online product; parties that pass different lane counts, or different OT extensions, both
+/// stop with a message that says so; an extension that does not exist is refused.
 #[test]
 fn spdz_prep_ot_on_lanes_and_mismatched_lanes() {
     let dir = scratch("lanes");
@@ -224,6 +225,8 @@ fn spdz_prep_ot_on_lanes_and_mismatched_lanes() {
         "1",
         "--lanes",
         "3",
+        "--ot-ext",
+        "ss8",
     ];
     for (i, o) in run(&[&prep, &prep]).iter().enumerate() {
         assert!(
@@ -264,6 +267,40 @@ fn spdz_prep_ot_on_lanes_and_mismatched_lanes() {
         assert!(!o.status.success(), "party {i} should fail");
         assert!(err.contains("pass the same --lanes"), "party {i}: {err}");
     }
+    let third = dir.join("third").to_string_lossy().to_string();
+    let ext = |e| {
+        [
+            "spdz-prep-ot",
+            "--dir",
+            &third,
+            "--triples",
+            "4",
+            "--ot-ext",
+            e,
+        ]
+    };
+    for (i, o) in run(&[&ext("ss4"), &ext("ss8")]).iter().enumerate() {
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "party {i} should fail");
+        assert!(err.contains("runs OT extension"), "party {i}: {err}");
+    }
+    let bad = coterie()
+        .args(["party", "--config"])
+        .arg(&cfg)
+        .args([
+            "--id",
+            "0",
+            "spdz-prep-ot",
+            "--dir",
+            &third,
+            "--ot-ext",
+            "ss3",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(!bad.status.success());
+    assert!(err.contains("must divide 128"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -284,15 +284,9 @@ async fn main() {
     let exts: Vec<(String, OtExtension)> = get("--ot-ext")
         .unwrap_or_else(|| "ss4".into())
         .split(',')
-        .map(|e| match e {
-            "kos" => ("kos".to_string(), OtExtension::Kos),
-            _ => {
-                let k = e
-                    .strip_prefix("ss")
-                    .and_then(|k| k.parse().ok())
-                    .unwrap_or_else(|| panic!("--ot-ext: kos or ss<k>, not {e}"));
-                (e.to_string(), OtExtension::SoftSpoken { k })
-            }
+        .map(|e| {
+            let ext: OtExtension = e.parse().unwrap_or_else(|err| panic!("--ot-ext: {err}"));
+            (e.to_string(), ext)
         })
         .collect();
     for &n in parties.iter().filter(|_| ot_triples > 0) {

@@ -15,6 +15,7 @@ use std::time::Instant;
 use coterie_base::Progress;
 use coterie_net::Mesh;
 
+use crate::ot_prep::{DEFAULT_OT_EXTENSION, OtExtension};
 use crate::tools::{
     insecure_deal_to_stores, online_product_demo, produce_ot_lanes_to_store_with_progress,
 };
@@ -102,12 +103,15 @@ pub async fn prep_ot<M: Mesh>(
 ) -> Result<PrepReport> {
     // one lane: lane 0 alone, no further meshes (their type is never used)
     let none: Vec<coterie_net::InMemoryMesh> = Vec::new();
-    prep_ot_lanes(mesh, none, dir, counts, progress).await
+    prep_ot_lanes(mesh, none, dir, counts, DEFAULT_OT_EXTENSION, progress).await
 }
 
 /// [`prep_ot`] on several lanes: lane 0 on `mesh`, one more lane on each of `lanes` (meshes
 /// between the same parties, every party passing as many in the same order), so that batches of
 /// triples are in flight at once ([`crate::OtLanes`]); the bytes reported cover every lane.
+/// `ext` is the OT extension ([`OtExtension`]; [`prep_ot`] runs [`DEFAULT_OT_EXTENSION`]), the
+/// same at every party: `ss8` sends 14% fewer bytes per triple than the default `ss4` for about
+/// 1.7x its CPU time (BENCHMARKS.md, SPDZ section).
 ///
 /// # Example
 ///
@@ -123,7 +127,9 @@ pub async fn prep_ot<M: Mesh>(
 ///     let (me, dir) = (mesh.id(), base.join(format!("party-{}", mesh.id())));
 ///     tasks.push(tokio::spawn(async move {
 ///         let none = coterie_base::Progress::none();
-///         let r = coterie_spdz::flows::prep_ot_lanes(&mut mesh, vec![m1], &dir, counts, none).await?;
+///         let ext = coterie_spdz::ot_prep::OtExtension::SoftSpoken { k: 8 };
+///         let r = coterie_spdz::flows::prep_ot_lanes(&mut mesh, vec![m1], &dir, counts, ext, none)
+///             .await?;
 ///         mesh.close().await?;
 ///         let s = PrepStore::open(&dir, Z2k::spdz2k_64(), me, 2)?;
 ///         assert_eq!(s.available(Kind::Triples)?, 5);
@@ -141,13 +147,15 @@ pub async fn prep_ot_lanes<M0: Mesh, M: Mesh + 'static>(
     lanes: Vec<M>,
     dir: &Path,
     counts: Counts,
+    ext: OtExtension,
     progress: Progress,
 ) -> Result<PrepReport> {
     let t = Instant::now();
     let ring = Z2k::spdz2k_64();
-    let (store, lane_bytes) =
-        produce_ot_lanes_to_store_with_progress(mesh, lanes, dir, ring, counts, OT_CHUNK, progress)
-            .await?;
+    let (store, lane_bytes) = produce_ot_lanes_to_store_with_progress(
+        mesh, lanes, dir, ring, ext, counts, OT_CHUNK, progress,
+    )
+    .await?;
     drop(store);
     Ok(PrepReport {
         secs: t.elapsed().as_secs_f64(),

@@ -120,26 +120,30 @@ pub async fn produce_ot_to_store_with_progress<M: Mesh>(
 ) -> Result<PrepStore<Z2k>> {
     // one lane: lane 0 alone, no further meshes (their type is never used)
     let none: Vec<coterie_net::InMemoryMesh> = Vec::new();
-    produce_ot_lanes_to_store_with_progress(mesh, none, dir, ring, counts, chunk, progress)
+    let ext = crate::ot_prep::DEFAULT_OT_EXTENSION;
+    produce_ot_lanes_to_store_with_progress(mesh, none, dir, ring, ext, counts, chunk, progress)
         .await
         .map(|(store, _)| store)
 }
 
 /// [`produce_ot_to_store_with_progress`] on several lanes ([`OtLanes`]): lane 0 on `mesh`, lane
 /// `l` on `lanes[l − 1]` (meshes between the same parties; every party passes as many, in the
-/// same order). Triples and random bits are split over the lanes; the
+/// same order), with the OT extension `ext` (every party the same; a mismatch fails the
+/// setup with an error that names it). Triples and random bits are split over the lanes; the
 /// lanes' meshes are closed at the end (lane 0's is the caller's). Returns the store and the
 /// bytes sent on the meshes of lanes `1..`.
+#[allow(clippy::too_many_arguments)]
 pub async fn produce_ot_lanes_to_store_with_progress<M0: Mesh, M: Mesh + 'static>(
     mesh: &mut M0,
     lanes: Vec<M>,
     dir: &Path,
     ring: Z2k,
+    ext: crate::ot_prep::OtExtension,
     counts: Counts,
     chunk: usize,
     progress: Progress,
 ) -> Result<(PrepStore<Z2k>, u64)> {
-    let main = OtPrep::setup(mesh, ring).await?;
+    let main = OtPrep::setup_with(mesh, ring, ext).await?;
     let mut producer = OtLanes::setup(main, lanes).await?;
     let (me, n) = (mesh.id(), mesh.n());
     producer.main_mut().set_progress(progress);

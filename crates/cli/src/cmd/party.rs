@@ -104,6 +104,11 @@ pub enum Protocol {
         /// time on the parties' mesh alone.
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=16))]
         lanes: u32,
+        /// The OT extension (the same at every party): `ss4` (SoftSpokenOT, block size 4; 8,694
+        /// bytes per triple per peer), `ss8` (7,445 bytes, about 1.7x the CPU time: for links
+        /// where bandwidth, not CPU, limits), `ss2`, or `kos` (16,185 bytes).
+        #[arg(long, default_value = "ss4")]
+        ot_ext: coterie_spdz::ot_prep::OtExtension,
     },
     /// Threshold decryption (seed 000) on the SPDZ_2k store DIR/party-<id>: key generation inside
     /// the ABB, public LWE samples, COUNT encryptions of known messages, gate preprocessing, and
@@ -260,6 +265,7 @@ async fn run_party(
             dir,
             amounts,
             lanes,
+            ot_ext,
         } => {
             let extra = mesh.connect_lanes(config, cert, key, &opts, lanes).await?;
             let progress = crate::progress::progress_bar(&format!("party {id}"));
@@ -268,6 +274,7 @@ async fn run_party(
                 extra,
                 &party_dir(&dir),
                 amounts.into(),
+                ot_ext,
                 progress,
             )
             .await

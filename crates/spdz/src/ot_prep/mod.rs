@@ -121,6 +121,44 @@ impl Default for OtExtension {
     }
 }
 
+/// The names the CLI and the benches use: `kos`, or `ss<k>` for SoftSpokenOT with block size
+/// `k` (`ss4` is the default).
+///
+/// ```
+/// use coterie_spdz::ot_prep::OtExtension;
+/// assert_eq!("ss8".parse::<OtExtension>().unwrap(), OtExtension::SoftSpoken { k: 8 });
+/// assert_eq!("kos".parse::<OtExtension>().unwrap().to_string(), "kos");
+/// assert!("ss3".parse::<OtExtension>().is_err()); // 3 does not divide 128
+/// ```
+impl std::str::FromStr for OtExtension {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        if s == "kos" {
+            return Ok(OtExtension::Kos);
+        }
+        let k: u32 = s
+            .strip_prefix("ss")
+            .and_then(|k| k.parse().ok())
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "OT extension {s:?}: kos, or ss<k> for SoftSpokenOT with block size k (ss4)"
+                ))
+            })?;
+        softspoken::check_block_size(k)?;
+        Ok(OtExtension::SoftSpoken { k })
+    }
+}
+
+impl std::fmt::Display for OtExtension {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OtExtension::Kos => write!(f, "kos"),
+            OtExtension::SoftSpoken { k } => write!(f, "ss{k}"),
+        }
+    }
+}
+
 impl OtExtension {
     /// The number that identifies this extension in the setup messages: 0 for KOS, `k` for
     /// SoftSpokenOT with block size `k`.
