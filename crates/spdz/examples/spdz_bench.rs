@@ -3,7 +3,8 @@
 //!
 //! `cargo run --profile bench -p coterie-spdz --example spdz_bench -- [--big N] [--netem] [--json PATH]`
 //! `[--ot-only] [--ot-parties LIST] [--ot-triples N] [--ot-bits N] [--ot-ext kos,ss4,...]`
-//! `[--ot-lanes L] [--ot-k 64|32] [--netem-engine threads|loop]`
+//! `[--ot-lanes L] [--ot-k 64|32] [--netem-engine threads|loop] [--netem-ms D] [--netem-mbit R]`
+//! (the emulated link of `--netem`: `D` ms round trip, default 1, and `R` Mbit/s, default 1000)
 //!
 //! The OT part runs `OtPrep` (maliciously secure) once per listed OT extension (`kos`, or `ss<k>`
 //! for SoftSpokenOT with block size `k`; default `ss4`, the producer's default) in the same run.
@@ -209,7 +210,12 @@ async fn main() {
             std::process::exit(2);
         }
     };
-    let link = netem.then(|| LinkParams::new(Duration::from_millis(1), 1000.0).with_engine(engine));
+    // the emulated link: 1 ms round trip and 1 Gbit/s unless --netem-ms / --netem-mbit say otherwise
+    let ms: f64 = get("--netem-ms").map_or(1.0, |v| v.parse().expect("--netem-ms: a number"));
+    let mbit: f64 =
+        get("--netem-mbit").map_or(1000.0, |v| v.parse().expect("--netem-mbit: a number"));
+    let link =
+        netem.then(|| LinkParams::new(Duration::from_secs_f64(ms / 1e3), mbit).with_engine(engine));
     let mut rows = Vec::new();
     let ot_only = args.iter().any(|a| a == "--ot-only");
     let parties: Vec<usize> = get("--ot-parties")
