@@ -95,12 +95,22 @@ pub(crate) const TAG_SS_U: u32 = 0x5D21_0009;
 /// 169–173 µs)**; `k = 8` 7,445 bytes, 483–485 µs (was 337–342: `2^8` AES blocks per digit
 /// and value).
 ///
+/// Since then the leaf expansions run in fused VAES-512 kernels where the CPU has them
+/// ([`crate::vaes`]: SoftSpokenOT's block sums and COPE's digit sums, four leaves per AES
+/// instruction) and the benches and `coterie` keep freed buffers in the process
+/// (`coterie_math::buffers::keep_freed_heap`). The same example, 2 runs of a median of 5
+/// (`bench/results/spdz-ot-ext-cpu-2026-11-27.txt`), CPU µs per triple: KOS 151–157, `k = 2`
+/// 139, **`k = 4` 134–137**, `k = 8` 217–220; alternated with the previous binary under some
+/// load (`spdz-session-ab-2026-11-27.txt`): `k = 4` 169 → 155, `k = 8` 470–492 → 234–238.
+///
 /// [`OtPrep::setup`] uses [`DEFAULT_OT_EXTENSION`] = SoftSpoken `k = 4`: it cuts the
 /// extension's 6,144 bytes per triple to 1,536 and COPE's 3,860 to 980 (the total by 46%
-/// against KOS with bit-wise COPE; the Gilboa corrections, 6,144 bytes, are untouched) at no
-/// CPU cost against KOS here (the leaf PRG is AES-CTR, KOS's is BLAKE3). `k = 8` saves only
-/// another 1,249 bytes (14%) for almost three times the CPU time; `k = 2` is a little faster
-/// than `k = 4` but sends 2,497 bytes more per triple.
+/// against KOS with bit-wise COPE; the Gilboa corrections, 6,144 bytes, are untouched) for less
+/// CPU than KOS here. `k = 8` saves another 1,249 bytes (14%) for about 1.6x the CPU time: it
+/// makes more triples than `k = 4` where the link, not the CPU, is the limit (1.15x at 100
+/// Mbit/s, equal at 300, 0.7–0.8x at 1 Gbit/s with two parties on this 2-core machine;
+/// BENCHMARKS.md), so it is a choice (`coterie party … spdz-prep-ot --ot-ext ss8`), not the
+/// default. `k = 2` is about as fast as `k = 4` but sends 2,497 bytes more per triple.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OtExtension {
     /// KOS OT extension.
