@@ -64,14 +64,20 @@ pub const HEAP_TRIM_THRESHOLD: usize = 512 << 20;
 ///
 /// Call it once at the start of `main`; `coterie`'s binary and
 /// the benchmarks do. A library never calls it on its own: the policy belongs to the process.
+/// `COTERIE_KEEP_FREED_HEAP=0` in the environment turns it off (glibc's defaults stay; for a
+/// host short of memory, or to measure the difference).
 ///
 /// # Example
 ///
 /// ```
 /// let kept = coterie_math::buffers::keep_freed_heap();
-/// assert_eq!(kept, cfg!(all(target_os = "linux", target_env = "gnu")));
+/// let off = std::env::var("COTERIE_KEEP_FREED_HEAP").is_ok_and(|v| v == "0");
+/// assert_eq!(kept, cfg!(all(target_os = "linux", target_env = "gnu")) && !off);
 /// ```
 pub fn keep_freed_heap() -> bool {
+    if std::env::var("COTERIE_KEEP_FREED_HEAP").is_ok_and(|v| v == "0") {
+        return false;
+    }
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     {
         // SAFETY: `mallopt` only changes glibc's allocator parameters; both values fit an int.

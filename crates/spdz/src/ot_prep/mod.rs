@@ -96,7 +96,7 @@ pub(crate) const TAG_SS_U: u32 = 0x5D21_0009;
 /// and value).
 ///
 /// Since then the leaf expansions run in fused VAES-512 kernels where the CPU has them
-/// ([`crate::vaes`]: SoftSpokenOT's block sums and COPE's digit sums, four leaves per AES
+/// (`crates/spdz/src/vaes.rs`: SoftSpokenOT's block sums and COPE's digit sums, four leaves per AES
 /// instruction) and the benches and `coterie` keep freed buffers in the process
 /// (`coterie_math::buffers::keep_freed_heap`). The same example, 2 runs of a median of 5
 /// (`bench/results/spdz-ot-ext-cpu-2026-11-27.txt`), CPU µs per triple: KOS 151–157, `k = 2`
