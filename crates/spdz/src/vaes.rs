@@ -1,5 +1,5 @@
-//! SoftSpokenOT's small-field VOLE sums with VAES-512: AES-128 under four leaf keys per
-//! instruction, fused with the sums, so that no leaf's expansion is ever stored.
+//! SoftSpokenOT's small-field VOLE sums and COPE's digit sums with VAES-512: AES-128 under four
+//! leaf keys per instruction, fused with the sums, so that no leaf's expansion is ever stored.
 //!
 //! [`crate::softspoken`]'s block VOLE expands every leaf `v < 2^k` of a block by AES in counter
 //! mode (`r_v[j] = AES_{s_v}(tweak | j)`) and sums: `u[j] = ⊕_v r_v[j]` and
@@ -12,18 +12,25 @@
 //! end of a chunk of counters the lanes are folded: `u = ⊕ lanes of U`,
 //! `w_0 = U.lane1 ⊕ U.lane3`, `w_1 = U.lane2 ⊕ U.lane3`, `w_i = ⊕ lanes of W_i`.
 //!
-//! Only for `k ≥ 2` (at least one full group of four keys) on x86-64 CPUs with AVX-512F and
-//! VAES; [`crate::softspoken`] checks [`available`] at run time and otherwise keeps its portable
-//! code, which the tests use as the reference. The key schedule is AES-NI's
-//! (`aeskeygenassist`), checked against the `aes` crate.
+//! COPE in digits ([`crate::cope`]) needs, per value and digit, `u = Σ_j r_j` and
+//! `v = Σ_j j·r_j` modulo `2^128` over the digit's `2^p` leaves: [`digit_sums`] runs the same
+//! AES, adds lane-wise in 128 bits (64-bit additions and the low halves' carries), and gets
+//! `Σ_g g·r_g` as a running suffix sum over the groups taken from the last (`S += r_g`, then
+//! `T += S`), two additions per group whatever `p`.
+//!
+//! Only for `k ≥ 2` (`p ≥ 2`: at least one full group of four keys) on x86-64 CPUs with AVX-512F
+//! and VAES; the callers check [`available`] at run time and otherwise keep their portable code
+//! (the `aes` crate), which the tests use as the reference. The key schedule is AES-NI's
+//! (`aeskeygenassist`), checked against FIPS 197's example.
 
 // Loops over counters and groups index several parallel arrays; ranges read better there.
 #![allow(clippy::needless_range_loop)]
 
 use zeroize::Zeroize;
 
-/// Counter blocks per chunk: the accumulators (`k − 1` registers of 64 bytes per counter, at
-/// most 7 KB per 16 counters for `k = 8`) stay in the L1 cache while all groups pass over them.
+/// Counter blocks (values) per chunk: the accumulators (`k − 1` registers of 64 bytes per
+/// counter, 28 KB for `k = 8`; two per value for COPE) stay in the L1 cache while all groups
+/// pass over them.
 const CHUNK: usize = 64;
 
 /// Whether this CPU runs [`vole_sums`] (x86-64 with AVX-512F, VAES and AES-NI).
@@ -79,12 +86,13 @@ pub(crate) fn vole_sums(
         unsafe {
             x86::vole_sums(leaves, k, tweak, &mut u, &mut w)
         };
-        let words = |v: Vec<u128>| -> Vec<u64> {
+        let words = |mut v: Vec<u128>| -> Vec<u64> {
             let mut out = Vec::with_capacity(v.len() * 2);
-            for x in v {
+            for &x in &v {
                 out.push(x as u64);
                 out.push((x >> 64) as u64);
             }
+            v.zeroize();
             out
         };
         let w = w.into_iter().map(words).collect();
