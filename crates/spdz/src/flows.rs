@@ -111,7 +111,7 @@ pub async fn prep_ot<M: Mesh>(
 /// triples are in flight at once ([`crate::OtLanes`]); the bytes reported cover every lane.
 /// `ext` is the OT extension ([`OtExtension`]; [`prep_ot`] runs [`DEFAULT_OT_EXTENSION`]), the
 /// same at every party: `ss8` sends 14% fewer bytes per triple than the default `ss4` for about
-/// 1.7x its CPU time (BENCHMARKS.md, SPDZ section).
+/// 1.6x its CPU time (BENCHMARKS.md, SPDZ section).
 ///
 /// # Example
 ///

@@ -105,7 +105,7 @@ pub enum Protocol {
         #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=16))]
         lanes: u32,
         /// The OT extension (the same at every party): `ss4` (SoftSpokenOT, block size 4; 8,694
-        /// bytes per triple per peer), `ss8` (7,445 bytes, about 1.7x the CPU time: for links
+        /// bytes per triple per peer), `ss8` (7,445 bytes, about 1.6x the CPU time: for links
         /// where bandwidth, not CPU, limits), `ss2`, or `kos` (16,185 bytes).
         #[arg(long, default_value = "ss4")]
         ot_ext: coterie_spdz::ot_prep::OtExtension,
