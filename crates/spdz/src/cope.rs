@@ -130,8 +130,16 @@ impl DigitSums {
         Self::Portable(p, leaves.iter().map(|&s| aes_key(s)).collect())
     }
 
+    /// The counter blocks of values `start..start + out.len()` where the portable sums use
+    /// them (the fused kernel builds its own in registers).
+    fn counters(&self, tweak: u128, start: usize, out: &mut [aes::Block]) {
+        if let Self::Portable(..) = self {
+            counter_blocks(tweak, start, out);
+        }
+    }
+
     /// `u`, `v` of digit `d` for the values `start..start + u.len()` (`counters` their counter
-    /// blocks).
+    /// blocks, from [`DigitSums::counters`]).
     fn run(
         &self,
         d: usize,
@@ -221,7 +229,7 @@ impl CopeTrees {
         for (c, xc) in xs.chunks(CHUNK).enumerate() {
             let start = c * CHUNK;
             let n = xc.len();
-            counter_blocks(tweak, start, &mut counters[..n]);
+            sums.counters(tweak, start, &mut counters[..n]);
             for (d, ud) in u.iter_mut().enumerate() {
                 sums.run(d, tweak, start, &counters[..n], &mut ud[..n], &mut v[..n]);
                 let shift = p * d as u32;
@@ -304,7 +312,7 @@ impl CopePunctured {
         let mut counters = [aes::Block::default(); CHUNK];
         for start in (0..count).step_by(CHUNK) {
             let n = CHUNK.min(count - start);
-            counter_blocks(tweak, start, &mut counters[..n]);
+            sums.counters(tweak, start, &mut counters[..n]);
             for (d, wd) in w.iter_mut().enumerate() {
                 sums.run(d, tweak, start, &counters[..n], &mut u[..n], &mut v[..n]);
                 for ((ww, uu), vv) in wd[..n].iter_mut().zip(&u[..n]).zip(&v[..n]) {

@@ -78,25 +78,16 @@ pub(crate) fn vole_sums(
     }
     #[cfg(target_arch = "x86_64")]
     {
-        let mut u = vec![0u128; nblocks];
-        let mut w = vec![vec![0u128; nblocks]; k];
+        // written in place as the words `softspoken` uses (a counter's block: low word first)
+        let mut u = vec![0u64; 2 * nblocks];
+        let mut w = vec![vec![0u64; 2 * nblocks]; k];
         // SAFETY: the CPU supports AVX-512F, VAES and AES-NI (`available` above); the slices
-        // have the lengths the kernel indexes (`nblocks` each, `k` of them for `w`).
+        // have the lengths the kernel indexes (`2·nblocks` words each, `k` of them for `w`).
         #[allow(unsafe_code)]
         unsafe {
             x86::vole_sums(leaves, k, tweak, &mut u, &mut w)
         };
-        let words = |mut v: Vec<u128>| -> Vec<u64> {
-            let mut out = Vec::with_capacity(v.len() * 2);
-            for &x in &v {
-                out.push(x as u64);
-                out.push((x >> 64) as u64);
-            }
-            v.zeroize();
-            out
-        };
-        let w = w.into_iter().map(words).collect();
-        Some((words(u), w))
+        Some((u, w))
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -347,26 +338,28 @@ mod x86 {
         _mm_xor_si128(a, b)
     }
 
-    /// Stores lane `x` into `out` (a `u128`).
+    /// Stores lane `x` as the two words `out[2i]` (low) and `out[2i + 1]` (high).
     #[target_feature(enable = "sse2")]
-    fn put(out: &mut u128, x: __m128i) {
-        // SAFETY: an unaligned 16-byte store into a `u128`.
-        unsafe { _mm_storeu_si128(out as *mut u128 as *mut __m128i, x) };
+    fn put(out: &mut [u64], i: usize, x: __m128i) {
+        let dst = &mut out[2 * i..2 * i + 2];
+        // SAFETY: an unaligned 16-byte store into two `u64`s (little-endian: low word first).
+        unsafe { _mm_storeu_si128(dst.as_mut_ptr() as *mut __m128i, x) };
     }
 
-    /// The kernel of [`super::vole_sums`]: `u.len()` counters, `w.len() = k ≥ 2` outputs.
+    /// The kernel of [`super::vole_sums`]: `u.len() / 2` counters (two words each),
+    /// `w.len() = k ≥ 2` outputs.
     #[target_feature(enable = "avx512f,vaes,aes")]
     pub(super) unsafe fn vole_sums(
         leaves: &[u128],
         k: usize,
         tweak: u128,
-        u: &mut [u128],
-        w: &mut [Vec<u128>],
+        u: &mut [u64],
+        w: &mut [Vec<u64>],
     ) {
         let groups = leaves.len() / 4;
         // SAFETY: AES-NI is enabled for this function.
         let mut rk = unsafe { group_keys(leaves) };
-        let n = u.len();
+        let n = u.len() / 2;
         let hi_bits = k - 2;
         let stride = hi_bits + 1;
         // accumulators per counter of the chunk: U, then W_2 … W_{k−1} (CHUNK is a multiple of
@@ -410,11 +403,11 @@ mod x86 {
                 let l1 = _mm512_extracti32x4_epi32::<1>(uu);
                 let l2 = _mm512_extracti32x4_epi32::<2>(uu);
                 let l3 = _mm512_extracti32x4_epi32::<3>(uu);
-                put(&mut u[start + t], fold4(uu));
-                put(&mut w[0][start + t], _mm_xor_si128(l1, l3));
-                put(&mut w[1][start + t], _mm_xor_si128(l2, l3));
+                put(u, start + t, fold4(uu));
+                put(&mut w[0], start + t, _mm_xor_si128(l1, l3));
+                put(&mut w[1], start + t, _mm_xor_si128(l2, l3));
                 for i in 0..hi_bits {
-                    put(&mut w[2 + i][start + t], fold4(acc[a + 1 + i]));
+                    put(&mut w[2 + i], start + t, fold4(acc[a + 1 + i]));
                 }
             }
             start += len;
