@@ -73,7 +73,9 @@ impl Stats {
 /// frames, and every message carries a protocol `tag` (0 for the untagged calls), so a message
 /// received out of order or in the wrong step is reported as [`Error::UnexpectedMessage`] instead
 /// of being misread. Every receive has a deadline ([`MeshOptions::timeout`]). After an abort by any
-/// party, or the crash of any peer, every pending and later receive returns that error.
+/// party every pending and later receive returns that error; after the crash of a peer, so does
+/// every receive that finds no message which had already arrived before it (what a peer sent
+/// before it went is still read, so that a party learns, say, the setting its peer disagreed on).
 ///
 /// Protocols take `&mut impl Mesh`; all returned futures are `Send`, so a protocol can run in a
 /// spawned tokio task. Call [`Mesh::close`] at the end so that peers see a normal close rather
@@ -423,20 +425,34 @@ impl Core {
     ) -> Result<Vec<u8>> {
         self.check_peer(from)?;
         let mut poison = self.poison.clone();
-        if let Some(e) = poison.borrow_and_update().clone() {
-            return Err(e);
-        }
         let timeout = self.opts.timeout;
         let Some(rx) = self.inbox[from].as_mut() else {
             return Err(Error::Closed { party: from });
         };
+        // A peer that sent its message and then left (an error it found, a crash) poisons the
+        // mesh once its connection ends, but what it sent before that was delivered whole and
+        // is still read: a party must learn, say, the setting its peer disagreed on rather than
+        // only that the peer went. An abort (this party's or a peer's) stops every receive.
+        let early = poison.borrow_and_update().clone();
+        if let Some(e) = &early {
+            if !matches!(e, Error::Disconnected { .. }) {
+                return Err(e.clone());
+            }
+        }
         // Fast path: a frame that has already arrived needs no timer and no select.
         let got = match rx.try_recv() {
             Ok(b) => Some(Some(b)),
             Err(mpsc::error::TryRecvError::Disconnected) => Some(None),
+            Err(mpsc::error::TryRecvError::Empty) if early.is_some() => None,
             Err(mpsc::error::TryRecvError::Empty) => tokio::select! {
                 biased;
-                _ = poison.changed() => None,
+                _ = poison.changed() => match rx.try_recv() {
+                    // a frame that came in just before the departure
+                    Ok(b) if matches!(*poison.borrow(), Some(Error::Disconnected { .. })) => {
+                        Some(Some(b))
+                    }
+                    _ => None,
+                },
                 m = rx.recv() => Some(m),
                 _ = tokio::time::sleep_until(deadline) => {
                     return Err(Error::Timeout { party: from, after: timeout });
@@ -445,7 +461,7 @@ impl Core {
         };
         let body = match got {
             None => {
-                // poison changed (or its sender is gone): report it
+                // poisoned (or its sender is gone): report it
                 return Err(self.poisoned().unwrap_or(Error::Disconnected {
                     party: from,
                     cause: "mesh shut down".into(),

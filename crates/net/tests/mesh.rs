@@ -187,6 +187,52 @@ async fn killed_party_in_memory() {
     killed_party(InMemoryMesh::group(4, opts(20)), 2).await;
 }
 
+/// Party `victim` sends every peer one message and stops without closing; the others read
+/// after its connection has surely ended: the message still arrives whole, and only the next
+/// receive reports the departure (a peer that found an error and left must not hide what it
+/// sent before it, such as the setting it disagreed on).
+async fn message_before_crash_is_read<M: Mesh + 'static>(meshes: Vec<M>, victim: usize) {
+    let mut hs = Vec::new();
+    for mut m in meshes {
+        hs.push(tokio::spawn(async move {
+            if m.id() == victim {
+                for j in (0..m.n()).filter(|&j| j != victim) {
+                    m.send(j, &format!("last words of {victim}")).await?;
+                }
+                drop(m); // crash: no close
+                return Ok(None);
+            }
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let s: String = m.recv(victim).await?;
+            let next: Result<String, Error> = m.recv(victim).await;
+            Ok::<_, Error>(Some((s, next.err())))
+        }));
+    }
+    for (i, h) in hs.into_iter().enumerate() {
+        let r = h.await.unwrap().unwrap();
+        if i == victim {
+            continue;
+        }
+        let (s, e) = r.expect("a survivor");
+        assert_eq!(s, format!("last words of {victim}"), "party {i}");
+        let e = e.expect("a second message from a crashed party");
+        assert!(
+            matches!(e, Error::Disconnected { party, .. } | Error::Closed { party } if party == victim),
+            "party {i}: {e}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn message_before_crash_is_read_tls() {
+    message_before_crash_is_read(tls_group(3, true, opts(20)).await, 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn message_before_crash_is_read_in_memory() {
+    message_before_crash_is_read(InMemoryMesh::group(3, opts(20)), 0).await;
+}
+
 /// Party 1 aborts while everyone else waits for it; all see its reason.
 async fn abort_reaches_all<M: Mesh + 'static>(meshes: Vec<M>) {
     let mut hs = Vec::new();
