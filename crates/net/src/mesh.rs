@@ -434,10 +434,10 @@ impl Core {
         // is still read: a party must learn, say, the setting its peer disagreed on rather than
         // only that the peer went. An abort (this party's or a peer's) stops every receive.
         let early = poison.borrow_and_update().clone();
-        if let Some(e) = &early {
-            if !matches!(e, Error::Disconnected { .. }) {
-                return Err(e.clone());
-            }
+        if let Some(e) = &early
+            && !matches!(e, Error::Disconnected { .. })
+        {
+            return Err(e.clone());
         }
         // Fast path: a frame that has already arrived needs no timer and no select.
         let got = match rx.try_recv() {
