@@ -222,7 +222,7 @@ fn spdz_prep_ot_on_lanes_and_mismatched_lanes() {
         "--randoms",
         "2",
         "--masks",
-        "1",
+        "2",
         "--lanes",
         "3",
         "--ot-ext",
@@ -250,6 +250,18 @@ fn spdz_prep_ot_on_lanes_and_mismatched_lanes() {
             String::from_utf8_lossy(&o.stderr)
         );
     }
+    // Party 0 finds no store (a local error): it aborts with its reason before it exits, so
+    // party 1, waiting for its messages, reports that reason, not a lost connection.
+    let missing = dir.join("missing").to_string_lossy().to_string();
+    let outs = run(&[&["spdz-demo", "--dir", &missing], &demo]);
+    for (i, o) in outs.iter().enumerate() {
+        assert!(!o.status.success(), "party {i} should fail");
+    }
+    let err1 = String::from_utf8_lossy(&outs[1].stderr);
+    assert!(
+        err1.contains("protocol aborted by party 0: protocol failed: SPDZ online: open"),
+        "party 1: {err1}"
+    );
     let other = dir.join("other").to_string_lossy().to_string();
     let lanes = |l| {
         [

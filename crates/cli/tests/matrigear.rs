@@ -109,30 +109,22 @@ fn prep_resumes_from_state_and_products_consume_triples() {
             assert!(text(&o).contains("equals the plaintext product"));
         }
     }
-    // Both matrix triples are used: a third product is refused, none reused. Every party fails;
-    // a party that notices its peer's refusal first reports the peer's exit instead, so only
-    // "at least one names the exhausted store" is deterministic.
+    // Both matrix triples are used: a third product is refused, none reused. Every party fails
+    // and names the exhausted store: its own, or its peer's in the abort the peer sent before
+    // it exited.
     let third = run_all(&config, &state, 2, &["matrigear-product"]);
     for o in &third {
         assert!(!o.status.success());
         let t = text(o);
-        assert!(t.contains("exhausted") || t.contains("disconnected"), "{t}");
+        assert!(t.contains("exhausted"), "{t}");
     }
-    assert!(third.iter().any(|o| text(o).contains("exhausted")));
     // A party that lost its state: every party refuses, saying what happened.
     std::fs::remove_file(state.join("party-1").join("matrigear.state")).unwrap();
     let lost = run_all(&config, &state, 2, &prep);
     for o in &lost {
         assert!(!o.status.success());
         let t = text(o);
-        assert!(
-            t.contains("key generation was interrupted") || t.contains("disconnected"),
-            "{t}"
-        );
+        assert!(t.contains("key generation was interrupted"), "{t}");
     }
-    assert!(
-        lost.iter()
-            .any(|o| text(o).contains("key generation was interrupted"))
-    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

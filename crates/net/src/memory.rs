@@ -115,8 +115,9 @@ impl Mesh for InMemoryMesh {
             party: self.core.id,
             reason: notice.reason,
         };
-        tracing::warn!(party = self.core.id, %e, "abort");
-        set_poison(&self.poison_tx, e.clone());
+        if set_poison(&self.poison_tx, e.clone()) {
+            tracing::warn!(party = self.core.id, %e, "abort");
+        }
         self.poisoned_or(e)
     }
 

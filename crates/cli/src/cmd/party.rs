@@ -259,52 +259,7 @@ async fn run_party(
     let mut mesh = TlsMesh::connect_with_config(config, id, cert, key, opts.clone()).await?;
     let t_conn = t0.elapsed();
     let n = mesh.n();
-    let party_dir = |d: &Path| d.join(format!("party-{id}"));
-    let summary = match protocol {
-        Protocol::SpdzPrepOt {
-            dir,
-            amounts,
-            lanes,
-            ot_ext,
-        } => {
-            let extra = mesh.connect_lanes(config, cert, key, &opts, lanes).await?;
-            let progress = crate::progress::progress_bar(&format!("party {id}"));
-            let r = coterie_spdz::flows::prep_ot_lanes(
-                &mut mesh,
-                extra,
-                &party_dir(&dir),
-                amounts.into(),
-                ot_ext,
-                progress,
-            )
-            .await
-            .map_err(|e| Error::Protocol(format!("SPDZ preprocessing: {e}")))?;
-            let c: coterie_spdz::Counts = amounts.into();
-            println!(
-                "party {id}: {} triples, {} bits, {} randoms, {} masks per owner in {:.2} s ({} bytes sent)",
-                c.triples, c.bits, c.randoms, c.masks_per_party, r.secs, r.bytes_sent
-            );
-            "SPDZ_2k preprocessing done".to_string()
-        }
-        Protocol::ThresholdDemo { dir, count } => {
-            super::threshold::party_demo(&mut mesh, &party_dir(&dir), count)
-                .await
-                .map_err(|e| Error::Protocol(format!("threshold decryption: {e}")))?;
-            "threshold decryption demo done".to_string()
-        }
-        Protocol::Mktfhe {
-            x,
-            y,
-            dir,
-            insecure_toy,
-            mpc_rounding,
-        } => {
-            let dir = dir.map(|d| party_dir(&d));
-            super::mktfhe::party_demo(&mut mesh, x, y, dir.as_deref(), insecure_toy, mpc_rounding)
-                .await
-                .map_err(|e| Error::Protocol(format!("multi-key TFHE: {e}")))?;
-            "multi-key TFHE demo done".to_string()
-        }
+    let protocol = match protocol {
         Protocol::Threshold {
             dir,
             pool,
@@ -404,61 +359,16 @@ async fn run_party(
             );
             return Ok(());
         }
-        Protocol::SpdzDemo { dir, value } => {
-            let v = coterie_spdz::flows::online_demo(
-                &mut mesh,
-                &party_dir(&dir),
-                value.unwrap_or(id as u64 + 2),
-            )
-            .await
-            .map_err(|e| Error::Protocol(format!("SPDZ online: {e}")))?;
-            println!("party {id}: product of all inputs (mod 2^64) = {v} (MAC-checked)");
-            "SPDZ_2k product done".to_string()
-        }
-        Protocol::Reenc(args) => super::reenc::party(&mut mesh, &args)
-            .await
-            .map_err(|e| Error::Protocol(format!("seed 001 re-encryption: {e}")))?,
-        Protocol::MatrigearPrep(args) => super::matrigear::prep(&mut mesh, &args)
-            .await
-            .map_err(|e| Error::Protocol(format!("MatriGear preprocessing: {e}")))?,
-        Protocol::MatrigearProduct(args) => super::matrigear::product(&mut mesh, &args)
-            .await
-            .map_err(|e| Error::Protocol(format!("MatriGear product: {e}")))?,
-        Protocol::HssSetup(args) => super::hss::setup(&mut mesh, &args)
-            .await
-            .map_err(|e| Error::Protocol(format!("HSS setup: {e}")))?,
-        Protocol::HssVote(args) => super::hss::vote(&mut mesh, &args)
-            .await
-            .map_err(|e| Error::Protocol(format!("HSS vote: {e}")))?,
-        Protocol::HssFeed(args) => super::hss::feed(&mut mesh, &args)
-            .await
-            .map_err(|e| Error::Protocol(format!("HSS feed: {e}")))?,
-        Protocol::HssPir(args) => super::hss::pir(&mut mesh, &args)
-            .await
-            .map_err(|e| Error::Protocol(format!("HSS PIR: {e}")))?,
-        Protocol::HssTriples(args) => super::hss::triples(&mut mesh, &args)
-            .await
-            .map_err(|e| Error::Protocol(format!("HSS triples: {e}")))?,
-        Protocol::HssFs(args) => super::hss::fs(&mut mesh, &args)
-            .await
-            .map_err(|e| Error::Protocol(format!("HSS file system: {e}")))?,
-        Protocol::Echo => {
-            let peers = coterie_net::demo::echo(&mut mesh).await?;
-            format!("echo ok with {peers} peers")
-        }
-        Protocol::Sum {
-            value,
-            rounds,
-            crash_after,
-        } => {
-            let v = value.unwrap_or(id as u64 + 1);
-            if let Some(c) = crash_after.filter(|&c| c < rounds) {
-                coterie_net::demo::sum_rounds(&mut mesh, v, 0..c).await?;
-                eprintln!("party {id}: crashing on purpose after {c} rounds");
-                std::process::exit(3);
-            }
-            let sum = coterie_net::demo::sum(&mut mesh, v, rounds).await?;
-            format!("sum = {sum}")
+        other => other,
+    };
+    let summary = match run_protocol(&mut mesh, id, config, cert, key, &opts, protocol).await {
+        Ok(s) => s,
+        Err(e) => {
+            // Every peer learns why this party stops (unless a peer's abort or departure is
+            // the reason: then the mesh is poisoned already and nothing more is sent), instead
+            // of seeing only its connection end.
+            mesh.abort(&e.to_string()).await;
+            return Err(e);
         }
     };
     let st = mesh.stats().clone();
@@ -471,4 +381,125 @@ async fn run_party(
         st.total_received()
     );
     Ok(())
+}
+
+/// The protocols other than the threshold node (which owns its meshes), on the connected `mesh`:
+/// returns the summary line.
+async fn run_protocol(
+    mesh: &mut TlsMesh,
+    id: usize,
+    config: &Path,
+    cert: Option<&Path>,
+    key: Option<&Path>,
+    opts: &MeshOptions,
+    protocol: Protocol,
+) -> Result<String, Error> {
+    let party_dir = |d: &Path| d.join(format!("party-{id}"));
+    Ok(match protocol {
+        Protocol::SpdzPrepOt {
+            dir,
+            amounts,
+            lanes,
+            ot_ext,
+        } => {
+            let extra = mesh.connect_lanes(config, cert, key, opts, lanes).await?;
+            let progress = crate::progress::progress_bar(&format!("party {id}"));
+            let r = coterie_spdz::flows::prep_ot_lanes(
+                mesh,
+                extra,
+                &party_dir(&dir),
+                amounts.into(),
+                ot_ext,
+                progress,
+            )
+            .await
+            .map_err(|e| Error::Protocol(format!("SPDZ preprocessing: {e}")))?;
+            let c: coterie_spdz::Counts = amounts.into();
+            println!(
+                "party {id}: {} triples, {} bits, {} randoms, {} masks per owner in {:.2} s ({} bytes sent)",
+                c.triples, c.bits, c.randoms, c.masks_per_party, r.secs, r.bytes_sent
+            );
+            "SPDZ_2k preprocessing done".to_string()
+        }
+        Protocol::ThresholdDemo { dir, count } => {
+            super::threshold::party_demo(mesh, &party_dir(&dir), count)
+                .await
+                .map_err(|e| Error::Protocol(format!("threshold decryption: {e}")))?;
+            "threshold decryption demo done".to_string()
+        }
+        Protocol::Mktfhe {
+            x,
+            y,
+            dir,
+            insecure_toy,
+            mpc_rounding,
+        } => {
+            let dir = dir.map(|d| party_dir(&d));
+            super::mktfhe::party_demo(mesh, x, y, dir.as_deref(), insecure_toy, mpc_rounding)
+                .await
+                .map_err(|e| Error::Protocol(format!("multi-key TFHE: {e}")))?;
+            "multi-key TFHE demo done".to_string()
+        }
+        Protocol::SpdzDemo { dir, value } => {
+            let v = coterie_spdz::flows::online_demo(
+                mesh,
+                &party_dir(&dir),
+                value.unwrap_or(id as u64 + 2),
+            )
+            .await
+            .map_err(|e| Error::Protocol(format!("SPDZ online: {e}")))?;
+            println!("party {id}: product of all inputs (mod 2^64) = {v} (MAC-checked)");
+            "SPDZ_2k product done".to_string()
+        }
+        Protocol::Reenc(args) => super::reenc::party(mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("seed 001 re-encryption: {e}")))?,
+        Protocol::MatrigearPrep(args) => super::matrigear::prep(mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("MatriGear preprocessing: {e}")))?,
+        Protocol::MatrigearProduct(args) => super::matrigear::product(mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("MatriGear product: {e}")))?,
+        Protocol::HssSetup(args) => super::hss::setup(mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("HSS setup: {e}")))?,
+        Protocol::HssVote(args) => super::hss::vote(mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("HSS vote: {e}")))?,
+        Protocol::HssFeed(args) => super::hss::feed(mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("HSS feed: {e}")))?,
+        Protocol::HssPir(args) => super::hss::pir(mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("HSS PIR: {e}")))?,
+        Protocol::HssTriples(args) => super::hss::triples(mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("HSS triples: {e}")))?,
+        Protocol::HssFs(args) => super::hss::fs(mesh, &args)
+            .await
+            .map_err(|e| Error::Protocol(format!("HSS file system: {e}")))?,
+        Protocol::Echo => {
+            let peers = coterie_net::demo::echo(mesh).await?;
+            format!("echo ok with {peers} peers")
+        }
+        Protocol::Sum {
+            value,
+            rounds,
+            crash_after,
+        } => {
+            let v = value.unwrap_or(id as u64 + 1);
+            if let Some(c) = crash_after.filter(|&c| c < rounds) {
+                coterie_net::demo::sum_rounds(mesh, v, 0..c).await?;
+                eprintln!("party {id}: crashing on purpose after {c} rounds");
+                std::process::exit(3);
+            }
+            let sum = coterie_net::demo::sum(mesh, v, rounds).await?;
+            format!("sum = {sum}")
+        }
+        Protocol::Threshold { .. } => {
+            return Err(Error::Protocol(
+                "the threshold node runs on its own path (run_party)".into(),
+            ));
+        }
+    })
 }

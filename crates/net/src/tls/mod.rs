@@ -595,8 +595,8 @@ impl Mesh for TlsMesh {
             party: self.core.id,
             reason: reason.clone(),
         };
-        tracing::warn!(party = self.core.id, %e, "abort");
         if set_poison(&self.shared.poison_tx, e.clone()) {
+            tracing::warn!(party = self.core.id, %e, "abort");
             self.shared
                 .send_abort(self.core.id, &reason, false, usize::MAX)
                 .await;
