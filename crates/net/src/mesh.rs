@@ -352,7 +352,8 @@ fn decode_body<T: DeserializeOwned>(from: PartyId, body: &[u8]) -> Result<T> {
 }
 
 /// State shared by both implementations on the receiving side: one inbox per peer, sequence
-/// counters, counters, and the poison (first abort or crash seen) that fails every receive.
+/// counters, counters, and the poison (first abort or crash seen) that fails every receive (after
+/// a crash, every receive that finds nothing which arrived before it).
 pub(crate) struct Core {
     pub id: PartyId,
     pub n: usize,
