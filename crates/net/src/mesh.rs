@@ -427,9 +427,6 @@ impl Core {
         self.check_peer(from)?;
         let mut poison = self.poison.clone();
         let timeout = self.opts.timeout;
-        let Some(rx) = self.inbox[from].as_mut() else {
-            return Err(Error::Closed { party: from });
-        };
         // A peer that sent its message and then left (an error it found, a crash) poisons the
         // mesh once its connection ends, but what it sent before that was delivered whole and
         // is still read: a party must learn, say, the setting its peer disagreed on rather than
@@ -440,6 +437,9 @@ impl Core {
         {
             return Err(e.clone());
         }
+        let Some(rx) = self.inbox[from].as_mut() else {
+            return Err(self.poisoned().unwrap_or(Error::Closed { party: from }));
+        };
         // Fast path: a frame that has already arrived needs no timer and no select.
         let got = match rx.try_recv() {
             Ok(b) => Some(Some(b)),
