@@ -593,6 +593,12 @@ fn cdt_scan_avx2(
     cdt_scan(table_hi, table_lo, r_hi, r_lo, below);
 }
 
+/// [`cdt_scan`] in AVX-512F mask registers: the 64 lanes stay in 16 vectors (high and low words)
+/// and 8 counters for the whole scan, and each entry costs three unsigned compares, one mask OR
+/// and one masked add per 8 lanes (`r < c` is `r_hi < c_hi`, or `r_hi = c_hi` and
+/// `r_lo < c_lo`). Every lane is compared with every entry, whatever the words, so the work and
+/// the memory accesses depend only on the table's length, as in [`cdt_scan`]; about 4x fewer
+/// instructions than the compiler's vectorization of the word formula.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 fn cdt_scan_avx512(
@@ -602,7 +608,34 @@ fn cdt_scan_avx512(
     r_lo: &[u64; CDT_LANES],
     below: &mut [u64; CDT_LANES],
 ) {
-    cdt_scan(table_hi, table_lo, r_hi, r_lo, below);
+    use std::arch::x86_64::*;
+    const V: usize = CDT_LANES / 8;
+    let load = |w: &[u64], v: usize| -> __m512i {
+        let mut a = [0u64; 8];
+        a.copy_from_slice(&w[8 * v..8 * v + 8]);
+        // SAFETY: `[u64; 8]` and `__m512i` have the same size, and every bit pattern is valid
+        // for both.
+        unsafe { std::mem::transmute::<[u64; 8], __m512i>(a) }
+    };
+    let rh: [__m512i; V] = core::array::from_fn(|v| load(r_hi, v));
+    let rl: [__m512i; V] = core::array::from_fn(|v| load(r_lo, v));
+    let mut acc: [__m512i; V] = core::array::from_fn(|v| load(below, v));
+    let one = _mm512_set1_epi64(1);
+    for (&ch, &cl) in table_hi.iter().zip(table_lo) {
+        let ch = _mm512_set1_epi64(ch as i64);
+        let cl = _mm512_set1_epi64(cl as i64);
+        for v in 0..V {
+            let lt_hi = _mm512_cmplt_epu64_mask(rh[v], ch);
+            let eq_hi = _mm512_cmpeq_epu64_mask(rh[v], ch);
+            let lt_lo = _mm512_mask_cmplt_epu64_mask(eq_hi, rl[v], cl);
+            acc[v] = _mm512_mask_add_epi64(acc[v], lt_hi | lt_lo, acc[v], one);
+        }
+    }
+    for (v, a) in acc.iter().enumerate() {
+        // SAFETY: as above.
+        let w = unsafe { std::mem::transmute::<__m512i, [u64; 8]>(*a) };
+        below[8 * v..8 * v + 8].copy_from_slice(&w);
+    }
 }
 
 /// The constant-time scan of a discrete Gaussian's cumulative table for [`CDT_LANES`] samples at
@@ -676,21 +709,50 @@ mod cdt_tests {
         table.sort_unstable();
         let hi: Vec<u64> = table.iter().map(|&c| (c >> 64) as u64).collect();
         let lo: Vec<u64> = table.iter().map(|&c| c as u64).collect();
-        let r: Vec<u128> = words.iter().rev().take(CDT_LANES).copied().collect();
-        let mut r_hi = [0u64; CDT_LANES];
-        let mut r_lo = [0u64; CDT_LANES];
-        for (i, &v) in r.iter().enumerate() {
-            r_hi[i] = (v >> 64) as u64;
-            r_lo[i] = v as u64;
-        }
-        let mut below = [0u64; CDT_LANES];
-        cdt_count_below(&hi, &lo, &r_hi, &r_lo, &mut below);
-        let mut plain = [0u64; CDT_LANES];
-        cdt_scan(&hi, &lo, &r_hi, &r_lo, &mut plain);
-        for (i, &v) in r.iter().enumerate() {
-            let want = table.iter().filter(|&&c| v < c).count() as u64;
-            assert_eq!(below[i], want, "lane {i}");
-            assert_eq!(plain[i], want, "lane {i}, portable path");
+        // Random lanes, then the 64 edge words (whose high words tie with table entries').
+        for r in [
+            words
+                .iter()
+                .rev()
+                .take(CDT_LANES)
+                .copied()
+                .collect::<Vec<u128>>(),
+            words[..CDT_LANES].to_vec(),
+        ] {
+            let mut r_hi = [0u64; CDT_LANES];
+            let mut r_lo = [0u64; CDT_LANES];
+            for (i, &v) in r.iter().enumerate() {
+                r_hi[i] = (v >> 64) as u64;
+                r_lo[i] = v as u64;
+            }
+            // A non-zero start: the scan adds to what `below` holds.
+            let start: [u64; CDT_LANES] = core::array::from_fn(|i| i as u64 * 1000);
+            let mut below = start;
+            cdt_count_below(&hi, &lo, &r_hi, &r_lo, &mut below);
+            let mut plain = start;
+            cdt_scan(&hi, &lo, &r_hi, &r_lo, &mut plain);
+            let mut paths = vec![("dispatch", below), ("portable", plain)];
+            #[cfg(target_arch = "x86_64")]
+            {
+                if avx512_available() {
+                    let mut b = start;
+                    // SAFETY: the CPU supports AVX-512F (checked just above).
+                    unsafe { cdt_scan_avx512(&hi, &lo, &r_hi, &r_lo, &mut b) };
+                    paths.push(("avx512", b));
+                }
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    let mut b = start;
+                    // SAFETY: the CPU supports AVX2 (checked just above).
+                    unsafe { cdt_scan_avx2(&hi, &lo, &r_hi, &r_lo, &mut b) };
+                    paths.push(("avx2", b));
+                }
+            }
+            for (i, &v) in r.iter().enumerate() {
+                let want = start[i] + table.iter().filter(|&&c| v < c).count() as u64;
+                for (name, got) in &paths {
+                    assert_eq!(got[i], want, "lane {i}, {name} path");
+                }
+            }
         }
     }
 }
