@@ -168,7 +168,7 @@ def from_criterion(root: str, system: str | None = None) -> list[dict]:
 
 
 CRIT_UNIT = {"ps": 1e-3, "ns": 1.0, "µs": 1e3, "us": 1e3, "ms": 1e6, "s": 1e9}
-CRIT_NAME = re.compile(r"^(\w+)/([\w.\-]+)/([^\s]+)")
+CRIT_NAME = re.compile(r"^(\w+)/([\w.\-^]+)/([^\s]+)")
 CRIT_TIME = re.compile(r"time:\s+\[(\S+) (\S+) (\S+) (\S+) (\S+) (\S+)\]")
 
 
