@@ -24,9 +24,11 @@
 # Each revision is checked out with `git worktree add --detach` under target/compare/src-<sha>,
 # and its own benches (crates/math/benches/ring.rs, crates/bfv/benches/bfv.rs,
 # crates/tfhe/benches/pbs.rs) are built there with cargo's bench profile into one target dir,
-# target/compare/target (shared by the two revisions only: their workspace crates live at
-# different paths, so cargo keeps them apart, and the dependencies are built once). The working
-# copy's scripts then run the binaries (--bin-dir), so both revisions are driven and recorded
+# target/compare/target (shared by the two revisions only, so the dependencies are built once;
+# the two revisions' workspace crates get the same artifact names there, because cargo hashes a
+# member's path relative to its workspace root, so each build replaces the other's and every
+# binary is copied to its revision's bin-<sha> directory right after it is built). The working
+# copy's scripts then run the copies (--bin-dir), so both revisions are driven and recorded
 # alike even when their bench code or scripts differ.
 #
 # Writes DIR/compare-<UTC date>.jsonl (every record of every round, label before/after, rev the

@@ -15,12 +15,13 @@
 #   --parts LIST      comma-separated subset of samplers,mkbfv,matrigear (default samplers,mkbfv;
 #                     Lattigo runs with mkbfv).
 #   --skip-lattigo    no peer runs.
-#   --keep-worktrees  keep the two source worktrees, so that a rerun builds nothing again.
+#   --keep-worktrees  keep the two source worktrees for a rerun (cargo still rebuilds each
+#                     revision's own crates, whose artifacts the two revisions share by name).
 #
 # Each revision is checked out with `git worktree add --detach` under target/samplers-ab/src-<sha>,
 # and its benches crates/math/benches/sample.rs and crates/bfv/benches/mkbfv.rs (quick mode: k = 2
 # and 8) are built with the bench profile into target/samplers-ab/target (shared by the two
-# revisions). Writes DIR/samplers-ab-<UTC date>.jsonl (every criterion estimate and Lattigo figure
+# revisions; each binary is copied right after its build, see bench/compare-revs.sh). Writes DIR/samplers-ab-<UTC date>.jsonl (every criterion estimate and Lattigo figure
 # of every round: impl coterie with label base/head and rev, or lattigo) and
 # DIR/samplers-ab-<UTC date>.md (medians over the rounds, head/base and Lattigo/head ratios).
 set -euo pipefail
