@@ -406,11 +406,13 @@ fn t9_component_noise_k3_k5_k8() {
     }
 }
 
-#[test]
-fn t9b_external_product_noise() {
+/// Lemma 1 (external-product noise) against the variance measured over `trials` products with
+/// one key drawn from `seed`: returns (measured variance, Lemma 1 for that key with the 4/3 of
+/// erratum 4 on the BK term, Lemma 1 without it, standard error of the measured variance).
+fn external_product_noise(seed: u8, trials: usize) -> (f64, f64, f64, f64) {
     let p = MkParams::ako_k2();
-    let mut rng = Csprng::insecure_from_seed_for_tests([91; 32]);
-    let crs = Crs { seed: [91; 32] };
+    let mut rng = Csprng::insecure_from_seed_for_tests([seed; 32]);
+    let crs = Crs { seed: [seed; 32] };
     let k = 2;
     let sks: Vec<_> = (0..k)
         .map(|q| MkSecretKey::generate(&p, q, &mut rng).unwrap())
@@ -432,9 +434,9 @@ fn t9b_external_product_noise() {
     let zero = NoiseSampler::new(0.0, 64).unwrap();
     let noise = NoiseSampler::new(p.glwe_noise_std(), 64).unwrap();
     let mut bufs = ExternalProductBuffers::new(1, n_big, p.pbs_base_log, p.pbs_level).unwrap();
-    let mut errs = Vec::new();
+    let mut per_trial = Vec::new();
     let mut dec = vec![0u64; n_big];
-    for _ in 0..6 {
+    for _ in 0..trials {
         let g = encrypt_constant_ggsw_with_public_key(
             &pk,
             1,
@@ -452,26 +454,69 @@ fn t9b_external_product_noise() {
         let mut out = GlweCiphertext::zero(1, n_big);
         add_external_product_assign(&mut out, &fg, &c, &mut bufs);
         decrypt_glwe_ciphertext(&zk, &out, &mut dec);
-        for (d, m) in dec.iter().zip(&msg) {
-            errs.push(d.wrapping_sub(*m).decode());
-        }
+        let errs: Vec<f64> = dec
+            .iter()
+            .zip(&msg)
+            .map(|(d, m)| d.wrapping_sub(*m).decode())
+            .collect();
+        per_trial.push(variance(&errs));
     }
-    // Lemma 1: BK term N·d·V_B·β²·(3 + 6pkN) (allow 4/3 of it, erratum 4) + ε²(1 + 2pkN).
+    // Lemma 1: BK term N·d·V_B·β²·(3 + 6pkN) + ε²(1 + 2pkN), with 2pkN = E‖Z‖² replaced by ‖Z‖²
+    // of the key actually drawn (one key's ‖Z‖² is off its mean by about 1/√(2pkN) ≈ 5%, and
+    // here the decomposition term ε²(1 + ‖Z‖²) is almost all of the variance).
     let (b, d) = (2f64.powi(p.pbs_base_log as i32), p.pbs_level as f64);
-    let zn = 2.0 * p.ternary_p * k as f64 * n_big as f64;
+    let zn: f64 = zk
+        .as_slice()
+        .iter()
+        .map(|&x| (x as i64 as f64).powi(2))
+        .sum();
+    let zn_mean = 2.0 * p.ternary_p * k as f64 * n_big as f64;
+    assert!(
+        (zn / zn_mean - 1.0).abs() < 0.3,
+        "‖Z‖² = {zn} far from its mean {zn_mean}"
+    );
     let bk =
         n_big as f64 * d * (b * b + 2.0) / 12.0 * p.glwe_noise_std().powi(2) * (3.0 + 3.0 * zn);
     let dec_term = (1.0 + zn) / (12.0 * b.powf(2.0 * d));
-    let m = variance(&errs);
+    let t = per_trial.len() as f64;
+    let m = per_trial.iter().sum::<f64>() / t;
+    let sd = (per_trial.iter().map(|v| (v - m).powi(2)).sum::<f64>() / (t - 1.0)).sqrt();
+    (m, 4.0 / 3.0 * bk + dec_term, bk + dec_term, sd / t.sqrt())
+}
+
+/// Lemma 1's external-product noise. Its decomposition term is an expected value, so the mean
+/// of the per-product variances may exceed it by sampling error: the bound allows 5 standard
+/// errors of that mean, estimated from the 64 products themselves (under 1.2% of the bound, so
+/// an implementation 6% noisier than Lemma 1 fails).
+#[test]
+fn t9b_external_product_noise() {
+    let (m, bound, plain, se) = external_product_noise(91, 64);
+    assert!(se < 0.012 * plain, "standard error {se:.3e} too large");
     assert!(
-        m <= 4.0 / 3.0 * bk + dec_term,
-        "Prod noise {m:.3e} vs {:.3e}",
-        bk + dec_term
+        m <= bound + 5.0 * se,
+        "Prod noise {m:.3e} vs {plain:.3e} (Lemma 1 for this key), standard error {se:.3e}"
     );
-    assert!(
-        m >= 0.5 * (bk + dec_term),
-        "Prod noise {m:.3e} implausibly small"
-    );
+    assert!(m >= 0.5 * plain, "Prod noise {m:.3e} implausibly small");
+}
+
+/// The check above over 48 keys (seeds): how its margin holds (a statistics run).
+#[test]
+#[ignore = "statistics of the t9b check over 48 keys; a few seconds"]
+fn t9b_external_product_noise_over_seeds() {
+    let mut worst: f64 = 0.0;
+    for seed in 1..=48u8 {
+        let (m, bound, plain, se) = external_product_noise(seed, 64);
+        let z = (m - bound) / se;
+        eprintln!(
+            "seed {seed}: ratio {:.4}, se {:.4}, (m − bound)/se = {z:.2}",
+            m / plain,
+            se / plain
+        );
+        assert!(se < 0.012 * plain, "seed {seed}: standard error");
+        worst = worst.max(z);
+        assert!(m <= bound + 5.0 * se, "seed {seed}");
+    }
+    eprintln!("largest excess over the bound: {worst:.2} standard errors");
 }
 
 /// Blind-rotation noise (all accumulator coefficients) of `rotations` rotations of fresh inputs.
