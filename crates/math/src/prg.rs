@@ -233,7 +233,7 @@ impl TryCryptoRng for Xof {}
 /// a pseudorandom permutation (each key encrypts only 66 distinct blocks, far from the birthday
 /// bound), and a compromise of the state reveals at most the current 1 KiB block of output,
 /// nothing produced before the last refill. Key and buffer are zeroized on drop. With AES-NI it
-/// hands out a 64-bit word in about 6 ns here, 1.4x faster than the BLAKE3 keyed XOF it replaced
+/// hands out a 64-bit word in about 6 ns here, 1.3x faster than the BLAKE3 keyed XOF it replaced
 /// (`crates/math/benches/sample.rs`, `csprng_next_u64`; `bench/samplers-ab.sh`).
 /// Limitation: the `aes` crate is built here without its `zeroize` feature, so the expanded round
 /// keys of a refill, which live on the stack during the refill, are not explicitly wiped.
