@@ -598,7 +598,7 @@ fn cdt_scan_avx2(
 /// and one masked add per 8 lanes (`r < c` is `r_hi < c_hi`, or `r_hi = c_hi` and
 /// `r_lo < c_lo`). Every lane is compared with every entry, whatever the words, so the work and
 /// the memory accesses depend only on the table's length, as in [`cdt_scan`]. Against the
-/// compiler's vectorization of the word formula it made the σ = 19.2 sampler 1.7x faster
+/// compiler's vectorization of the word formula it made the σ = 19.2 sampler at least 1.7x faster
 /// (`crates/math/benches/sample.rs`, 2026-11-27).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
