@@ -144,7 +144,8 @@ async fn connect_each(pki: &Pki, rosters: &[Roster], opts: &MeshOptions) -> Resu
 /// emulated link per direction, so the lanes together get the link's bandwidth once, as on one
 /// network path (each dialer's roster points at its own relay toward each lower-numbered
 /// party; rosters differ only in addresses, which the roster digest does not cover). Keep the
-/// returned relays alive as long as the meshes.
+/// returned relays alive as long as the meshes. Each party's lanes share the loss of a peer, as
+/// [`TlsMesh::connect_lanes`] describes.
 ///
 /// # Example
 ///
@@ -202,6 +203,9 @@ pub async fn tls_lanes(
             out[i].push(m);
         }
     }
+    for lanes in &out {
+        TlsMesh::link_lanes(lanes);
+    }
     Ok((out, relays))
 }
 
@@ -245,6 +249,50 @@ mod tests {
     /// Parties 1 and 2 each send 1 MB to party 0 on each of two lanes at once: 2 MB per pair at
     /// 40 Mbit/s is 0.4 s on one link per pair (0.2 s with a link per connection, 0.8 s with one
     /// link into party 0).
+    /// A peer lost on one lane is lost on every lane, everywhere: party 2's lane 1 goes away
+    /// without a close; party 0 (waiting on lane 0 for party 1, who sends nothing) and party 1
+    /// (waiting on lane 0 for party 0) both learn that party 2 was lost, instead of timing out
+    /// or, once a peer drops its lanes, blaming that peer.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_peer_lost_on_one_lane_is_lost_on_all() {
+        let opts = MeshOptions {
+            timeout: Duration::from_secs(20),
+            ..MeshOptions::default()
+        };
+        let (mut parties, _relays) = tls_lanes(3, 2, opts, None).await.unwrap();
+        let p2 = parties.pop().unwrap();
+        let mut p1 = parties.pop().unwrap();
+        let mut p0 = parties.pop().unwrap();
+        let t0 = Instant::now();
+        let wait0 = tokio::spawn(async move {
+            let e = p0[0].recv_bytes(1, 3).await.unwrap_err();
+            (e, p0)
+        });
+        let wait1 = tokio::spawn(async move {
+            let e = p1[0].recv_bytes(0, 3).await.unwrap_err();
+            (e, p1)
+        });
+        let mut p2 = p2;
+        drop(p2.pop()); // lane 1 only; party 2's lane 0 stays open
+        for (who, h) in [(0, wait0), (1, wait1)] {
+            let (e, mut lanes) = h.await.unwrap();
+            assert!(
+                matches!(e, Error::Disconnected { party: 2, .. }),
+                "party {who} on lane 0: {e}"
+            );
+            // ... and lane 1 fails on it too, also toward a peer still connected there
+            let e = lanes[1].recv_bytes(1 - who, 3).await.unwrap_err();
+            assert!(
+                matches!(e, Error::Disconnected { party: 2, .. }),
+                "party {who} on lane 1: {e}"
+            );
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the loss was not relayed"
+        );
+    }
+
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn lanes_share_one_link_per_pair() {
         let link = LinkParams::new(Duration::from_millis(2), 40.0);

@@ -119,6 +119,27 @@ pub(crate) struct Shared {
     pub(crate) writers: Vec<Option<Writer>>,
     /// The task relaying the first abort or crash seen to the other peers, if one was started.
     pub(crate) relay: std::sync::Mutex<Option<tokio::task::JoinHandle<()>>>,
+    /// The other meshes between the same parties (lanes, [`link_lanes`]): a peer lost on one of
+    /// them is lost on all.
+    pub(crate) siblings: std::sync::Mutex<Vec<std::sync::Weak<Shared>>>,
+}
+
+/// Makes the meshes of `lanes` (each one's [`Shared`]) share the loss of a peer: when one of them
+/// is poisoned by a lost peer ([`Error::Disconnected`], seen directly or relayed), every other is
+/// poisoned with the same cause at once, and each relays it to its own peers. A party that ends
+/// its session on a lost peer and drops its lanes has then told every peer, on every lane, which
+/// party was lost before its own connections close: otherwise a lane the loss had not reached yet
+/// closes bare, and a peer that reads that close first blames this party instead.
+pub(crate) fn link_lanes(lanes: &[&Arc<Shared>]) {
+    for (i, s) in lanes.iter().enumerate() {
+        let others = lanes
+            .iter()
+            .enumerate()
+            .filter(|&(j, _)| j != i)
+            .map(|(_, o)| Arc::downgrade(o))
+            .collect();
+        *s.siblings.lock().unwrap_or_else(|p| p.into_inner()) = others;
+    }
 }
 
 impl Shared {
@@ -129,18 +150,34 @@ impl Shared {
         // calling `flush_relay` then waits until the relay task's handle is stored, instead of
         // finding the slot still empty and letting its party exit before the relay is written.
         let mut slot = self.relay.lock().unwrap_or_else(|p| p.into_inner());
-        if set_poison(&self.poison_tx, e.clone()) {
-            tracing::warn!(party = self.id, error = %e, "mesh poisoned");
-            let relay = match e {
-                Error::Aborted { party, reason } => Some((party, reason, false)),
-                Error::Disconnected { party, cause } => Some((party, cause, true)),
-                _ => None,
-            };
-            if let Some((origin, reason, disconnected)) = relay {
-                let me = self.clone();
-                *slot = Some(tokio::spawn(async move {
-                    me.send_abort(origin, &reason, disconnected, skip).await
-                }));
+        if !set_poison(&self.poison_tx, e.clone()) {
+            return;
+        }
+        tracing::warn!(party = self.id, error = %e, "mesh poisoned");
+        let relay = match &e {
+            Error::Aborted { party, reason } => Some((*party, reason.clone(), false)),
+            Error::Disconnected { party, cause } => Some((*party, cause.clone(), true)),
+            _ => None,
+        };
+        if let Some((origin, reason, disconnected)) = relay {
+            let me = self.clone();
+            *slot = Some(tokio::spawn(async move {
+                me.send_abort(origin, &reason, disconnected, skip).await
+            }));
+        }
+        drop(slot);
+        // A lost peer is lost on every lane (the slot is released first: a sibling poisoned
+        // here tries this mesh again, which is poisoned already and returns at once).
+        if let Error::Disconnected { party, .. } = &e {
+            let siblings: Vec<_> = self
+                .siblings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .iter()
+                .filter_map(std::sync::Weak::upgrade)
+                .collect();
+            for s in siblings {
+                s.poison(e.clone(), *party);
             }
         }
     }

@@ -394,6 +394,7 @@ impl TlsMesh {
             bye: (0..n).map(|_| AtomicBool::new(false)).collect(),
             writers,
             relay: std::sync::Mutex::new(None),
+            siblings: std::sync::Mutex::new(Vec::new()),
         });
         let mut inbox: Vec<Option<mpsc::UnboundedReceiver<Vec<u8>>>> =
             (0..n).map(|_| None).collect();
@@ -450,6 +451,13 @@ impl TlsMesh {
     /// that lane), so that a dial for lane `l + 1` never reaches a party still listening for
     /// lane `l`. `lanes` of 0 or 1 connects nothing (after the same agreement).
     ///
+    /// The lanes (this mesh with them) share the loss of a peer: when one of them sees a peer
+    /// lost (its connection ended without a close or broke, or another party relayed that), all
+    /// are poisoned with that cause at once, and each tells its own peers. A party that ends its
+    /// session on the loss has then named the lost party to everyone, on every lane, before its
+    /// own connections close, so that no peer takes that close for the loss. An abort stays on
+    /// the lane it was raised on.
+    ///
     /// ```no_run
     /// use std::path::Path;
     /// use coterie_net::{MeshOptions, TlsMesh};
@@ -488,7 +496,16 @@ impl TlsMesh {
             let _: Vec<u32> = m.exchange_all(&lane).await?;
             out.push(m);
         }
+        TlsMesh::link_lanes(std::iter::once(&*self).chain(&out));
         Ok(out)
+    }
+
+    /// Makes `lanes` (meshes between the same parties) share the loss of a peer: a peer lost on
+    /// one of them is lost on all at once, and each tells its own peers which party it was, as
+    /// one mesh relays a crash. Done by [`TlsMesh::connect_lanes`].
+    pub(crate) fn link_lanes<'a>(lanes: impl IntoIterator<Item = &'a TlsMesh>) {
+        let shared: Vec<&Arc<Shared>> = lanes.into_iter().map(|m| &m.shared).collect();
+        link::link_lanes(&shared);
     }
 
     /// The role of party `id`, from the roster this mesh was connected with.
