@@ -379,6 +379,67 @@ pub fn into_bytes_payload(body: Vec<u8>) -> Result<Vec<u8>, FrameError> {
     BytesPayload::from_body(body).map(BytesPayload::into_vec)
 }
 
+/// The reason text an abort notice carries to the peers: [`redact_paths`], then
+/// [`bounded_reason`]. The aborting party keeps the full text for itself.
+pub(crate) fn notice_reason(reason: &str) -> String {
+    // Cut a long text first (redacting only shortens it, by at most the bytes of its paths'
+    // directories), so that the redaction's work stays bounded too.
+    let mut cut = reason.len().min(4 * MAX_REASON);
+    while !reason.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    bounded_reason(&redact_paths(&reason[..cut]))
+}
+
+/// Replaces every local file path in `text` by `…/` and its last component, so that an abort
+/// notice tells the peers which file failed without the directories it lives in (a home
+/// directory names a user; a layout names a deployment). A path here is a run of characters
+/// starting with `/`, `~/`, `./` or `../` at the start of the text or after a space, a quote, a
+/// bracket, `=`, `:` or `,`, and ending before whitespace, a quote, a closing bracket, `,` or
+/// `:`, with at least one character after its prefix. Everything else is kept as it is (`1/4`,
+/// `kbit/s` and a lone `/` are not paths).
+pub(crate) fn redact_paths(text: &str) -> String {
+    const BEFORE: &[char] = &['"', '\'', '`', '(', '[', '{', '<', '=', ':', ','];
+    const END: &[char] = &['"', '\'', '`', ')', ']', '}', '>', ',', ':'];
+    // the length of the path prefix `rest` starts with, if any
+    let path_prefix = |rest: &str| {
+        ["../", "./", "~/", "/"]
+            .iter()
+            .find(|p| rest.starts_with(**p))
+            .map(|p| p.len())
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut prev: Option<char> = None;
+    let mut i = 0;
+    while i < text.len() {
+        let rest = &text[i..];
+        let at_boundary = prev.is_none_or(|c| c.is_whitespace() || BEFORE.contains(&c));
+        if let Some(p) = path_prefix(rest).filter(|_| at_boundary) {
+            let len = rest
+                .find(|c: char| c.is_whitespace() || END.contains(&c))
+                .unwrap_or(rest.len());
+            // a prefix alone (a lone `/` between words) is not a path
+            if len > p {
+                let path = &rest[..len];
+                let last = path.rsplit('/').next().unwrap_or("");
+                out.push_str("…/");
+                out.push_str(last);
+                prev = path.chars().last();
+                i += len;
+                continue;
+            }
+        }
+        let c = rest
+            .chars()
+            .next()
+            .expect("i is a char boundary inside text");
+        out.push(c);
+        prev = Some(c);
+        i += c.len_utf8();
+    }
+    out
+}
+
 /// Truncates a reason text to [`MAX_REASON`] bytes on a character boundary.
 pub(crate) fn bounded_reason(reason: &str) -> String {
     let mut cut = reason.len().min(MAX_REASON);
@@ -454,6 +515,36 @@ mod tests {
         f.extend_from_slice(&[0xff; 11]);
         assert!(into_bytes_payload(f[LEN_PREFIX..].to_vec()).is_err());
         assert!(start_bytes_frame(0, 100, 50).is_err());
+    }
+
+    #[test]
+    fn notices_name_files_without_their_directories() {
+        let cases = [
+            (
+                "store: /home/alice/coterie/p1/gates.bin: No space left on device",
+                "store: …/gates.bin: No space left on device",
+            ),
+            (
+                "cannot open \"~/keys/party2.key\" (and ./stores/x/y.ctr)",
+                "cannot open \"…/party2.key\" (and …/y.ctr)",
+            ),
+            ("dir=/var/lib/coterie/, file ../a/b", "dir=…/, file …/b"),
+            ("/tmp/x", "…/x"),
+            // not paths: fractions, units, words with a slash, a lone slash
+            (
+                "party 1/4 at 10 kbit/s and/or a / b",
+                "party 1/4 at 10 kbit/s and/or a / b",
+            ),
+            ("é/é and é /é", "é/é and é …/é"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(redact_paths(text), want, "{text}");
+        }
+        // The notice is redacted, then bounded.
+        let long = format!("/secret/dir/{}", "é".repeat(MAX_REASON));
+        let r = notice_reason(&long);
+        assert!(!r.contains("secret") && r.starts_with("…/é"));
+        assert!(r.len() <= MAX_REASON && r.is_char_boundary(r.len()));
     }
 
     #[test]

@@ -249,6 +249,31 @@ mod tests {
     /// Parties 1 and 2 each send 1 MB to party 0 on each of two lanes at once: 2 MB per pair at
     /// 40 Mbit/s is 0.4 s on one link per pair (0.2 s with a link per connection, 0.8 s with one
     /// link into party 0).
+    /// Over TLS, an abort tells the peers which file failed but not where it lives; the
+    /// aborting party keeps the whole text.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn abort_notices_carry_no_local_directories() {
+        let (mut parties, _relays) = tls_group(2, MeshOptions::default(), None).await.unwrap();
+        let mut p1 = parties.pop().unwrap();
+        let mut p0 = parties.pop().unwrap();
+        let reason = "store: /home/alice/coterie/p0/gates.bin: No space left on device";
+        let wait = tokio::spawn(async move { p1.recv_bytes(0, 1).await.unwrap_err() });
+        let own = p0.abort(reason).await;
+        assert!(
+            matches!(&own, Error::Aborted { party: 0, reason: r } if r == reason),
+            "{own}"
+        );
+        match wait.await.unwrap() {
+            Error::Aborted {
+                party: 0,
+                reason: r,
+            } => {
+                assert_eq!(r, "store: …/gates.bin: No space left on device")
+            }
+            e => panic!("party 1: {e}"),
+        }
+    }
+
     /// A peer lost on one lane is lost on every lane, everywhere: party 2's lane 1 goes away
     /// without a close; party 0 (waiting on lane 0 for party 1, who sends nothing) and party 1
     /// (waiting on lane 0 for party 0) both learn that party 2 was lost, instead of timing out

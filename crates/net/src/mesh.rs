@@ -128,7 +128,9 @@ pub trait Mesh: Send {
     ) -> impl Future<Output = Result<Vec<u8>>> + Send;
 
     /// Aborts the protocol: tells every party `reason`, makes every pending receive everywhere
-    /// fail, and returns the error to propagate ([`Error::Aborted`] naming this party).
+    /// fail, and returns the error to propagate ([`Error::Aborted`] naming this party). Over TLS
+    /// the peers get `reason` with every local file path cut to `…/` and its file name (this
+    /// party's own error keeps the whole text).
     fn abort(&mut self, reason: &str) -> impl Future<Output = Error> + Send;
 
     /// Closes the session normally: tells every peer, waits (bounded by the timeout) until every

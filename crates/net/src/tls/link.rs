@@ -201,7 +201,7 @@ impl Shared {
     ) {
         let notice = AbortNotice {
             origin: origin as u32,
-            reason: frame::bounded_reason(reason),
+            reason: frame::notice_reason(reason),
             disconnected,
         };
         let Ok(f) = frame::encode_control(FrameKind::Abort, &notice) else {
