@@ -969,7 +969,10 @@ pub fn ciphertext_digest(ct: &Ciphertext) -> [u8; 32] {
         h.update(&id.to_le_bytes());
     }
     h.update(&(ct.parts.len() as u64).to_le_bytes());
-    let mut buf = [0u8; 8 * 512];
+    // The words reach the hasher 64 KiB at a time: BLAKE3 hashes 16 chunks of 1 KiB side by
+    // side (AVX-512) only within one update that holds them all (a stream's hash does not depend
+    // on how it is cut into updates).
+    let mut buf = vec![0u8; 8 * DIGEST_WORDS];
     for part in &ct.parts {
         let coeff;
         let p = if part.representation() == Representation::Coefficient {
@@ -980,7 +983,7 @@ pub fn ciphertext_digest(ct: &Ciphertext) -> [u8; 32] {
             coeff = c;
             &coeff
         };
-        for chunk in p.data().chunks(512) {
+        for chunk in p.data().chunks(DIGEST_WORDS) {
             for (b, x) in buf.chunks_exact_mut(8).zip(chunk) {
                 b.copy_from_slice(&x.to_le_bytes());
             }
@@ -989,6 +992,9 @@ pub fn ciphertext_digest(ct: &Ciphertext) -> [u8; 32] {
     }
     *h.finalize().as_bytes()
 }
+
+/// Words per update of [`ciphertext_digest`] (64 KiB).
+const DIGEST_WORDS: usize = 8192;
 
 /// User `id`'s partial decryption `m_id = c_id·s_id + e_id` of a multi-key ciphertext (seed 001
 /// §3.7, PartDec), `e_id` from the smudging distribution; bound to the ciphertext by its

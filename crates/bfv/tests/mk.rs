@@ -654,3 +654,44 @@ fn depth_5_for_2_and_8_users_with_table_2_gadgets_on_seed001() {
         );
     }
 }
+
+/// `ciphertext_digest` is its definition (`…/ciphertext-digest/v2`) however its words are cut
+/// into updates: against a reference that hashes the whole encoding in one update, for parts of
+/// 16,384 words (several updates each), under both multi-key key sets.
+#[test]
+fn ciphertext_digest_is_its_definition() {
+    let ctx = toy(8192);
+    let level = ctx.max_level();
+    let ring = ctx.ring(level).unwrap();
+    let seed = [7u8; 32];
+    for (keys, count) in [
+        (KeySet::Parties(vec![3, 9]), 3u8),
+        (KeySet::PartiesTensor(vec![3, 9]), 9),
+    ] {
+        let parts: Vec<Poly> = (0..count)
+            .map(|i| Poly::from_seed(&ring, Representation::Coefficient, &seed, &[i]).unwrap())
+            .collect();
+        assert!(parts[0].data().len() > 8192);
+        let ct = Ciphertext::from_parts_with_keys(&ctx, level, parts, keys.clone()).unwrap();
+        let (ids, tensor) = match &keys {
+            KeySet::Parties(ids) => (ids, 0u8),
+            KeySet::PartiesTensor(ids) => (ids, 1),
+            KeySet::Powers => unreachable!(),
+        };
+        let mut enc = ctx.fingerprint().to_vec();
+        enc.extend_from_slice(&(level as u64).to_le_bytes());
+        enc.push(tensor);
+        enc.extend_from_slice(&(ids.len() as u64).to_le_bytes());
+        ids.iter()
+            .for_each(|id| enc.extend_from_slice(&id.to_le_bytes()));
+        enc.extend_from_slice(&(ct.parts().len() as u64).to_le_bytes());
+        for p in ct.parts() {
+            p.data()
+                .iter()
+                .for_each(|x| enc.extend_from_slice(&x.to_le_bytes()));
+        }
+        let mut h = blake3::Hasher::new_derive_key("coterie-bfv/mk/ciphertext-digest/v2");
+        h.update(&enc);
+        assert_eq!(&mk::ciphertext_digest(&ct), h.finalize().as_bytes());
+    }
+}
