@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The samplers of coterie-math (the `Csprng` for secrets and the constant-time discrete Gaussian)
 # and the multi-key BFV operations they limit (seed 001: KeyGen, Encrypt, a user's PartDec, the
-# whole threshold decryption, a proxy's ReEnc share), two revisions alternated in one run (base,
+# Merge, the whole threshold decryption, a proxy's ReEnc share, and the ciphertext digest that
+# the last four compute), two revisions alternated in one run (base,
 # head, base, head, ...), with Lattigo v6.1.1 `multiparty` (bench/lattigo-mk) in every round as
 # the peer. One thread each. Optionally MatriGear's scalar triples (Params I, log p = 128, two
 # parties over TLS on loopback in one process, crates/matrigear/examples/matrigear_net.rs, with
@@ -119,7 +120,7 @@ for ((r = 1; r <= rounds; r++)); do
     fi
     if part mkbfv; then
       RAYON_NUM_THREADS=1 "$base/mkbfv-$sha" --bench --noplot \
-        '^(encrypt|keygen|part_dec|thr_dec|reenc_share|sample_smudging|sample_gaussian|sample_uniform)/' \
+        '^(encrypt|keygen|part_dec|merge|thr_dec|reenc_share|ciphertext_digest|sample_smudging|sample_gaussian|sample_uniform)/' \
         >> "$log" 2>&1 || die "the mkbfv bench of $sha failed (see $log)"
     fi
     if part matrigear; then
