@@ -175,6 +175,8 @@ impl Shared {
                 .unwrap_or_else(|p| p.into_inner())
                 .iter()
                 .filter_map(std::sync::Weak::upgrade)
+                // a lane being closed normally has nothing left to fail, nor anyone to tell
+                .filter(|s| !s.closing.load(Ordering::Acquire))
                 .collect();
             for s in siblings {
                 s.poison(e.clone(), *party);
