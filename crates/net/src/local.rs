@@ -245,10 +245,6 @@ mod tests {
     use crate::Mesh;
     use std::time::Duration;
 
-    /// The lanes of one pair share that pair's emulated link; different pairs do not share.
-    /// Parties 1 and 2 each send 1 MB to party 0 on each of two lanes at once: 2 MB per pair at
-    /// 40 Mbit/s is 0.4 s on one link per pair (0.2 s with a link per connection, 0.8 s with one
-    /// link into party 0).
     /// Over TLS, an abort tells the peers which file failed but not where it lives; the
     /// aborting party keeps the whole text.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -285,7 +281,7 @@ mod tests {
             ..MeshOptions::default()
         };
         let (mut parties, _relays) = tls_lanes(3, 2, opts, None).await.unwrap();
-        let p2 = parties.pop().unwrap();
+        let mut p2 = parties.pop().unwrap();
         let mut p1 = parties.pop().unwrap();
         let mut p0 = parties.pop().unwrap();
         let t0 = Instant::now();
@@ -297,7 +293,6 @@ mod tests {
             let e = p1[0].recv_bytes(0, 3).await.unwrap_err();
             (e, p1)
         });
-        let mut p2 = p2;
         drop(p2.pop()); // lane 1 only; party 2's lane 0 stays open
         for (who, h) in [(0, wait0), (1, wait1)] {
             let (e, mut lanes) = h.await.unwrap();
@@ -318,6 +313,10 @@ mod tests {
         );
     }
 
+    /// The lanes of one pair share that pair's emulated link; different pairs do not share.
+    /// Parties 1 and 2 each send 1 MB to party 0 on each of two lanes at once: 2 MB per pair at
+    /// 40 Mbit/s is 0.4 s on one link per pair (0.2 s with a link per connection, 0.8 s with one
+    /// link into party 0).
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn lanes_share_one_link_per_pair() {
         let link = LinkParams::new(Duration::from_millis(2), 40.0);
