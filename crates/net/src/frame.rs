@@ -251,13 +251,8 @@ pub fn decode_abort(payload: &[u8]) -> Result<AbortNotice, FrameError> {
     }
     let mut a: AbortNotice =
         postcard::from_bytes(payload).map_err(|e| FrameError::Payload(e.to_string()))?;
-    if a.reason.len() > MAX_REASON {
-        let mut cut = MAX_REASON;
-        while !a.reason.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        a.reason.truncate(cut);
-    }
+    let keep = prefix_within(&a.reason, MAX_REASON).len();
+    a.reason.truncate(keep);
     Ok(a)
 }
 
@@ -384,11 +379,7 @@ pub fn into_bytes_payload(body: Vec<u8>) -> Result<Vec<u8>, FrameError> {
 pub(crate) fn notice_reason(reason: &str) -> String {
     // Cut a long text first (redacting only shortens it, by at most the bytes of its paths'
     // directories), so that the redaction's work stays bounded too.
-    let mut cut = reason.len().min(4 * MAX_REASON);
-    while !reason.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    bounded_reason(&redact_paths(&reason[..cut]))
+    bounded_reason(&redact_paths(prefix_within(reason, 4 * MAX_REASON)))
 }
 
 /// Replaces every local file path in `text` by `…/` and its last component, so that an abort
@@ -442,11 +433,16 @@ pub(crate) fn redact_paths(text: &str) -> String {
 
 /// Truncates a reason text to [`MAX_REASON`] bytes on a character boundary.
 pub(crate) fn bounded_reason(reason: &str) -> String {
-    let mut cut = reason.len().min(MAX_REASON);
-    while !reason.is_char_boundary(cut) {
+    prefix_within(reason, MAX_REASON).to_string()
+}
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+fn prefix_within(text: &str, max: usize) -> &str {
+    let mut cut = text.len().min(max);
+    while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    reason[..cut].to_string()
+    &text[..cut]
 }
 
 #[cfg(test)]
