@@ -350,12 +350,12 @@ impl BaseConverter {
     /// `x ∈ [0, Q)`; with `centered = true` as the integer `x ∈ (-Q/2, Q/2]` (what lifting a
     /// ciphertext to a larger basis needs). The output holds the residues of that exact integer.
     ///
-    /// Computed limb-major so the inner loops run over contiguous coefficients:
     /// `y_i = x_i·(Q/q_i)^{-1} mod q_i`, `v = ⌊Σ y_i/q_i + shift⌋` in `f64`, then
     /// `out_k = Σ y_i·(Q/q_i) − v·Q mod p_k`. Where every modulus is below 2^50 (and the CPU has
-    /// AVX2+FMA), the products and the sum run in the exact floating-point kernels of
-    /// [`crate::kernels`] ([`BaseConverter::vector_path`]); otherwise with 128-bit accumulation and
-    /// one reduction. Both give the same words; the tests check each against big-integer CRT.
+    /// AVX2+FMA), the products and the sum run limb-major in the exact floating-point kernels of
+    /// [`crate::kernels`] ([`BaseConverter::vector_path`]); otherwise block by block over the
+    /// coefficients, each sum accumulated in 128 bits with one reduction. Both give the same
+    /// words; the tests check each against big-integer CRT.
     pub fn convert_exact(
         &self,
         input: &[u64],
@@ -364,30 +364,20 @@ impl BaseConverter {
         centered: bool,
     ) -> Result<()> {
         self.check_lengths(input, output, n)?;
+        if !self.vector_path() {
+            return self.convert_exact_blocked(input, output, n, centered);
+        }
         let l = self.from.len();
         let shift = if centered { 0.5 } else { 0.0 };
-        let fast = self.vector_path();
         let mut y = scratch::words(l * n);
         let mut s = scratch::floats(n, shift);
         for (i, m) in self.from.moduli.iter().enumerate() {
-            let (inv, inv_s) = self.from.q_hat_inv[i];
+            let (inv, _) = self.from.q_hat_inv[i];
             let inv_q = self.inv_q[i];
             let (src, dst) = (&input[i * n..(i + 1) * n], &mut y[i * n..(i + 1) * n]);
-            if fast {
-                crate::kernels::mul_scalar_mod(m, dst, src, inv);
-            } else {
-                for (d, &x) in dst.iter_mut().zip(src) {
-                    *d = m.mul_shoup(x, inv, inv_s);
-                }
-            }
-            if fast {
-                // y_i < q_i < 2^50: the vector conversion to f64 is exact
-                crate::kernels::add_scaled_f64(&mut s, dst, inv_q);
-            } else {
-                for (&yi, sc) in dst.iter().zip(s.iter_mut()) {
-                    *sc += yi as f64 * inv_q;
-                }
-            }
+            crate::kernels::mul_scalar_mod(m, dst, src, inv);
+            // y_i < q_i < 2^50: the vector conversion to f64 is exact
+            crate::kernels::add_scaled_f64(&mut s, dst, inv_q);
         }
         // v per coefficient; remember the coefficients too close to a rounding boundary.
         let mut v = scratch::words(n);
@@ -400,48 +390,142 @@ impl BaseConverter {
             }
             *vc = fl as u64;
         }
-        if fast {
-            // Vector path: Σ_i y_i·(Q/q_i) mod p_k with one exact multiply-accumulate kernel call
-            // per (i, k), then one more for −v·Q.
-            for (k, p) in self.to.moduli.iter().enumerate() {
-                let out = &mut output[k * n..(k + 1) * n];
-                out.fill(0);
-                for (i, &h) in self.q_hat_mod_p[k].iter().enumerate() {
-                    crate::kernels::mul_scalar_acc_mod(p, out, &y[i * n..(i + 1) * n], h);
-                }
-                // out − v·Q = out + v·(−Q mod p_k), with v ≤ l small: one more kernel call.
-                crate::kernels::mul_scalar_acc_mod(p, out, &v, p.neg(self.q_mod_p[k]));
+        // Vector path: Σ_i y_i·(Q/q_i) mod p_k with one exact multiply-accumulate kernel call
+        // per (i, k), then one more for −v·Q.
+        for (k, p) in self.to.moduli.iter().enumerate() {
+            let out = &mut output[k * n..(k + 1) * n];
+            out.fill(0);
+            for (i, &h) in self.q_hat_mod_p[k].iter().enumerate() {
+                crate::kernels::mul_scalar_acc_mod(p, out, &y[i * n..(i + 1) * n], h);
             }
-        } else {
-            let mut acc = vec![0u128; n];
-            for (k, p) in self.to.moduli.iter().enumerate() {
-                let row = &self.q_hat_mod_p[k];
-                acc.fill(0);
-                for (i, &h) in row.iter().enumerate() {
-                    let yi = &y[i * n..(i + 1) * n];
-                    for (a, &x) in acc.iter_mut().zip(yi) {
-                        *a += x as u128 * h as u128;
-                    }
-                    // At most 15 products of two 62-bit words fit in 128 bits: fold every 15 limbs.
-                    if i % 15 == 14 {
-                        for a in acc.iter_mut() {
-                            *a = p.reduce_u128(*a) as u128;
-                        }
-                    }
-                }
-                let qm = self.q_mod_p[k];
-                let out = &mut output[k * n..(k + 1) * n];
-                for ((o, &a), &vc) in out.iter_mut().zip(&acc).zip(&v) {
-                    *o = p.sub(p.reduce_u128(a), p.mul(p.reduce(vc), qm));
-                }
-            }
+            // out − v·Q = out + v·(−Q mod p_k), with v ≤ l small: one more kernel call.
+            crate::kernels::mul_scalar_acc_mod(p, out, &v, p.neg(self.q_mod_p[k]));
         }
         scratch::give_words(y);
         scratch::give_words(v);
         scratch::give_floats(s);
-        // Exact CRT for the (rare) ambiguous coefficients.
-        let mut residues = vec![0u64; l];
-        for c in ambiguous {
+        self.exact_crt(input, output, n, centered, &ambiguous)
+    }
+
+    /// Coefficients per block of [`BaseConverter::convert_exact_blocked`]: its `L` rows of `y`,
+    /// the 128-bit accumulators and the estimates stay in L1 (with `L = 7`: 7 KiB + 4 KiB).
+    const BLOCK: usize = 128;
+
+    /// [`BaseConverter::convert_exact`] where some modulus is too wide for the floating-point
+    /// kernels (MatriGear's 61-bit primes): the same three steps, done block by block over the
+    /// coefficients, so that every product `y_i·(Q/q_i)` is accumulated in a 128-bit register
+    /// word that stays in L1. (Done limb-major over all `n` coefficients, each of the `L·L'`
+    /// passes streamed the whole 128-bit accumulator through L2 and L3: 5.7 ms for 7 → 11
+    /// primes of 61 bits at `n = 2^14`, about 16 cycles per product.)
+    fn convert_exact_blocked(
+        &self,
+        input: &[u64],
+        output: &mut [u64],
+        n: usize,
+        centered: bool,
+    ) -> Result<()> {
+        const B: usize = BaseConverter::BLOCK;
+        let l = self.from.len();
+        let shift = if centered { 0.5 } else { 0.0 };
+        let mut y = vec![0u64; l * B];
+        let mut ambiguous = Vec::new();
+        // v = ⌊Σ y_i/q_i + shift⌋ lies in [0, L] (each y_i/q_i < 1, shift ≤ 1/2).
+        let neg_v_q: Vec<u64> = self
+            .to
+            .moduli
+            .iter()
+            .zip(&self.q_mod_p)
+            .flat_map(|(p, &qm)| (0..=l as u64).map(move |v| p.neg(p.mul(p.reduce(v), qm))))
+            .collect();
+        for c0 in (0..n).step_by(B) {
+            let len = B.min(n - c0);
+            let mut s = [shift; B];
+            for (i, m) in self.from.moduli.iter().enumerate() {
+                let (inv, inv_s) = self.from.q_hat_inv[i];
+                let inv_q = self.inv_q[i];
+                let src = &input[i * n + c0..i * n + c0 + len];
+                for ((d, &x), sc) in y[i * B..i * B + len].iter_mut().zip(src).zip(&mut s) {
+                    *d = m.mul_shoup(x, inv, inv_s);
+                    // y_i < q_i < 2^63: the signed conversion is exact and one instruction.
+                    *sc += *d as i64 as f64 * inv_q;
+                }
+            }
+            let mut v = [0u64; B];
+            for (j, (vc, &sc)) in v[..len].iter_mut().zip(&s).enumerate() {
+                // sc ≥ 0, so the truncating conversion is the floor (and, unlike `f64::floor`
+                // on the baseline target, needs no call into libm).
+                let fl = sc as u64;
+                let frac = sc - fl as f64;
+                if !(FLOAT_GUARD..=1.0 - FLOAT_GUARD).contains(&frac) {
+                    ambiguous.push(c0 + j);
+                }
+                *vc = fl;
+            }
+            for (k, p) in self.to.moduli.iter().enumerate() {
+                if l <= 15 {
+                    // Every sum in a register: at most 15 products of two 62-bit words and the
+                    // table word fit in 128 bits.
+                    let row = &self.q_hat_mod_p[k];
+                    let neg_vq = &neg_v_q[k * (l + 1)..(k + 1) * (l + 1)];
+                    let out = &mut output[k * n + c0..k * n + c0 + len];
+                    // Two coefficients at a time: two independent carry chains.
+                    let mut j = 0;
+                    while j + 1 < len {
+                        let mut a0 = neg_vq[v[j] as usize] as u128;
+                        let mut a1 = neg_vq[v[j + 1] as usize] as u128;
+                        for (i, &h) in row.iter().enumerate() {
+                            let yy = &y[i * B + j..i * B + j + 2];
+                            a0 += yy[0] as u128 * h as u128;
+                            a1 += yy[1] as u128 * h as u128;
+                        }
+                        out[j] = p.reduce_u128(a0);
+                        out[j + 1] = p.reduce_u128(a1);
+                        j += 2;
+                    }
+                    if j < len {
+                        let mut a0 = neg_vq[v[j] as usize] as u128;
+                        for (i, &h) in row.iter().enumerate() {
+                            a0 += y[i * B + j] as u128 * h as u128;
+                        }
+                        out[j] = p.reduce_u128(a0);
+                    }
+                    continue;
+                }
+                let mut acc = [0u128; B];
+                for (i, &h) in self.q_hat_mod_p[k].iter().enumerate() {
+                    for (a, &x) in acc[..len].iter_mut().zip(&y[i * B..i * B + len]) {
+                        *a += x as u128 * h as u128;
+                    }
+                    // At most 15 products of two 62-bit words fit in 128 bits: fold every 15 limbs.
+                    if i % 15 == 14 {
+                        for a in acc[..len].iter_mut() {
+                            *a = p.reduce_u128(*a) as u128;
+                        }
+                    }
+                }
+                // −v·Q mod p_k from a table (0 ≤ v ≤ L), added before the one reduction.
+                let neg_vq = &neg_v_q[k * (l + 1)..(k + 1) * (l + 1)];
+                let out = &mut output[k * n + c0..k * n + c0 + len];
+                for ((o, &a), &vc) in out.iter_mut().zip(&acc).zip(&v) {
+                    *o = p.reduce_u128(a + neg_vq[vc as usize] as u128);
+                }
+            }
+        }
+        self.exact_crt(input, output, n, centered, &ambiguous)
+    }
+
+    /// Overwrites the output of the listed coefficients by exact big-integer CRT (those whose
+    /// floating-point estimate of `v` lay too close to a rounding boundary to be trusted).
+    fn exact_crt(
+        &self,
+        input: &[u64],
+        output: &mut [u64],
+        n: usize,
+        centered: bool,
+        ambiguous: &[usize],
+    ) -> Result<()> {
+        let mut residues = vec![0u64; self.from.len()];
+        for &c in ambiguous {
             for (i, r) in residues.iter_mut().enumerate() {
                 *r = input[i * n + c];
             }
@@ -680,24 +764,28 @@ mod tests {
     }
 
     /// The scalar path (61-bit moduli) with more than 15 input limbs (the 128-bit
-    /// accumulator's fold) and many coefficients, against big-integer CRT, both directions.
+    /// accumulator's fold) and with 15 or fewer (sums in registers, two coefficients at a time),
+    /// over several blocks and an odd tail, against big-integer CRT, both directions.
     #[test]
     fn scalar_conversion_blocks_and_folds() {
         use crate::prg::Csprng;
         let mut rng = Csprng::insecure_from_seed_for_tests([3; 32]);
-        for (lq, lp) in [(17usize, 3usize), (3, 17), (7, 11)] {
+        for (lq, lp) in [(17usize, 3usize), (3, 17), (7, 11), (11, 7), (15, 2)] {
             let qs = ntt_primes(61, 16, lq).unwrap();
             let ps = ntt_primes_excluding(61, 16, lp, &qs).unwrap();
             let (qb, pb) = (RnsBasis::new(&qs).unwrap(), RnsBasis::new(&ps).unwrap());
             let conv = BaseConverter::new(&qb, &pb).unwrap();
             assert!(!conv.vector_path());
-            let n = 600;
+            let n = 2 * BaseConverter::BLOCK + 85;
+            let half = BigInt::from(qb.product() >> 1u32);
             let xs: Vec<BigInt> = (0..n)
                 .map(|c| {
                     let w: Vec<u64> = (0..lq).map(|_| rand::Rng::next_u64(&mut rng)).collect();
                     match c {
                         0 => BigInt::new(),
                         1 => BigInt::from(qb.product() - 1u32),
+                        2 => half.clone(),
+                        3 => BigInt::from(&half + 1u32),
                         _ => big_from_words(&w) % qb.product(),
                     }
                 })
