@@ -1354,8 +1354,11 @@ struct MkRelinKeyWire {
     decomposition: Decomposition,
     crs_seed: Seed,
     d1_seed: Seed,
+    #[serde(with = "coterie_base::bytes::list")]
     b: Vec<Vec<u8>>,
+    #[serde(with = "coterie_base::bytes::list")]
     d0: Vec<Vec<u8>>,
+    #[serde(with = "coterie_base::bytes::list")]
     d2: Vec<Vec<u8>>,
 }
 
@@ -1367,8 +1370,11 @@ struct ConvertedKeyWire {
     j: [u8; 8],
     decomposition: Decomposition,
     crs_seed: Seed,
+    #[serde(with = "coterie_base::bytes::list")]
     k0: Vec<Vec<u8>>,
+    #[serde(with = "coterie_base::bytes::list")]
     k1: Vec<Vec<u8>>,
+    #[serde(with = "coterie_base::bytes::list")]
     k2: Vec<Vec<u8>>,
 }
 
@@ -1380,6 +1386,7 @@ struct DecryptionRequestWire {
     ids: Vec<[u8; 8]>,
     level: u32,
     digest: [u8; 32],
+    #[serde(with = "coterie_base::bytes")]
     c_id: Vec<u8>,
     c0: Option<Vec<u8>>,
 }
@@ -1391,6 +1398,7 @@ struct PartialDecryptionWire {
     id: [u8; 8],
     level: u32,
     digest: [u8; 32],
+    #[serde(with = "coterie_base::bytes")]
     m: Vec<u8>,
 }
 

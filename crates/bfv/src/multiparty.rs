@@ -100,6 +100,7 @@ pub struct ShareWire {
     /// The Galois element, little-endian (0 unless a Galois key share).
     pub g: [u8; 8],
     /// The polynomials (top level, NTT form), packed.
+    #[serde(with = "coterie_base::bytes::list")]
     pub polys: Vec<Vec<u8>>,
 }
 

@@ -683,6 +683,7 @@ struct MaskingKeyWire {
     params: Fingerprint,
     delegator: [u8; 8],
     delegatee: [u8; 8],
+    #[serde(with = "coterie_base::bytes")]
     r: Vec<u8>,
 }
 
@@ -700,6 +701,7 @@ struct ReKeyShareWire {
     delegatee: [u8; 8],
     proxy: [u8; 4],
     proxies: [u8; 4],
+    #[serde(with = "coterie_base::bytes")]
     share: Vec<u8>,
 }
 
@@ -718,6 +720,7 @@ struct ReEncShareWire {
     proxies: [u8; 4],
     level: u32,
     digest: [u8; 32],
+    #[serde(with = "coterie_base::bytes")]
     c0: Vec<u8>,
 }
 
@@ -726,6 +729,7 @@ struct ReEncShareWire {
 struct ReEncryptedWire {
     params: Fingerprint,
     delegatee: [u8; 8],
+    #[serde(with = "coterie_base::bytes")]
     ciphertext: Vec<u8>,
 }
 

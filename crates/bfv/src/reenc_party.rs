@@ -405,7 +405,9 @@ fn bad(from: PartyId, step: &str, e: Error) -> Error {
 struct UserState {
     crs_seed: Seed,
     user: u32,
+    #[serde(with = "coterie_base::bytes")]
     sk: Vec<u8>,
+    #[serde(with = "coterie_base::bytes")]
     pk: Vec<u8>,
 }
 
@@ -417,6 +419,7 @@ impl Drop for UserState {
 
 #[derive(Serialize, Deserialize)]
 struct SecretListState {
+    #[serde(with = "coterie_base::bytes::list")]
     items: Vec<Vec<u8>>,
 }
 
@@ -431,7 +434,9 @@ impl Drop for SecretListState {
 #[derive(Serialize, Deserialize)]
 struct ServerState {
     crs_seed: Seed,
+    #[serde(with = "coterie_base::bytes::list")]
     pks: Vec<Vec<u8>>,
+    #[serde(with = "coterie_base::bytes::list")]
     rlks: Vec<Vec<u8>>,
 }
 

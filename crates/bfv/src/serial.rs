@@ -39,7 +39,7 @@ pub enum PlaintextCoeffs {
     Cyclotomic(Vec<i64>),
     /// The representative (`D` coefficients in `[0, p)`, each little-endian in exactly
     /// `⌈log2 p / 8⌉` bytes) of a cyclotomic plaintext with a wide lift (`b ≥ 2^64`: Params III).
-    Representative(Vec<u8>),
+    Representative(#[serde(with = "coterie_base::bytes")] Vec<u8>),
 }
 
 /// Wire form of a [`Plaintext`].
@@ -62,6 +62,7 @@ pub struct CiphertextWire {
     pub keys: KeySet,
     /// The polynomials, coefficient form, packed ([`Poly::to_packed`]: `log q` bits per
     /// coefficient).
+    #[serde(with = "coterie_base::bytes::list")]
     pub parts: Vec<Vec<u8>>,
 }
 
@@ -73,6 +74,7 @@ pub struct SeededCiphertextWire {
     /// Seed of `c_1`.
     pub seed: Seed,
     /// `c_0` (top level, coefficient form, packed).
+    #[serde(with = "coterie_base::bytes")]
     pub c0: Vec<u8>,
 }
 
@@ -99,6 +101,7 @@ pub struct PublicKeyWire {
     /// Seed of `p_1`.
     pub seed: Seed,
     /// `p_0` (top level, NTT form, packed).
+    #[serde(with = "coterie_base::bytes")]
     pub p0: Vec<u8>,
 }
 
@@ -110,8 +113,10 @@ pub struct KeySwitchKeyWire {
     /// Seed of the `a_i` (`None`: they follow in `a`).
     pub seed: Option<Seed>,
     /// The polynomials `b_i` (top level, NTT form, packed).
+    #[serde(with = "coterie_base::bytes::list")]
     pub b: Vec<Vec<u8>>,
     /// The polynomials `a_i` when not seeded (empty otherwise; packed).
+    #[serde(with = "coterie_base::bytes::list")]
     pub a: Vec<Vec<u8>>,
 }
 

@@ -160,3 +160,40 @@ fn malformed_inputs_are_errors() {
     assert!(Plaintext::encode_coefficients(&ctx, &[0; 257]).is_err());
     assert!(SecretKey::from_coefficients(&ctx, vec![0; 255]).is_err());
 }
+
+/// The wire structs hand their byte fields to serde as byte strings
+/// (`coterie_base::bytes`), which postcard writes exactly as it wrote the plain `Vec<u8>`
+/// sequences before: the same ciphertext encodes to the same bytes through a mirror of the wire
+/// struct without the attribute, and either reads the other's bytes.
+#[test]
+fn byte_string_fields_keep_the_format() {
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct PlainCiphertextWire {
+        params: coterie_bfv::context::Fingerprint,
+        level: u32,
+        keys: KeySet,
+        parts: Vec<Vec<u8>>,
+    }
+    let (ctx, _, mut r) = setup();
+    let sk = SecretKey::generate(&ctx, &mut r);
+    let pt = Plaintext::encode_coefficients(&ctx, &[5, 6, 7]).unwrap();
+    let ct = sk.public_key(&mut r).encrypt(&pt, &mut r).unwrap();
+    let bytes = ct.to_bytes();
+    let w: CiphertextWire = coterie_base::envelope::open(*b"BFVc", 2, &bytes, bytes.len()).unwrap();
+    let plain = PlainCiphertextWire {
+        params: w.params,
+        level: w.level,
+        keys: w.keys.clone(),
+        parts: w.parts.clone(),
+    };
+    let (a, b) = (
+        postcard::to_allocvec(&w).unwrap(),
+        postcard::to_allocvec(&plain).unwrap(),
+    );
+    assert!(a.len() > 2 * 256);
+    assert_eq!(a, b);
+    let back: PlainCiphertextWire = postcard::from_bytes(&a).unwrap();
+    assert_eq!(back.parts, w.parts);
+    let back: CiphertextWire = postcard::from_bytes(&b).unwrap();
+    assert_eq!(back.parts, w.parts);
+}

@@ -49,8 +49,11 @@ struct StateFile {
     parties: u32,
     d: u32,
     party: u32,
+    #[serde(with = "coterie_base::bytes")]
     keys: Vec<u8>,
+    #[serde(with = "coterie_base::bytes")]
     key_share: Vec<u8>,
+    #[serde(with = "coterie_base::bytes")]
     mac: Vec<u8>,
 }
 

@@ -496,6 +496,7 @@ pub struct EncryptedFile {
     /// The file id (binds the file to its header and is authenticated).
     pub file_id: [u8; FILE_ID_BYTES],
     /// The ciphertext (plaintext XOR keystream).
+    #[serde(with = "coterie_base::bytes")]
     pub ciphertext: Vec<u8>,
     /// The MAC tag.
     pub tag: [u8; 32],

@@ -191,6 +191,7 @@ pub struct CtBatch {
     /// Number of ciphertexts.
     pub count: u32,
     /// `A_0 ‖ C_0 ‖ A_1 ‖ C_1 ‖ …`.
+    #[serde(with = "coterie_base::bytes")]
     pub data: Vec<u8>,
 }
 
