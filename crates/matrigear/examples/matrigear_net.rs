@@ -117,8 +117,9 @@ fn set_name(set: MatriGearSet) -> &'static str {
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    // The allocator policy of `coterie`'s binary, whose `party … matrigear-prep` this measures:
-    // freed per-flow buffers stay in the process instead of being faulted in afresh.
+    // The allocator policy of `coterie`'s binary, whose `party … matrigear-prep` runs the flows
+    // measured here: freed per-flow buffers stay in the process instead of being faulted in
+    // afresh.
     coterie_math::buffers::keep_freed_heap();
     let args: Vec<String> = std::env::args().collect();
     let get = |flag: &str| {
