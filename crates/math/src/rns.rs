@@ -357,10 +357,11 @@ impl BaseConverter {
     ///
     /// `y_i = x_i·(Q/q_i)^{-1} mod q_i`, `v = ⌊Σ y_i/q_i + shift⌋` in `f64`, then
     /// `out_k = Σ y_i·(Q/q_i) − v·Q mod p_k`. Where every modulus is below 2^50 (and the CPU has
-    /// AVX2+FMA), the products and the sum run limb-major in the exact floating-point kernels of
-    /// [`crate::kernels`] ([`BaseConverter::vector_path`]); otherwise block by block over the
-    /// coefficients, each sum accumulated in 128 bits with one reduction. Both give the same
-    /// words; the tests check each against big-integer CRT.
+    /// AVX2+FMA), the products and the sum run in the exact floating-point kernels of
+    /// [`crate::kernels`] ([`BaseConverter::vector_path`]), otherwise each sum is accumulated in
+    /// 128 bits with one reduction; both block by block over the coefficients, so the rows of
+    /// `y` stay in cache across the `L·L'` products. Both give the same words; the tests check
+    /// each against big-integer CRT.
     pub fn convert_exact(
         &self,
         input: &[u64],
@@ -392,16 +393,7 @@ impl BaseConverter {
                 // y_i < q_i < 2^50: the vector conversion to f64 is exact
                 crate::kernels::add_scaled_f64(s, dst, inv_q);
             }
-            // v per coefficient; remember the coefficients too close to a rounding boundary.
-            for (j, (vc, &sc)) in v.iter_mut().zip(s.iter()).enumerate() {
-                // sc ≥ 0: the truncating conversion is the floor.
-                let fl = sc as u64;
-                let frac = sc - fl as f64;
-                if !(FLOAT_GUARD..=1.0 - FLOAT_GUARD).contains(&frac) {
-                    ambiguous.push(c0 + j);
-                }
-                *vc = fl;
-            }
+            floor_estimates(s, v, c0, &mut ambiguous);
             // Σ_i y_i·(Q/q_i) mod p_k with one exact multiply-accumulate kernel call per (i, k),
             // then one more for −v·Q.
             for (k, p) in self.to.moduli.iter().enumerate() {
@@ -467,16 +459,7 @@ impl BaseConverter {
                 }
             }
             let mut v = [0u64; B];
-            for (j, (vc, &sc)) in v[..len].iter_mut().zip(&s).enumerate() {
-                // sc ≥ 0, so the truncating conversion is the floor (and, unlike `f64::floor`
-                // on the baseline target, needs no call into libm).
-                let fl = sc as u64;
-                let frac = sc - fl as f64;
-                if !(FLOAT_GUARD..=1.0 - FLOAT_GUARD).contains(&frac) {
-                    ambiguous.push(c0 + j);
-                }
-                *vc = fl;
-            }
+            floor_estimates(&s[..len], &mut v[..len], c0, &mut ambiguous);
             for (k, p) in self.to.moduli.iter().enumerate() {
                 if l <= 15 {
                     // Every sum in a register: at most 15 products of two 62-bit words and the
@@ -555,6 +538,21 @@ impl BaseConverter {
             }
         }
         Ok(())
+    }
+}
+
+/// `v = ⌊s⌋` for each estimate `s = Σ y_i/q_i + shift` of a block starting at coefficient `c0`,
+/// listing in `ambiguous` the coefficients whose estimate lies too close to an integer to be
+/// trusted ([`FLOAT_GUARD`]). Every `s` is non-negative, so the truncating conversion is the floor
+/// (and, unlike `f64::floor` on the baseline target, needs no call into libm).
+fn floor_estimates(s: &[f64], v: &mut [u64], c0: usize, ambiguous: &mut Vec<usize>) {
+    for (j, (vc, &sc)) in v.iter_mut().zip(s).enumerate() {
+        let fl = sc as u64;
+        let frac = sc - fl as f64;
+        if !(FLOAT_GUARD..=1.0 - FLOAT_GUARD).contains(&frac) {
+            ambiguous.push(c0 + j);
+        }
+        *vc = fl;
     }
 }
 
