@@ -8,7 +8,7 @@ use coterie_base::Progress;
 use coterie_net::Mesh;
 
 use crate::Result;
-use crate::ot_prep::{OtLanes, OtPrep};
+use crate::ot_prep::{OtLanes, OtPrep, abort_meshes};
 use crate::prep::{Counts, InsecureDealer};
 use crate::producer::{Order, produce_into_store};
 use crate::ring::{Ring, Z2k};
@@ -131,7 +131,9 @@ pub async fn produce_ot_to_store_with_progress<M: Mesh>(
 /// same order), with the OT extension `ext` (every party the same; a mismatch fails the
 /// setup with an error that names it). Triples and random bits are split over the lanes; the
 /// lanes' meshes are closed at the end (lane 0's is the caller's). Returns the store and the
-/// bytes sent on the meshes of lanes `1..`.
+/// bytes sent on the meshes of lanes `1..`. On an error of this party's own, the lanes' meshes
+/// carry its reason to the peers before they are dropped ([`abort_meshes`]); lane 0's mesh is
+/// the caller's to abort.
 #[allow(clippy::too_many_arguments)]
 pub async fn produce_ot_lanes_to_store_with_progress<M0: Mesh, M: Mesh + 'static>(
     mesh: &mut M0,
@@ -143,18 +145,33 @@ pub async fn produce_ot_lanes_to_store_with_progress<M0: Mesh, M: Mesh + 'static
     chunk: usize,
     progress: Progress,
 ) -> Result<(PrepStore<Z2k>, u64)> {
-    let main = OtPrep::setup_with(mesh, ring, ext).await?;
+    let main = match OtPrep::setup_with(mesh, ring, ext).await {
+        Ok(p) => p,
+        Err(e) => {
+            abort_meshes(lanes, &e).await;
+            return Err(e);
+        }
+    };
     let mut producer = OtLanes::setup(main, lanes).await?;
     let (me, n) = (mesh.id(), mesh.n());
     producer.main_mut().set_progress(progress);
     producer
         .main_mut()
         .start_progress(ot_work_units(&ring, counts, n));
-    let store = PrepStore::create(dir, ring, me, n, producer.main().mac_key_share())?;
+    let store = match PrepStore::create(dir, ring, me, n, producer.main().mac_key_share()) {
+        Ok(s) => s,
+        Err(e) => {
+            producer.abort(&e).await;
+            return Err(e);
+        }
+    };
     let order = Order::from_counts(counts, n);
     let res = produce_into_store(&mut producer, mesh, &store, &order, chunk).await;
     producer.main_mut().finish_progress();
-    res?;
+    if let Err(e) = res {
+        producer.abort(&e).await;
+        return Err(e);
+    }
     let sent = producer.extra_bytes_sent();
     producer.close().await?;
     Ok((store, sent))

@@ -66,11 +66,25 @@ pub struct OtLanes<M: Mesh + 'static> {
 impl<M: Mesh + 'static> OtLanes<M> {
     /// Sets up lanes `1..=meshes.len()` beside `main` (lane 0), one per mesh, in order
     /// ([`OtPrep::lane`]).
+    ///
+    /// On an error of its own (not a peer's abort or departure), this party tells its peers why
+    /// on every lane's mesh before it drops them ([`abort_meshes`]).
     pub async fn setup(main: OtPrep, meshes: Vec<M>) -> Result<Self> {
-        let mut extra = Vec::with_capacity(meshes.len());
-        for (l, mut m) in meshes.into_iter().enumerate() {
-            let p = main.lane(&mut m, l as u32 + 1).await?;
-            extra.push((p, m));
+        let mut extra: Vec<(OtPrep, M)> = Vec::with_capacity(meshes.len());
+        let mut rest = meshes.into_iter().enumerate();
+        while let Some((l, mut m)) = rest.next() {
+            match main.lane(&mut m, l as u32 + 1).await {
+                Ok(p) => extra.push((p, m)),
+                Err(e) => {
+                    let all = extra
+                        .into_iter()
+                        .map(|(_, m)| m)
+                        .chain(std::iter::once(m))
+                        .chain(rest.map(|(_, m)| m));
+                    abort_meshes(all, &e).await;
+                    return Err(e);
+                }
+            }
         }
         Self::from_lanes(main, extra)
     }
@@ -216,12 +230,40 @@ impl<M: Mesh + 'static> OtLanes<M> {
         }
     }
 
+    /// Ends the lanes after `e` ended this party's run: unless `e` is a peer's abort or departure,
+    /// the meshes of lanes `1..` carry the reason to every peer ([`abort_meshes`]) before they are
+    /// dropped (lane 0's mesh is the caller's to abort).
+    pub async fn abort(self, e: &Error) {
+        abort_meshes(self.extra.into_iter().flatten().map(|(_, m)| m), e).await;
+    }
+
     /// Closes the meshes of lanes `1..` (lane 0's mesh is the caller's to close).
     pub async fn close(self) -> Result<()> {
         for (_, m) in self.extra.into_iter().flatten() {
             m.close().await?;
         }
         Ok(())
+    }
+}
+
+/// Tells the peers on every mesh of `meshes` why this party stops after `e`, then drops the
+/// meshes; nothing is sent when `e` is a peer's abort or departure (the peers learn that from the
+/// party concerned, and a lost peer is relayed on every linked lane already).
+///
+/// A lane dropped bare makes its peers see this party disconnect; linked lanes pass that loss to
+/// the peers' other meshes at once, so a peer could report "party disconnected" before it reads,
+/// on lane 0, what this party sent or the abort it sends last. The abort written first on each
+/// lane arrives before the close on the same connection, so every peer learns the reason.
+pub async fn abort_meshes<M: Mesh>(meshes: impl IntoIterator<Item = M>, e: &Error) {
+    if matches!(
+        e,
+        Error::Net(coterie_net::Error::Aborted { .. } | coterie_net::Error::Disconnected { .. })
+    ) {
+        return;
+    }
+    let reason = e.to_string();
+    for mut m in meshes {
+        m.abort(&reason).await;
     }
 }
 

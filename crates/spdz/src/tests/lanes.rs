@@ -223,3 +223,83 @@ async fn a_foreign_producer_is_not_a_lane() {
         assert!(e.contains("not lane 1"), "{e}");
     }
 }
+
+/// A party that stops on an error of its own while its lanes are open tells its peer why on every
+/// lane before it drops them, so the peer reports that reason and not a disconnection: in the
+/// setup (a block size the extension refuses, found before anything is sent) and after it (a
+/// store that cannot be created, while the peer already produces on every lane). The failing
+/// party aborts lane 0 last, as `coterie party` does; without the lanes' aborts its dropped lanes
+/// reach the peer first, as a lost peer on every linked mesh.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_party_that_fails_tells_every_lane_why() {
+    let base = coterie_base::fsio::unique_temp_dir("coterie-spdz-lanes-abort");
+    std::fs::create_dir_all(&base).unwrap();
+    // a file where party 1's store directory should go
+    let blocked = base.join("blocked");
+    std::fs::write(&blocked, b"not a directory").unwrap();
+    let counts = Counts {
+        triples: 600,
+        ..Counts::default()
+    };
+    let cases = [
+        (
+            OtExtension::SoftSpoken { k: 3 },
+            base.join("fresh"),
+            "must divide 128",
+        ),
+        (
+            crate::ot_prep::DEFAULT_OT_EXTENSION,
+            blocked.join("party-1"),
+            "Not a directory",
+        ),
+    ];
+    for (ext1, dir1, why) in cases {
+        let (parties, _relays) = coterie_net::local::tls_lanes(2, 3, opts(), None)
+            .await
+            .unwrap();
+        let mut tasks = Vec::new();
+        for lanes in parties {
+            let mut it = lanes.into_iter();
+            let mut m0 = it.next().unwrap();
+            let me = m0.id();
+            let (ext, dir) = if me == 1 {
+                (ext1, dir1.clone())
+            } else {
+                (
+                    crate::ot_prep::DEFAULT_OT_EXTENSION,
+                    base.join(format!("ok-{}", why.len())),
+                )
+            };
+            let rest: Vec<_> = it.collect();
+            tasks.push(tokio::spawn(async move {
+                let r = crate::tools::produce_ot_lanes_to_store_with_progress(
+                    &mut m0,
+                    rest,
+                    &dir,
+                    Z2k::spdz2k_64(),
+                    ext,
+                    counts,
+                    64,
+                    Progress::none(),
+                )
+                .await;
+                if let Err(e) = &r {
+                    m0.abort(&e.to_string()).await;
+                }
+                r.map(|_| ())
+            }));
+        }
+        let mut errs = Vec::new();
+        for t in tasks {
+            errs.push(t.await.unwrap().expect_err("party 1 fails, so both do"));
+        }
+        assert!(errs[1].to_string().contains(why), "party 1: {}", errs[1]);
+        match &errs[0] {
+            Error::Net(coterie_net::Error::Aborted { party: 1, reason }) => {
+                assert!(reason.contains(why), "party 0: {}", errs[0])
+            }
+            e => panic!("party 0 should report party 1's reason ({why}), got: {e}"),
+        }
+    }
+    std::fs::remove_dir_all(&base).unwrap();
+}
