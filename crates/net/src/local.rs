@@ -313,6 +313,45 @@ mod tests {
         );
     }
 
+    /// A party that aborts on one lane and then drops all its lanes has told every peer why, on
+    /// every lane: party 0 aborts lane 1 and drops its three lanes at once; party 1, waiting on
+    /// lane 0 and lane 2 for party 0, reads party 0's reason on both, never a bare close that
+    /// would make party 0 look lost (which is what it read when an abort stayed on its lane).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_abort_on_one_lane_reaches_every_lane() {
+        let opts = MeshOptions {
+            timeout: Duration::from_secs(20),
+            ..MeshOptions::default()
+        };
+        for round in 0..5 {
+            let (mut parties, _relays) = tls_lanes(2, 3, opts.clone(), None).await.unwrap();
+            let mut p1 = parties.pop().unwrap();
+            let mut p0 = parties.pop().unwrap();
+            let wait = tokio::spawn(async move {
+                let e0 = p1[0].recv_bytes(0, 3).await.unwrap_err();
+                let e2 = p1[2].recv_bytes(0, 3).await.unwrap_err();
+                (e0, e2)
+            });
+            let reason = format!("round {round}: a check failed on lane 1");
+            let own = p0[1].abort(&reason).await;
+            assert!(matches!(&own, Error::Aborted { party: 0, .. }), "{own}");
+            // the other lanes of party 0 report the same abort
+            let e = p0[2].recv_bytes(1, 3).await.unwrap_err();
+            assert!(
+                matches!(&e, Error::Aborted { party: 0, reason: r } if *r == reason),
+                "party 0 on lane 2: {e}"
+            );
+            drop(p0);
+            let (e0, e2) = wait.await.unwrap();
+            for (lane, e) in [(0, e0), (2, e2)] {
+                assert!(
+                    matches!(&e, Error::Aborted { party: 0, reason: r } if *r == reason),
+                    "round {round}, party 1 on lane {lane}: {e}"
+                );
+            }
+        }
+    }
+
     /// The lanes of one pair share that pair's emulated link; different pairs do not share.
     /// Parties 1 and 2 each send 1 MB to party 0 on each of two lanes at once: 2 MB per pair at
     /// 40 Mbit/s is 0.4 s on one link per pair (0.2 s with a link per connection, 0.8 s with one

@@ -129,7 +129,10 @@ pub(crate) struct Shared {
 /// poisoned with the same cause at once, and each relays it to its own peers. A party that ends
 /// its session on a lost peer and drops its lanes has then told every peer, on every lane, which
 /// party was lost before its own connections close: otherwise a lane the loss had not reached yet
-/// closes bare, and a peer that reads that close first blames this party instead.
+/// closes bare, and a peer that reads that close first blames this party instead. For the same
+/// reason this party's own abort on one lane is sent on all of them
+/// ([`Shared::abort_siblings`]); an abort received from a peer is not spread (that peer sends it
+/// on every lane itself).
 pub(crate) fn link_lanes(lanes: &[&Arc<Shared>]) {
     for (i, s) in lanes.iter().enumerate() {
         let others = lanes
@@ -191,6 +194,25 @@ impl Shared {
         let h = self.relay.lock().unwrap_or_else(|p| p.into_inner()).take();
         if let Some(h) = h {
             let _ = h.await;
+        }
+    }
+
+    /// This party's own abort `e` (with its `reason`) on every linked lane that is not being
+    /// closed and not already failed: each is poisoned with `e` and its peers are sent the abort
+    /// before this returns.
+    pub(crate) async fn abort_siblings(&self, e: &Error, reason: &str) {
+        let siblings: Vec<_> = self
+            .siblings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter_map(std::sync::Weak::upgrade)
+            .filter(|s| !s.closing.load(Ordering::Acquire))
+            .collect();
+        for s in siblings {
+            if set_poison(&s.poison_tx, e.clone()) {
+                s.send_abort(self.id, reason, false, usize::MAX).await;
+            }
         }
     }
 

@@ -455,8 +455,10 @@ impl TlsMesh {
     /// lost (its connection ended without a close or broke, or another party relayed that), all
     /// are poisoned with that cause at once, and each tells its own peers. A party that ends its
     /// session on the loss has then named the lost party to everyone, on every lane, before its
-    /// own connections close, so that no peer takes that close for the loss. An abort stays on
-    /// the lane it was raised on.
+    /// own connections close, so that no peer takes that close for the loss. For the same reason
+    /// this party's own abort on any lane ([`Mesh::abort`]) is sent on every lane before the call
+    /// returns (an abort ends the party's session on all of them); an abort read from a peer is
+    /// not spread, as that peer sends it on every lane itself.
     ///
     /// ```no_run
     /// use std::path::Path;
@@ -617,6 +619,10 @@ impl Mesh for TlsMesh {
             self.shared
                 .send_abort(self.core.id, &reason, false, usize::MAX)
                 .await;
+            // A party that aborts one lane ends its whole session: its other lanes carry the
+            // same reason before it drops them, so no peer reads a bare close there first and
+            // takes this party for lost.
+            self.shared.abort_siblings(&e, &reason).await;
         }
         self.core.poisoned().unwrap_or(e)
     }
