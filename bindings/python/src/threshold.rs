@@ -760,7 +760,17 @@ fn node_thread(
                 until,
             )
             .await;
-            mesh.close().await.ok();
+            match &r {
+                Ok(()) => {
+                    mesh.close().await.ok();
+                }
+                // The other nodes learn why this one stops (a no-op where a peer's abort or a
+                // lost peer poisoned the mesh already), rather than seeing it close.
+                Err(e) if e.lost_peer().is_none() => {
+                    mesh.abort(&e.to_string()).await;
+                }
+                Err(_) => {}
+            }
             r.map_err(|e| e.to_string())
         })
     };

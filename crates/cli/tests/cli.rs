@@ -250,7 +250,8 @@ fn spdz_prep_ot_on_lanes_and_mismatched_lanes() {
             String::from_utf8_lossy(&o.stderr)
         );
     }
-    // Party 0 finds no store (a local error): it aborts with its reason before it exits, so
+    // Party 0 finds no store (a local error): it aborts with its reason before it exits (the
+    // flow itself aborts, with the store error's text, its path cut to the file name), so
     // party 1, waiting for its messages, reports that reason, not a lost connection.
     let missing = dir.join("missing").to_string_lossy().to_string();
     let outs = run(&[&["spdz-demo", "--dir", &missing], &demo]);
@@ -259,7 +260,9 @@ fn spdz_prep_ot_on_lanes_and_mismatched_lanes() {
     }
     let err1 = String::from_utf8_lossy(&outs[1].stderr);
     assert!(
-        err1.contains("protocol aborted by party 0: protocol failed: SPDZ online: open"),
+        err1.contains(
+            "SPDZ online: network: protocol aborted by party 0: open …/header.bin: No such file"
+        ),
         "party 1: {err1}"
     );
     let other = dir.join("other").to_string_lossy().to_string();

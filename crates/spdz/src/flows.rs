@@ -15,7 +15,7 @@ use std::time::Instant;
 use coterie_base::Progress;
 use coterie_net::Mesh;
 
-use crate::ot_prep::{DEFAULT_OT_EXTENSION, OtExtension};
+use crate::ot_prep::{DEFAULT_OT_EXTENSION, OtExtension, abort_mesh};
 use crate::tools::{
     insecure_deal_to_stores, online_product_demo, produce_ot_lanes_to_store_with_progress,
 };
@@ -111,7 +111,9 @@ pub async fn prep_ot<M: Mesh>(
 /// triples are in flight at once ([`crate::OtLanes`]); the bytes reported cover every lane.
 /// `ext` is the OT extension ([`OtExtension`]; [`prep_ot`] runs [`DEFAULT_OT_EXTENSION`]), the
 /// same at every party: `ss8` sends 14% fewer bytes per triple than the default `ss4` for about
-/// 1.6x its CPU time (BENCHMARKS.md, SPDZ section).
+/// 1.6x its CPU time (BENCHMARKS.md, SPDZ section). On an error of this party's own, every
+/// lane's mesh and `mesh` are aborted with its text before this returns, so the peers report the
+/// reason.
 ///
 /// # Example
 ///
@@ -152,10 +154,11 @@ pub async fn prep_ot_lanes<M0: Mesh, M: Mesh + 'static>(
 ) -> Result<PrepReport> {
     let t = Instant::now();
     let ring = Z2k::spdz2k_64();
-    let (store, lane_bytes) = produce_ot_lanes_to_store_with_progress(
+    let made = produce_ot_lanes_to_store_with_progress(
         mesh, lanes, dir, ring, ext, counts, OT_CHUNK, progress,
     )
-    .await?;
+    .await;
+    let (store, lane_bytes) = aborting_on_error(mesh, made).await?;
     drop(store);
     Ok(PrepReport {
         secs: t.elapsed().as_secs_f64(),
@@ -165,7 +168,8 @@ pub async fn prep_ot_lanes<M0: Mesh, M: Mesh + 'static>(
 
 /// The online product demo on this party's store at `dir` (see
 /// [`crate::tools::online_product_demo`]): every party inputs `value`; returns the MAC-checked
-/// product of all inputs mod `2^64`.
+/// product of all inputs mod `2^64`. On an error of this party's own, `mesh` is aborted with its
+/// text before this returns.
 ///
 /// # Example
 ///
@@ -193,8 +197,19 @@ pub async fn prep_ot_lanes<M0: Mesh, M: Mesh + 'static>(
 /// # });
 /// ```
 pub async fn online_demo<M: Mesh>(mesh: &mut M, dir: &Path, value: u64) -> Result<u64> {
-    let v = online_product_demo(mesh, dir, value).await?;
+    let made = online_product_demo(mesh, dir, value).await;
+    let v = aborting_on_error(mesh, made).await?;
     u64::try_from(v).map_err(|_| Error::Invalid(format!("product {v} not below 2^64")))
+}
+
+/// Passes `r` on; on an error of this party's own, first aborts `mesh` with its text
+/// ([`abort_mesh`]), so that the peers learn why this party stops instead of seeing its
+/// connections end (a caller that aborts too sends nothing more: the mesh is poisoned).
+async fn aborting_on_error<M: Mesh, T>(mesh: &mut M, r: Result<T>) -> Result<T> {
+    if let Err(e) = &r {
+        abort_mesh(mesh, e).await;
+    }
+    r
 }
 
 #[cfg(test)]
@@ -244,6 +259,63 @@ mod tests {
         assert_eq!(s.available(crate::Kind::Triples).unwrap(), 3);
         drop(s);
         assert_eq!(run(true).await, vec![24, 24, 24]);
+        let _ = std::fs::remove_dir_all(&base);
+    }
+
+    /// A party whose flow fails on an error of its own tells its peers why: party 1's store path
+    /// lies under a file (preprocessing), or its store is missing (online); party 0 reports
+    /// party 1's abort with that reason, not a lost or silent peer.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_flow_that_fails_aborts_its_mesh() {
+        let base = coterie_base::fsio::unique_temp_dir("coterie-flows-abort");
+        std::fs::create_dir_all(&base).unwrap();
+        let file = base.join("a-file");
+        std::fs::write(&file, b"not a directory").unwrap();
+        let counts = Counts {
+            triples: 2,
+            randoms: 1,
+            masks_per_party: 1,
+            ..Counts::default()
+        };
+        // party 0's store for the online run (the insecure dealer: this is a test)
+        let dealt = insecure_deal(&base.join("dealt"), 2, counts, &Progress::none()).unwrap();
+        for online in [false, true] {
+            let opts = MeshOptions {
+                timeout: std::time::Duration::from_secs(20),
+                ..MeshOptions::default()
+            };
+            let mut tasks = Vec::new();
+            for mut mesh in InMemoryMesh::group(2, opts) {
+                let me = mesh.id();
+                let dir = match (me, online) {
+                    (1, _) => file.join("party-1"),
+                    (_, true) => dealt[0].clone(),
+                    _ => base.join("party-0"),
+                };
+                tasks.push(tokio::spawn(async move {
+                    let r = if online {
+                        online_demo(&mut mesh, &dir, 3).await.map(|_| ())
+                    } else {
+                        prep_ot(&mut mesh, &dir, counts, Progress::none())
+                            .await
+                            .map(|_| ())
+                    };
+                    drop(mesh);
+                    r
+                }));
+            }
+            let mut errs = Vec::new();
+            for t in tasks {
+                errs.push(t.await.unwrap().unwrap_err());
+            }
+            let own = errs[1].to_string();
+            match &errs[0] {
+                Error::Net(coterie_net::Error::Aborted { party: 1, reason }) => {
+                    assert!(own.contains(reason.as_str()), "{reason} vs {own}")
+                }
+                e => panic!("online {online}: party 0 got {e}, party 1 failed with {own}"),
+            }
+        }
         let _ = std::fs::remove_dir_all(&base);
     }
 }

@@ -133,7 +133,7 @@ pub async fn produce_ot_to_store_with_progress<M: Mesh>(
 /// lanes' meshes are closed at the end (lane 0's is the caller's). Returns the store and the
 /// bytes sent on the meshes of lanes `1..`. On an error of this party's own, the lanes' meshes
 /// carry its reason to the peers before they are dropped ([`abort_meshes`]); lane 0's mesh is
-/// the caller's to abort.
+/// the caller's to abort (as [`crate::flows::prep_ot_lanes`] does).
 #[allow(clippy::too_many_arguments)]
 pub async fn produce_ot_lanes_to_store_with_progress<M0: Mesh, M: Mesh + 'static>(
     mesh: &mut M0,

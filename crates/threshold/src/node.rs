@@ -481,7 +481,9 @@ pub async fn run_node_with<M: Mesh + 'static>(
 /// its own beside `mesh` (the control mesh), so that one batch's computing overlaps another's
 /// transfers ([`Node::coordinate_in_lanes`]). Every node must pass the same number of lanes,
 /// connected in the same order ([`coterie_net::TlsMesh::connect_lanes`]); none is
-/// [`run_node_with`]. The lanes' meshes are closed when the node stops cleanly.
+/// [`run_node_with`]. The lanes' meshes are closed when the node stops cleanly. A node that fails
+/// at start-up on an error of its own (a refusal, its stores, its client listener) aborts the
+/// control mesh and every lane with the error's text, so the other nodes report why.
 ///
 /// # Example
 ///
@@ -524,14 +526,20 @@ pub async fn run_node_with_lanes<M: Mesh + 'static>(
     stop: impl std::future::Future<Output = ()>,
 ) -> Result<()> {
     let id = mesh.id();
-    let mut node = open_session(mesh, config, args, start, events).await?;
+    let mut node = match open_session(mesh, config, args, start, events).await {
+        Ok(node) => node,
+        Err(e) => return Err(abort_session(mesh, lanes, e).await),
+    };
     if id != 0 {
         let mut log = |e: Event| events(NodeEvent::Service(e));
         let lanes = node.follow_in_lanes(mesh, lanes, &mut log).await?;
         return close_lanes(lanes).await;
     }
     let (tx, rx) = mpsc::channel::<Request>(4096);
-    let server = bind_client_listener(config, args, start, events).await?;
+    let server = match bind_client_listener(config, args, start, events).await {
+        Ok(s) => s,
+        Err(e) => return Err(abort_session(mesh, lanes, e).await),
+    };
     let last_request = Arc::new(std::sync::Mutex::new(std::time::Instant::now()));
     let server = tokio::spawn(crate::client::serve_clients(
         server,
@@ -586,6 +594,26 @@ pub async fn run_node_with_lanes<M: Mesh + 'static>(
         }
     };
     close_lanes(lanes).await
+}
+
+/// Ends a session of [`run_node_with_lanes`] that failed with `e` before its loop took the lanes:
+/// unless a peer was lost or aborted (that peer tells everyone), `mesh` and every lane's mesh are
+/// aborted with `e`'s text before the lanes are dropped, so that every peer reads why this node
+/// stops (a lane dropped bare first would make it look lost). Returns `e`.
+async fn abort_session<M: Mesh>(mesh: &mut M, lanes: Vec<M>, e: Error) -> Error {
+    let peer_aborted = matches!(
+        &e,
+        Error::Spdz(coterie_spdz::Error::Net(coterie_net::Error::Aborted { party, .. }))
+            if *party != mesh.id()
+    );
+    if e.lost_peer().is_none() && !peer_aborted {
+        let reason = e.to_string();
+        mesh.abort(&reason).await;
+        for mut lane in lanes {
+            lane.abort(&reason).await;
+        }
+    }
+    e
 }
 
 /// Closes the lanes' meshes after a clean stop (the first error is returned).
@@ -1875,6 +1903,69 @@ mod tests {
             seen[id].push(e);
         }
         (results.into_iter().zip(seen).collect(), out)
+    }
+
+    /// A node that fails at start-up on an error of its own (its SPDZ_2k store cannot be
+    /// opened: the path is a file) tells the other node why on the control mesh and on both
+    /// lanes (TLS, linked), before its lanes are dropped: node 0 reports node 1's abort with that
+    /// reason, not a lost peer (which is what it reported when the lanes were dropped bare).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_node_that_fails_at_start_tells_every_lane_why() {
+        let dir = coterie_base::fsio::unique_temp_dir("coterie-thr-node-start-fails");
+        let config = test_pki(&dir, 2);
+        deal_insecure(&dir, 2, counts_for_gates(4));
+        let p1 = dir.join("stores").join("party-1");
+        std::fs::remove_dir_all(&p1).unwrap();
+        std::fs::write(&p1, b"not a store").unwrap();
+        let opts = MeshOptions {
+            timeout: Duration::from_secs(20),
+            ..MeshOptions::default()
+        };
+        let (parties, _relays) = coterie_net::local::tls_lanes(2, 3, opts, None)
+            .await
+            .unwrap();
+        let mut runs = Vec::new();
+        for mut meshes in parties {
+            let mut mesh = meshes.remove(0);
+            let args = test_args(&dir, 2);
+            let config = config.clone();
+            runs.push(tokio::spawn(async move {
+                let mut events = |_: NodeEvent| {};
+                let r = run_node_with_lanes(
+                    &mut mesh,
+                    meshes,
+                    &config,
+                    &args,
+                    &StartOptions::default(),
+                    &mut events,
+                    std::future::pending(),
+                )
+                .await;
+                drop(mesh);
+                r
+            }));
+        }
+        let mut errs = Vec::new();
+        for r in runs {
+            errs.push(r.await.unwrap().expect_err("no node can serve"));
+        }
+        let own = errs[1].to_string();
+        assert!(errs[1].lost_peer().is_none(), "{own}");
+        match &errs[0] {
+            Error::Spdz(coterie_spdz::Error::Net(coterie_net::Error::Aborted {
+                party: 1,
+                reason,
+            })) => {
+                // the reason as relayed over TLS: local paths cut to their file name
+                assert!(
+                    reason.contains("header.bin: Not a directory")
+                        && own.contains("Not a directory"),
+                    "{reason} vs {own}"
+                )
+            }
+            e => panic!("node 0: {e}; node 1 failed with {own}"),
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     /// The gate ranges a node's events report taken, in order.

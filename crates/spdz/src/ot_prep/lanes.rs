@@ -254,17 +254,24 @@ impl<M: Mesh + 'static> OtLanes<M> {
 /// the peers' other meshes at once, so a peer could report "party disconnected" before it reads,
 /// on lane 0, what this party sent or the abort it sends last. The abort written first on each
 /// lane arrives before the close on the same connection, so every peer learns the reason.
+/// (Linked TLS lanes also spread an abort raised on one of them to the others,
+/// `coterie_net::TlsMesh::connect_lanes`; meshes of other kinds need every one aborted.)
 pub async fn abort_meshes<M: Mesh>(meshes: impl IntoIterator<Item = M>, e: &Error) {
+    for mut m in meshes {
+        abort_mesh(&mut m, e).await;
+    }
+}
+
+/// [`abort_meshes`] for one mesh the caller keeps: aborts `mesh` with `e`'s text unless `e` is a
+/// peer's abort or departure.
+pub async fn abort_mesh<M: Mesh>(mesh: &mut M, e: &Error) {
     if matches!(
         e,
         Error::Net(coterie_net::Error::Aborted { .. } | coterie_net::Error::Disconnected { .. })
     ) {
         return;
     }
-    let reason = e.to_string();
-    for mut m in meshes {
-        m.abort(&reason).await;
-    }
+    mesh.abort(&e.to_string()).await;
 }
 
 /// What [`OtLanes`] runs on every lane: one producer call for a part of the request.

@@ -28,7 +28,7 @@ mod lanes;
 mod roots;
 mod triples;
 
-pub use lanes::{OtLanes, abort_meshes};
+pub use lanes::{OtLanes, abort_mesh, abort_meshes};
 
 use coterie_base::progress::{Progress, ProgressTask};
 use coterie_math::prg::Csprng;
