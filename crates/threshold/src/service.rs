@@ -22,8 +22,9 @@
 //! steps on the same lane. Node 0 meanwhile gathers the next batch (up to `max_batch`: a stream
 //! longer than that is cut into batches that overlap) and tops up the pool only while no lane
 //! runs, or when the requests waiting need it. A run that fails on a lane ends the node as a
-//! failed step does (its lane is aborted unless a peer was lost; the other nodes' runs on it
-//! fail too). Without lanes every step runs on the one mesh, one at a time.
+//! failed step does (its lane is aborted unless a peer was lost, and over TLS that abort reaches
+//! the control mesh and every other lane at once; the other nodes' runs fail too). Without lanes
+//! every step runs on the one mesh, one at a time.
 //!
 //! **Trust.** The coordinator sees the (public) ciphertexts and returns the (public) results to
 //! the client; the decryption's integrity holds among the nodes (every node computes the same

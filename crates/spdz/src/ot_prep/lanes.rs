@@ -325,8 +325,9 @@ impl LaneJob for BitsJob {
 
 /// How directly an error of one lane names what went wrong, lowest first: a failed check or a
 /// malformed message seen by this party; a peer's abort (its reason names the check); anything
-/// else the network reports. When a check fails on one lane, the cheater (or the aborting
-/// party) leaves, and the other lanes see it disconnect: the error returned is the check.
+/// else the network reports. When a check fails on one lane, that lane's abort reaches this
+/// party's other lanes too (linked TLS lanes spread it; otherwise the peer leaves and they see it
+/// disconnect): the error returned is the check.
 fn cause_rank(e: &Error) -> u8 {
     match e {
         Error::Net(coterie_net::Error::Aborted { .. }) => 1,
