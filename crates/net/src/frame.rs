@@ -388,10 +388,13 @@ pub(crate) fn notice_reason(reason: &str) -> String {
 /// starting with `/`, `~/`, `./` or `../` at the start of the text or after a space, a quote, a
 /// bracket, `=`, `:` or `,`, and ending before whitespace, a quote, a closing bracket, `,` or
 /// `:`, with at least one character after its prefix. Everything else is kept as it is (`1/4`,
-/// `kbit/s` and a lone `/` are not paths).
+/// `kbit/s` and a lone `/` are not paths). A URL (`scheme://…` with a scheme of letters, digits,
+/// `+`, `-` or `.`) is kept whole up to whitespace, a quote or a closing bracket, since it names
+/// a service rather than a local directory; a `file://` URL's path is redacted like a path.
 pub(crate) fn redact_paths(text: &str) -> String {
     const BEFORE: &[char] = &['"', '\'', '`', '(', '[', '{', '<', '=', ':', ','];
     const END: &[char] = &['"', '\'', '`', ')', ']', '}', '>', ',', ':'];
+    const URL_END: &[char] = &['"', '\'', '`', ')', ']', '}', '>'];
     // the length of the path prefix `rest` starts with, if any
     let path_prefix = |rest: &str| {
         ["../", "./", "~/", "/"]
@@ -399,16 +402,40 @@ pub(crate) fn redact_paths(text: &str) -> String {
             .find(|p| rest.starts_with(**p))
             .map(|p| p.len())
     };
+    // the length of the run that `rest` starts with, up to whitespace or one of `end`
+    let run = |rest: &str, end: &[char]| {
+        rest.find(|c: char| c.is_whitespace() || end.contains(&c))
+            .unwrap_or(rest.len())
+    };
     let mut out = String::with_capacity(text.len());
     let mut prev: Option<char> = None;
     let mut i = 0;
     while i < text.len() {
         let rest = &text[i..];
-        let at_boundary = prev.is_none_or(|c| c.is_whitespace() || BEFORE.contains(&c));
+        // `scheme://`: a URL is kept whole; a `file:///` URL keeps `//` and its path is
+        // redacted below
+        let mut url_path = false;
+        if prev == Some(':') && rest.starts_with("//") {
+            match out.strip_suffix(':').and_then(url_scheme) {
+                Some(sc) if sc.eq_ignore_ascii_case("file") && rest[2..].starts_with('/') => {
+                    out.push_str("//");
+                    i += 2;
+                    url_path = true;
+                }
+                Some(_) => {
+                    let len = run(rest, URL_END);
+                    out.push_str(&rest[..len]);
+                    prev = rest[..len].chars().last();
+                    i += len;
+                    continue;
+                }
+                None => {}
+            }
+        }
+        let rest = &text[i..];
+        let at_boundary = url_path || prev.is_none_or(|c| c.is_whitespace() || BEFORE.contains(&c));
         if let Some(p) = path_prefix(rest).filter(|_| at_boundary) {
-            let len = rest
-                .find(|c: char| c.is_whitespace() || END.contains(&c))
-                .unwrap_or(rest.len());
+            let len = run(rest, END);
             // a prefix alone (a lone `/` between words) is not a path
             if len > p {
                 let path = &rest[..len];
@@ -429,6 +456,23 @@ pub(crate) fn redact_paths(text: &str) -> String {
         i += c.len_utf8();
     }
     out
+}
+
+/// The URL scheme that `before` (the text up to a `:` followed by `//`) ends with: its last run
+/// of ASCII letters, digits, `+`, `-` and `.`, when that run starts with a letter and is not
+/// glued to a longer word.
+fn url_scheme(before: &str) -> Option<&str> {
+    let start = before
+        .rfind(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+        .map_or(0, |k| {
+            k + before[k..].chars().next().map_or(1, char::len_utf8)
+        });
+    let scheme = &before[start..];
+    scheme
+        .chars()
+        .next()
+        .filter(char::is_ascii_alphabetic)
+        .map(|_| scheme)
 }
 
 /// Truncates a reason text to [`MAX_REASON`] bytes on a character boundary.
@@ -532,6 +576,25 @@ mod tests {
                 "party 1/4 at 10 kbit/s and/or a / b",
             ),
             ("é/é and é /é", "é/é and é …/é"),
+            // URLs name services, not local directories: kept whole (a port's `:` too)
+            (
+                "relay https://relay.example.org:8443/v1/peers refused (see http://x.org/a)",
+                "relay https://relay.example.org:8443/v1/peers refused (see http://x.org/a)",
+            ),
+            (
+                "s3+tls://bucket/dir/obj: denied",
+                "s3+tls://bucket/dir/obj: denied",
+            ),
+            // ... except a file URL, whose path is redacted
+            (
+                "key file:///home/alice/k.bin missing",
+                "key file://…/k.bin missing",
+            ),
+            // not URLs: a path after a colon, an empty or non-letter scheme
+            (
+                "at :/tmp/x and ://y/z and 9://w/v",
+                "at :…/x and :…/z and 9:…/v",
+            ),
         ];
         for (text, want) in cases {
             assert_eq!(redact_paths(text), want, "{text}");
@@ -541,6 +604,19 @@ mod tests {
         let r = notice_reason(&long);
         assert!(!r.contains("secret") && r.starts_with("…/é"));
         assert!(r.len() <= MAX_REASON && r.is_char_boundary(r.len()));
+    }
+
+    proptest::proptest! {
+        /// Any text over the characters that matter (slashes, colons, scheme letters, quotes,
+        /// spaces, a multi-byte character) is redacted without a panic, and no text after a
+        /// space that starts with `/x/` keeps its directory.
+        #[test]
+        fn redaction_never_panics(text in "[/:file.~é\" a-]{0,40}") {
+            let r = redact_paths(&text);
+            let probe = format!("{text} /secret/dir/x");
+            proptest::prop_assert!(!redact_paths(&probe).contains("secret"));
+            proptest::prop_assert!(r.len() <= 2 * text.len() + 8);
+        }
     }
 
     #[test]
