@@ -172,19 +172,22 @@ impl Shared {
         // A lost peer is lost on every lane (the slot is released first: a sibling poisoned
         // here tries this mesh again, which is poisoned already and returns at once).
         if let Error::Disconnected { party, .. } = &e {
-            let siblings: Vec<_> = self
-                .siblings
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .iter()
-                .filter_map(std::sync::Weak::upgrade)
-                // a lane being closed normally has nothing left to fail, nor anyone to tell
-                .filter(|s| !s.closing.load(Ordering::Acquire))
-                .collect();
-            for s in siblings {
+            for s in self.live_siblings() {
                 s.poison(e.clone(), *party);
             }
         }
+    }
+
+    /// The linked lanes ([`link_lanes`]) that still exist and are not being closed normally (such
+    /// a lane has nothing left to fail, nor anyone to tell).
+    fn live_siblings(&self) -> Vec<Arc<Shared>> {
+        self.siblings
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter_map(std::sync::Weak::upgrade)
+            .filter(|s| !s.closing.load(Ordering::Acquire))
+            .collect()
     }
 
     /// Waits until the relay of the first abort or crash (if any) has been written, so that a
@@ -201,15 +204,7 @@ impl Shared {
     /// closed and not already failed: each is poisoned with `e` and its peers are sent the abort
     /// before this returns.
     pub(crate) async fn abort_siblings(&self, e: &Error, reason: &str) {
-        let siblings: Vec<_> = self
-            .siblings
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .iter()
-            .filter_map(std::sync::Weak::upgrade)
-            .filter(|s| !s.closing.load(Ordering::Acquire))
-            .collect();
-        for s in siblings {
+        for s in self.live_siblings() {
             if set_poison(&s.poison_tx, e.clone()) {
                 s.send_abort(self.id, reason, false, usize::MAX).await;
             }
