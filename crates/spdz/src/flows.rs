@@ -263,8 +263,8 @@ mod tests {
     }
 
     /// A party whose flow fails on an error of its own tells its peers why: party 1's store path
-    /// lies under a file (preprocessing), or its store is missing (online); party 0 reports
-    /// party 1's abort with that reason, not a lost or silent peer.
+    /// lies under a file, in preprocessing and in the online demo; party 0 reports party 1's
+    /// abort with that reason, not a lost or silent peer.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_flow_that_fails_aborts_its_mesh() {
         let base = coterie_base::fsio::unique_temp_dir("coterie-flows-abort");
