@@ -311,7 +311,7 @@ mod zero_mean_tests {
     }
 
     /// A xorshift stream (statistics only; not a cryptographic generator).
-    fn xorshift(s: &mut u64) -> u64 {
+    pub(super) fn xorshift(s: &mut u64) -> u64 {
         *s ^= *s << 13;
         *s ^= *s >> 7;
         *s ^= *s << 17;
@@ -393,6 +393,14 @@ pub fn rns_digit_limb(a: &Poly, i: usize, k: usize, centered: bool, out: &mut [u
         return Ok(());
     }
     let (qi, qk) = (&ctx.moduli()[i], &ctx.moduli()[k]);
+    let (q_from, q_to) = (qi.value(), qk.value());
+    if q_from < 2 * q_to {
+        // Every lift is within one `q_k` of `[0, q_k)`: one compare and select per word
+        // ([`crate::kernels::lift_residues`]), which vectorizes, instead of a 128-bit Barrett
+        // reduction.
+        crate::kernels::lift_residues(out, src, q_from, q_to, centered);
+        return Ok(());
+    }
     for (d, &x) in out.iter_mut().zip(src) {
         *d = if centered {
             qk.reduce_i64(qi.center(x))
@@ -409,6 +417,55 @@ mod tests {
     use crate::poly::RingContext;
     use crate::primes::ntt_primes;
     use proptest::prelude::*;
+
+    /// The compare-and-select lift of [`rns_digit_limb`] (moduli within a factor of two) and its
+    /// Barrett fallback (wider gaps) against the plain definition, centered and not, for moduli
+    /// of 30 to 60 bits in one ring, on the residues where a lift changes (0, ±1 around `q/2`,
+    /// `q − 1`, `q_k ± 1`) and on random ones.
+    #[test]
+    fn digit_limbs_match_the_plain_lift() {
+        let n = 64;
+        let mut moduli = Vec::new();
+        for bits in [30, 44, 45, 50, 60] {
+            moduli.extend(ntt_primes(bits, n, 2).unwrap());
+        }
+        let ring = RingContext::new(n, &moduli).unwrap();
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut a = Poly::zero(&ring, Representation::Coefficient);
+        for (l, &q) in moduli.iter().enumerate() {
+            let special = [0, 1, q / 2 - 1, q / 2, q / 2 + 1, q / 2 + 2, q - 2, q - 1];
+            let limb = a.limb_mut(l);
+            for (j, x) in limb.iter_mut().enumerate() {
+                *x = match special.get(j) {
+                    Some(&v) => v,
+                    None if j < 16 => moduli[j % moduli.len()].min(q - 1) - (j as u64 & 1),
+                    None => zero_mean_tests::xorshift(&mut s) % q,
+                };
+            }
+        }
+        let mut out = vec![0u64; n];
+        for centered in [false, true] {
+            for i in 0..moduli.len() {
+                for k in 0..moduli.len() {
+                    rns_digit_limb(&a, i, k, centered, &mut out).unwrap();
+                    let (qi, qk) = (&ring.moduli()[i], &ring.moduli()[k]);
+                    for (j, (&x, &got)) in a.limb(i).iter().zip(&out).enumerate() {
+                        let want = if k == i {
+                            x
+                        } else if centered {
+                            qk.reduce_i64(qi.center(x))
+                        } else {
+                            qk.reduce(x)
+                        };
+                        assert_eq!(
+                            got, want,
+                            "digit {i} limb {k} word {j} (centered {centered})"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     proptest! {
         #[test]

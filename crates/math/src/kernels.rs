@@ -83,6 +83,25 @@ pub fn mul_mod_assign(m: &Modulus, a: &mut [u64], b: &[u64]) {
     }
 }
 
+/// `acc[i] = (acc[i] + a[i]·b[i]) mod q` for reduced inputs: the NTT-domain multiply-accumulate
+/// of gadget products, on the floating-point kernel for `q < 2^50` where AVX2+FMA exist, else
+/// scalar. Panics if the lengths differ.
+pub fn mul_acc_mod(m: &Modulus, acc: &mut [u64], a: &[u64], b: &[u64]) {
+    assert!(
+        acc.len() == a.len() && a.len() == b.len(),
+        "kernel length mismatch"
+    );
+    #[cfg(target_arch = "x86_64")]
+    if m.bits() <= FP_KERNEL_MAX_BITS && simd_available() {
+        // SAFETY: AVX2 and FMA were detected at run time; lengths are equal.
+        unsafe { x86_dispatch(m, acc, Src::Slices(Some(a), b), true) };
+        return;
+    }
+    for ((o, &x), &y) in acc.iter_mut().zip(a).zip(b) {
+        *o = m.add(*o, m.mul(x, y));
+    }
+}
+
 /// `out[i] = a[i]·s mod q` for a scalar `s < q` and words `a[i] < 2^50` (not necessarily below
 /// `q`: base conversion multiplies residues of one modulus by constants of another). Moduli of 50
 /// bits or more take the scalar path, which accepts any words. Panics if the lengths differ.
@@ -131,6 +150,54 @@ pub fn add_scaled_f64(acc: &mut [f64], a: &[u64], c: f64) {
     for (s, &x) in acc.iter_mut().zip(a) {
         *s += x as f64 * c;
     }
+}
+
+/// `out[j]` = the residue `src[j] ∈ [0, q_from)` read as an integer (centered in
+/// `(−q_from/2, q_from/2]` with `centered`) and reduced modulo `q_to`, for `q_from < 2·q_to`, odd
+/// `q_from`: then a centered residue `x > ⌊q_from/2⌋` stands for `x − q_from`, whose residue
+/// `x − q_from + q_to` lies in `(0, q_to)`, and any other `x` is already below `q_to`; an
+/// uncentered `x ≥ q_to` needs one subtraction of `q_to`. The lift of the RNS gadget
+/// decomposition ([`crate::gadget::rns_digit_limb`]). Runs in AVX-512F or AVX2 vectors where
+/// the CPU has them (checked at run time), else in the same loop unvectorized. Panics if the
+/// lengths differ; the bound on the moduli is the caller's to check (debug builds assert it).
+pub fn lift_residues(out: &mut [u64], src: &[u64], q_from: u64, q_to: u64, centered: bool) {
+    assert_eq!(out.len(), src.len(), "kernel length mismatch");
+    debug_assert!(q_from < 2 * q_to && q_from % 2 == 1);
+    #[inline(always)]
+    fn body(out: &mut [u64], src: &[u64], q_from: u64, q_to: u64, centered: bool) {
+        if centered {
+            let (half, delta) = (q_from / 2, q_to.wrapping_sub(q_from));
+            for (d, &x) in out.iter_mut().zip(src) {
+                *d = if x > half { x.wrapping_add(delta) } else { x };
+            }
+        } else {
+            for (d, &x) in out.iter_mut().zip(src) {
+                *d = if x >= q_to { x - q_to } else { x };
+            }
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f")]
+        fn body_avx512(out: &mut [u64], src: &[u64], q_from: u64, q_to: u64, centered: bool) {
+            body(out, src, q_from, q_to, centered)
+        }
+        #[target_feature(enable = "avx2")]
+        fn body_avx2(out: &mut [u64], src: &[u64], q_from: u64, q_to: u64, centered: bool) {
+            body(out, src, q_from, q_to, centered)
+        }
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: AVX-512F was detected at run time.
+            unsafe { body_avx512(out, src, q_from, q_to, centered) };
+            return;
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: AVX2 was detected at run time.
+            unsafe { body_avx2(out, src, q_from, q_to, centered) };
+            return;
+        }
+    }
+    body(out, src, q_from, q_to, centered)
 }
 
 /// Whether the floating-point kernels serve modulus `m` (and scalar `s`) on this machine.
@@ -411,6 +478,25 @@ mod tests {
         let mut avx2 = vec![0u64; a.len()];
         mul_mod_avx2(&m, &mut avx2, a, b);
         assert_eq!(avx2, want, "q = {q} (AVX2 form)");
+        // multiply-accumulate onto reduced words, the largest among them
+        let acc0: Vec<u64> = (0..a.len() as u64)
+            .map(|i| {
+                if i % 3 == 0 {
+                    q - 1
+                } else {
+                    i.wrapping_mul(0x9e37_79b9) % q
+                }
+            })
+            .collect();
+        let mut acc = acc0.clone();
+        mul_acc_mod(&m, &mut acc, a, b);
+        for (i, ((&got, &c), &p)) in acc.iter().zip(&acc0).zip(&want).enumerate() {
+            assert_eq!(
+                got as u128,
+                (c as u128 + p as u128) % q as u128,
+                "q = {q} (accumulate, word {i})"
+            );
+        }
     }
 
     proptest! {

@@ -39,6 +39,8 @@ pub struct NttPlan {
     slot_exponent: Vec<u32>,
     /// `slot_of_exponent[(e - 1) / 2]` is the slot evaluating at `ψ^e` (`e` odd).
     slot_of_exponent: Vec<u32>,
+    /// Whether [`NttPlan::mul_acc`] takes the floating-point kernel (no IFMA, `q < 2^50`).
+    fp_mul_acc: bool,
 }
 
 impl NttPlan {
@@ -87,12 +89,16 @@ impl NttPlan {
                 "NTT slots do not cover every root".into(),
             ));
         }
+        let fp_mul_acc = !plan.use_ifma()
+            && modulus.bits() <= crate::kernels::FP_KERNEL_MAX_BITS
+            && crate::kernels::simd_available();
         Ok(NttPlan {
             n,
             modulus,
             plan,
             slot_exponent,
             slot_of_exponent,
+            fp_mul_acc,
         })
     }
 
@@ -123,10 +129,17 @@ impl NttPlan {
         self.plan.normalize(a);
     }
 
-    /// `acc[i] += a[i]·b[i] mod q` (NTT-domain multiply-accumulate, AVX-512 where available).
+    /// `acc[i] += a[i]·b[i] mod q` (NTT-domain multiply-accumulate). `tfhe-ntt`'s product where
+    /// it runs on AVX-512 IFMA; otherwise, for `q < 2^50`, coterie's floating-point kernel
+    /// ([`crate::kernels::mul_acc_mod`]), which on AVX-512F without IFMA (and on AVX2) costs
+    /// less than the 32-bit-multiply emulation of a 64-bit product.
     #[inline]
     pub fn mul_acc(&self, acc: &mut [u64], a: &[u64], b: &[u64]) {
-        self.plan.mul_accumulate(acc, a, b);
+        if self.fp_mul_acc {
+            crate::kernels::mul_acc_mod(&self.modulus, acc, a, b);
+        } else {
+            self.plan.mul_accumulate(acc, a, b);
+        }
     }
 
     /// The exponent `e_i` of slot `i`: slot `i` holds `a(ψ^{e_i})`, for the root `ψ` of slot 0's
