@@ -162,7 +162,7 @@ impl NttPlan {
             .slot_exponent
             .iter()
             .map(|&e| {
-                let eg = (e as usize * g) % two_n;
+                let eg = (e as usize * g) & (two_n - 1); // N is a power of two
                 self.slot_of_exponent[(eg - 1) / 2]
             })
             .collect())

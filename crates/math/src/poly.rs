@@ -573,13 +573,14 @@ impl Poly {
         let mut out = Poly::zero(&self.ctx, self.repr);
         match self.repr {
             Representation::Coefficient => {
-                let two_n = 2 * n;
-                let g = g % two_n;
+                // `N` is a power of two: `k mod 2N` is a mask, not a division per word.
+                let mask = 2 * n - 1;
+                let g = g & mask;
                 for (i, m) in self.ctx.moduli.iter().enumerate() {
                     let src = &self.data[i * n..(i + 1) * n];
                     let dst = &mut out.data[i * n..(i + 1) * n];
                     for (c, &x) in src.iter().enumerate() {
-                        let k = (c * g) % two_n;
+                        let k = (c * g) & mask;
                         if k < n {
                             dst[k] = x;
                         } else {
