@@ -5,7 +5,8 @@
 //! (to the plaintext polynomial mod t), `decrypt_decode` (and SIMD decoding), `mul_no_relin`,
 //! `mul_relin`, `rotate`), id =
 //! `coterie/n={N}`, the convention shared with `bench/peers/benches/fhe_bfv.rs` and
-//! `bench/lattigo-bfv`. `COTERIE_BENCH_QUICK=1` runs N = 8192 only.
+//! `bench/lattigo-bfv`. `COTERIE_BENCH_QUICK=1` runs N = 8192 only. The process keeps freed
+//! heap memory (`coterie_math::buffers::keep_freed_heap`), as `coterie`'s binary does.
 
 use coterie_bfv::{Context, Params, Plaintext, SecretKey};
 use coterie_math::prg::Csprng;
@@ -14,6 +15,10 @@ use std::hint::black_box;
 use std::time::Duration;
 
 fn bench(c: &mut Criterion) {
+    // The allocator policy of coterie's party processes (their `main` sets it; SEAL and Lattigo
+    // pool their memory too): freed polynomial buffers are reused instead of being faulted in
+    // afresh. `COTERIE_KEEP_FREED_HEAP=0` measures without it.
+    coterie_math::buffers::keep_freed_heap();
     let quick = std::env::var("COTERIE_BENCH_QUICK").is_ok();
     let sets: Vec<Params> = if quick {
         vec![Params::he_std_128_n8192(65537).unwrap()]
