@@ -10,9 +10,12 @@
 #   python3 -m venv /tmp/sealvenv && /tmp/sealvenv/bin/pip install seal-python==4.1.2
 #   SEAL_PYTHON=/tmp/sealvenv/bin/python bench/bfv.sh
 #
-# Usage: bench/bfv.sh [--quick] [--skip-coterie] [--skip-fhe-rs] [--skip-lattigo] [--skip-seal]
-#                     [--bin-dir DIR] [--wait-idle S] [--out DIR] [--label NAME]
+# Usage: bench/bfv.sh [--quick] [--rounds R] [--skip-coterie] [--skip-fhe-rs] [--skip-lattigo]
+#                     [--skip-seal] [--bin-dir DIR] [--wait-idle S] [--out DIR] [--label NAME]
 #   --quick       N = 8192 only: about 2 min with the peers (after the build), 40 s coterie alone.
+#   --rounds R    run the four implementations one after the other R times (default 1); the table
+#                 takes each one's median over the rounds, so that a slow spell of a shared machine
+#                 hits every implementation alike instead of the one that ran during it.
 #   --bin-dir D   run prebuilt binaries D/coterie-bfv-bench, D/fhe-bfv-bench, D/lattigo-bfv-bench
 #                 (e.g. on another machine, or from bench/compare-revs.sh) instead of building.
 #   --wait-idle S, --out DIR, --label NAME, -h: as every bench script (bench/README.md).
@@ -25,10 +28,15 @@ set -euo pipefail
 bench_init bfv coterie fhe-rs lattigo seal
 
 bin_dir=""
+rounds=1
 while (($#)); do
   bench_common_arg "$@" && { shift "$BENCH_SHIFT"; continue; }
   case "$1" in
     --bin-dir) bench_need_value "$@"; bin_dir="$2"; shift 2 ;;
+    --rounds)
+      bench_need_value "$@"
+      [[ "$2" =~ ^[1-9][0-9]*$ ]] || die "--rounds needs a positive integer, not '$2'"
+      rounds="$2"; shift 2 ;;
     *) die "unknown argument '$1' (see -h)" ;;
   esac
 done
@@ -59,7 +67,7 @@ for b in coterie:coterie-bfv-bench fhe-rs:fhe-bfv-bench lattigo:lattigo-bfv-benc
 done
 
 bench_wait_idle
-export RAYON_NUM_THREADS=1 GOMAXPROCS=1 CRITERION_HOME="$BENCH_WORK/criterion"
+export RAYON_NUM_THREADS=1 GOMAXPROCS=1
 quick_go=() quick_py=()
 if (( BENCH_QUICK )); then
   export COTERIE_BENCH_QUICK=1
@@ -69,27 +77,32 @@ fi
 read -r -a crit_args <<< "--bench --noplot ${BENCH_CRITERION_ARGS:-}"
 log="$BENCH_OUT/bfv-log.txt"
 : > "$log"
-if run coterie; then
-  "$bin_dir/coterie-bfv-bench" "${crit_args[@]}" 2>&1 | tee -a "$log" >&2 || die "the coterie bench failed"
-fi
-if run fhe-rs; then
-  "$bin_dir/fhe-bfv-bench" "${crit_args[@]}" 2>&1 | tee -a "$log" >&2 || die "the fhe.rs bench failed"
-fi
-[[ -d "$CRITERION_HOME" ]] && bench_convert criterion "$CRITERION_HOME" --system bfv
-if run lattigo; then
-  "$bin_dir/lattigo-bfv-bench" "${quick_go[@]}" > "$BENCH_WORK/lattigo.jsonl" || die "the Lattigo bench failed"
-  bench_convert nsjsonl "$BENCH_WORK/lattigo.jsonl"
-fi
 # SEAL through PyPI seal-python, when importable by $SEAL_PYTHON (default python3).
 seal_py="${SEAL_PYTHON:-python3}"
-if run seal; then
-  if "$seal_py" -c "import seal" 2>/dev/null; then
-    "$seal_py" bench/bfv_seal.py "${quick_py[@]}" > "$BENCH_WORK/seal.jsonl" || die "the SEAL bench failed"
-    bench_convert nsjsonl "$BENCH_WORK/seal.jsonl"
-  else
-    note "seal-python not importable by $seal_py; SEAL skipped"
-  fi
+if run seal && ! "$seal_py" -c "import seal" 2>/dev/null; then
+  note "seal-python not importable by $seal_py; SEAL skipped"
+  seal_py=""
 fi
+for ((round = 1; round <= rounds; round++)); do
+  ((rounds > 1)) && note "round $round of $rounds"
+  # Each round its own criterion directory: criterion keeps one estimate per benchmark.
+  export CRITERION_HOME="$BENCH_WORK/criterion-$round"
+  if run coterie; then
+    "$bin_dir/coterie-bfv-bench" "${crit_args[@]}" 2>&1 | tee -a "$log" >&2 || die "the coterie bench failed"
+  fi
+  if run fhe-rs; then
+    "$bin_dir/fhe-bfv-bench" "${crit_args[@]}" 2>&1 | tee -a "$log" >&2 || die "the fhe.rs bench failed"
+  fi
+  [[ -d "$CRITERION_HOME" ]] && bench_convert criterion "$CRITERION_HOME" --system bfv
+  if run lattigo; then
+    "$bin_dir/lattigo-bfv-bench" "${quick_go[@]}" > "$BENCH_WORK/lattigo-$round.jsonl" || die "the Lattigo bench failed"
+    bench_convert nsjsonl "$BENCH_WORK/lattigo-$round.jsonl"
+  fi
+  if run seal && [[ -n "$seal_py" ]]; then
+    "$seal_py" bench/bfv_seal.py "${quick_py[@]}" > "$BENCH_WORK/seal-$round.jsonl" || die "the SEAL bench failed"
+    bench_convert nsjsonl "$BENCH_WORK/seal-$round.jsonl"
+  fi
+done
 bench_write
 python3 bench/bfv_merge.py "$BENCH_OUT/bfv.jsonl" "$BENCH_OUT/bfv.md"
 note "wrote $BENCH_OUT/bfv.jsonl, $BENCH_OUT/bfv.md (criterion log: $log)"

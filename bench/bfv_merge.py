@@ -3,7 +3,8 @@
 
 Usage: bfv_merge.py BFV_JSONL OUT_MD
 Reads the records (bench/benchrec.py) of system bfv, prints the markdown table and writes it to
-OUT_MD; ratio = peer / coterie (above 1: coterie faster). Python standard library only.
+OUT_MD; ratio = peer / coterie (above 1: coterie faster); several records of one (op, impl, N),
+from the rounds of `bfv.sh --rounds R`, count by their median. Python standard library only.
 """
 import json
 import sys
@@ -18,7 +19,8 @@ def fmt(ns):
 
 
 def read_records(path):
-    """{(op, impl, n): ns} from a record JSONL file (the last record of a key wins)."""
+    """{(op, impl, n): ns} from a record JSONL file: the median of a key's records (one per
+    round of `bfv.sh --rounds R`; the upper middle one for an even count)."""
     res = {}
     for lineno, line in enumerate(open(path, encoding="utf-8"), 1):
         line = line.strip()
@@ -27,8 +29,8 @@ def read_records(path):
         r = json.loads(line)
         if r.get("system") != "bfv" or r.get("unit") != "ns" or "n" not in r.get("params", {}):
             raise SystemExit(f"{path}:{lineno}: not a bfv record in ns with params.n")
-        res[(r["op"], r["impl"], int(r["params"]["n"]))] = float(r["value"])
-    return res
+        res.setdefault((r["op"], r["impl"], int(r["params"]["n"])), []).append(float(r["value"]))
+    return {k: sorted(v)[len(v) // 2] for k, v in res.items()}
 
 
 def main():

@@ -420,8 +420,8 @@ mod tests {
 
     /// The compare-and-select lift of [`rns_digit_limb`] (moduli within a factor of two) and its
     /// Barrett fallback (wider gaps) against the plain definition, centered and not, for moduli
-    /// of 30 to 60 bits in one ring, on the residues where a lift changes (0, ±1 around `q/2`,
-    /// `q − 1`, `q_k ± 1`) and on random ones.
+    /// of 30 to 60 bits in one ring, on the residues where a lift changes (0, 1, the words around
+    /// `q_i/2`, `q_i − 2`, `q_i − 1`, and the other moduli `q_k` and `q_k − 1`) and on random ones.
     #[test]
     fn digit_limbs_match_the_plain_lift() {
         let n = 64;
